@@ -1,0 +1,49 @@
+# kubectl-terminating: everything a newcomer or CI needs goes through these targets.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_DIR ?= .demo
+PYTEST_ARGS ?=
+
+.PHONY: help venv lint test unit e2e demo demo-down control-plane clean
+
+help:
+	@echo "make test      lint + unit + end-to-end tests (builds the test control plane once)"
+	@echo "make demo      start a local control plane with stuck pods/namespaces and explain them"
+	@echo "make demo-down stop the demo control plane"
+	@echo "make lint      ruff + mypy --strict"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check kubectl_terminating tests
+	$(BIN)/mypy --strict
+
+control-plane:
+	bash hack/build-control-plane.sh
+
+unit: $(STAMP)
+	$(BIN)/pytest -m "not e2e" $(PYTEST_ARGS)
+
+e2e: $(STAMP) control-plane
+	$(BIN)/pytest -m e2e $(PYTEST_ARGS)
+
+test: lint $(STAMP) control-plane
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+demo: $(STAMP) control-plane
+	$(BIN)/python -m tests.e2e.demo up --state-dir $(DEMO_DIR)
+
+demo-down: $(STAMP)
+	$(BIN)/python -m tests.e2e.controlplane down --state-dir $(DEMO_DIR)
+
+clean:
+	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache

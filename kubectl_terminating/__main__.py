@@ -1,0 +1,3 @@
+from kubectl_terminating.cli import main
+
+main()

@@ -1,0 +1,185 @@
+"""Command line: kubectl-style flags in, an Options object out; nothing else lives here.
+
+Imports stay light: `--help` and `--version` must not load the HTTP stack or the explainers.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
+
+import click
+
+from kubectl_terminating import __version__
+from kubectl_terminating.errors import UsageError
+from kubectl_terminating.options import KINDS, OUTPUTS, Options
+
+F = TypeVar("F", bound=Callable[..., Any])
+PROG = "kubectl terminating"
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+EXAMPLES = """\b
+Examples:
+  # every terminating pod in every namespace, how overdue, and what holds it
+  kubectl terminating pods -A
+
+\b
+  # why one pod is stuck, with evidence and what to do (safest first)
+  kubectl terminating pods -n shop web-0 --explain
+
+\b
+  # every terminating namespace, then why foo is stuck
+  kubectl terminating ns
+  kubectl terminating ns foo --explain
+
+\b
+  # every terminating object of any kind
+  kubectl terminating all -A
+"""
+
+
+class AliasedGroup(click.Group):
+    """Subcommands answer to kubectl's short names too (ns, po)."""
+
+    aliases: ClassVar[dict[str, str]] = {
+        "ns": "namespaces",
+        "namespace": "namespaces",
+        "pod": "pods",
+        "po": "pods",
+    }
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return super().get_command(ctx, self.aliases.get(cmd_name, cmd_name))
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        _, command, rest = super().resolve_command(ctx, args)
+        return (command.name if command else None), command, rest
+
+
+def common_options(function: F) -> F:
+    """kubectl's flags, on every subcommand."""
+    decorators = [
+        click.option(
+            "-n", "--namespace", metavar="NS", help="Namespace to look in (default: the context's)."
+        ),
+        click.option("-A", "--all-namespaces", is_flag=True, help="Look in every namespace."),
+        click.option("-l", "--selector", metavar="SELECTOR", help="Label selector, e.g. app=web."),
+        click.option(
+            "-o",
+            "--output",
+            type=click.Choice(OUTPUTS),
+            help="Output format: wide, json, yaml or name (default: a table).",
+        ),
+        click.option("--explain", is_flag=True, help="Every blocker with evidence and remedies."),
+        click.option("--no-headers", is_flag=True, help="Omit the table headers."),
+        click.option(
+            "--color",
+            type=click.Choice(("auto", "always", "never")),
+            default="auto",
+            show_default=True,
+            help="Colour the output (auto respects NO_COLOR and non-terminals).",
+        ),
+        click.option(
+            "--exit-code",
+            is_flag=True,
+            help="Exit 3 when stuck objects were found (for scripts and CI).",
+        ),
+        click.option("--kubeconfig", metavar="PATH", help="Path to the kubeconfig file."),
+        click.option("--context", metavar="NAME", help="The kubeconfig context to use."),
+        click.option("--cluster", metavar="NAME", help="The kubeconfig cluster to use."),
+        click.option("--user", metavar="NAME", help="The kubeconfig user to use."),
+        click.option(
+            "--request-timeout",
+            default="0",
+            metavar="DURATION",
+            help="Time to wait for each request (1s, 2m; 0 waits forever).",
+        ),
+        click.option(
+            "-v",
+            "--v",
+            "verbosity",
+            type=int,
+            default=0,
+            metavar="N",
+            help="Log level: 1 request totals, 6 every request.",
+        ),
+    ]
+    for decorate in reversed(decorators):
+        function = decorate(function)
+    return function
+
+
+@click.group(cls=AliasedGroup, context_settings=CONTEXT, epilog=EXAMPLES)
+@click.version_option(
+    __version__, "--version", prog_name="kubectl terminating", message="%(prog)s %(version)s"
+)
+def cli() -> None:
+    """Find Pods and Namespaces stuck in Terminating and explain why, with evidence.
+
+    Read-only: it never changes the cluster. Remedies are printed, safest first, and
+    destructive ones are labelled.
+    """
+
+
+def _command(kind: str, summary: str) -> Callable[[F], click.Command]:
+    def wrap(function: F) -> click.Command:
+        @click.argument("names", nargs=-1, metavar="[NAME]...")
+        @common_options
+        @click.pass_context
+        def command(ctx: click.Context, /, names: tuple[str, ...], **flags: Any) -> None:
+            try:
+                options = Options.from_flags(kind, names, flags)
+            except UsageError as error:
+                raise click.UsageError(error.message, ctx) from None
+            from kubectl_terminating.run import run
+
+            ctx.exit(run(options))
+
+        command.__doc__ = summary
+        return cli.command(kind, context_settings=CONTEXT)(command)
+
+    return wrap
+
+
+@_command("pods", "List terminating Pods and what blocks each (aliases: pod, po).")
+def pods() -> None: ...
+
+
+@_command(
+    "namespaces", "List terminating Namespaces and what blocks each (aliases: ns, namespace)."
+)
+def namespaces() -> None: ...
+
+
+@_command("all", "List every terminating object of any kind (metadata only).")
+def all_objects() -> None: ...
+
+
+assert set(cli.commands) == set(KINDS)
+
+
+def _restore_library_path() -> None:
+    # A PyInstaller build points LD_LIBRARY_PATH at its own bundle; exec credential plugins
+    # (aws, gcloud, kubelogin) started from here must get the user's original value back.
+    if getattr(sys, "frozen", False):
+        original = os.environ.pop("LD_LIBRARY_PATH_ORIG", None)
+        if original is not None:
+            os.environ["LD_LIBRARY_PATH"] = original
+        else:
+            os.environ.pop("LD_LIBRARY_PATH", None)
+
+
+def main(argv: list[str] | None = None) -> None:
+    _restore_library_path()
+    cli.main(args=argv, prog_name=PROG)
+
+
+def complete_main() -> None:
+    """`kubectl_complete-terminating`: the completion helper kubectl 1.26+ runs."""
+    from kubectl_terminating.completion import complete
+
+    sys.exit(complete(cli, sys.argv[1:], sys.stdout))

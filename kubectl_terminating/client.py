@@ -1,0 +1,377 @@
+"""The only module that talks HTTP to the API server.
+
+Raw JSON reads (no model deserialisation), `limit`/`continue` pagination, metadata-only and
+Table lists, discovery, bounded concurrency, retries for idempotent reads and typed errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import IO, Any, TypeVar
+from urllib.parse import urlencode, urlsplit
+
+import urllib3
+
+from kubectl_terminating import __version__
+from kubectl_terminating.errors import (
+    ApiError,
+    ConfigError,
+    Forbidden,
+    Gone,
+    NotFound,
+    Unauthorized,
+    Unreachable,
+)
+from kubectl_terminating.kubeconfig import Connection, run_exec_plugin
+from kubectl_terminating.model import JSON
+
+ACCEPT_JSON = "application/json"
+ACCEPT_METADATA = (
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+)
+ACCEPT_TABLE = "application/json;as=Table;g=meta.k8s.io;v=v1,application/json"
+ACCEPT_DISCOVERY = (
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+    "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
+    "application/json"
+)
+PAGE_SIZE = 500
+MAX_ATTEMPTS = 4
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+MAX_BACKOFF = 2.0
+MAX_RETRY_AFTER = 5.0
+# API Priority and Fairness gives each user a handful of concurrent seats; more than this
+# only queues on the server.
+DEFAULT_WORKERS = 8
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass
+class Stats:
+    """Request counters for `-v` and the benchmarks."""
+
+    requests: int = 0
+    bytes: int = 0
+    retries: int = 0
+    seconds: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, size: int, seconds: float) -> None:
+        with self.lock:
+            self.requests += 1
+            self.bytes += size
+            self.seconds += seconds
+
+
+def parse_duration(value: str) -> float:
+    """kubectl's --request-timeout: `0` (none), a bare number of seconds, or 1s/2m/3h."""
+    text = value.strip()
+    if not text:
+        return 0.0
+    units = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+    for suffix in ("ms", "s", "m", "h"):
+        if text.endswith(suffix):
+            number = text[: -len(suffix)]
+            break
+    else:
+        number, suffix = text, "s"
+    try:
+        seconds = float(number) * units[suffix]
+    except ValueError:
+        raise ValueError(
+            f"invalid timeout value {value!r}: use a whole number with a unit (1s, 2m, 3h)"
+        ) from None
+    if seconds < 0:
+        raise ValueError(f"invalid timeout value {value!r}: must not be negative")
+    return seconds
+
+
+class Client:
+    def __init__(
+        self,
+        connection: Connection,
+        request_timeout: float = 0.0,
+        workers: int = DEFAULT_WORKERS,
+        verbosity: int = 0,
+        log: IO[str] | None = None,
+    ) -> None:
+        self.connection = connection
+        self.request_timeout = request_timeout
+        self.workers = max(1, workers)
+        self.verbosity = verbosity
+        self.log = log or sys.stderr
+        self.stats = Stats()
+        self._pool: urllib3.PoolManager | None = None
+        self._headers: dict[str, str] = {}
+        self._setup_lock = threading.Lock()
+        self._alive = False  # a first answer came: later connection errors are worth a retry
+
+    # -- connection set-up ----------------------------------------------------------------------
+    def _ensure_pool(self) -> urllib3.PoolManager:
+        with self._setup_lock:
+            if self._pool is None:
+                self._pool, self._headers = self._build_pool()
+            return self._pool
+
+    def _build_pool(self) -> tuple[urllib3.PoolManager, dict[str, str]]:
+        conn = self.connection
+        cert, key = conn.client_cert_data, conn.client_key_data
+        token = conn.token
+        if conn.exec_config is not None and not token and not cert:
+            status = run_exec_plugin(conn)
+            token = status.get("token") or None
+            if status.get("clientCertificateData"):
+                cert = str(status["clientCertificateData"]).encode()
+                key = str(status.get("clientKeyData", "")).encode()
+        if token is None and conn.token_file:
+            try:
+                with open(conn.token_file, encoding="utf-8") as handle:
+                    token = handle.read().strip()
+            except OSError as exc:
+                raise ConfigError(
+                    f"unable to read token file {conn.token_file}: {exc.strerror}"
+                ) from None
+        headers = {"User-Agent": f"kubectl-terminating/{__version__}"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        elif conn.username is not None:
+            headers.update(
+                urllib3.make_headers(basic_auth=f"{conn.username}:{conn.password or ''}")
+            )
+        context = self._ssl_context(cert, key)
+        timeout = urllib3.Timeout(
+            connect=min(self.request_timeout, 30.0) if self.request_timeout else 30.0,
+            read=self.request_timeout or None,
+        )
+        options: dict[str, Any] = {
+            "num_pools": 4,
+            "maxsize": self.workers,
+            "block": True,
+            "timeout": timeout,
+            "retries": False,
+        }
+        if urlsplit(conn.server).scheme == "https":
+            options["ssl_context"] = context
+            if conn.tls_server_name:
+                options["server_hostname"] = conn.tls_server_name
+            if conn.insecure:
+                options["cert_reqs"] = ssl.CERT_NONE
+                options["assert_hostname"] = False
+        pool: urllib3.PoolManager
+        if conn.proxy_url:
+            pool = urllib3.ProxyManager(conn.proxy_url, **options)
+        else:
+            pool = urllib3.PoolManager(**options)
+        return pool, headers
+
+    def _ssl_context(self, cert: bytes | None, key: bytes | None) -> ssl.SSLContext:
+        conn = self.connection
+        context = ssl.create_default_context()
+        if conn.insecure:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        elif conn.ca_data:
+            try:
+                context.load_verify_locations(cadata=conn.ca_data.decode("ascii", "replace"))
+            except ssl.SSLError:
+                raise ConfigError(
+                    f'context "{conn.context}": certificate-authority is not valid PEM'
+                ) from None
+        if cert and key:
+            _load_client_cert(context, cert, key, conn.context)
+        return context
+
+    # -- requests -------------------------------------------------------------------------------
+    def get(
+        self, path: str, params: dict[str, Any] | None = None, accept: str = ACCEPT_JSON
+    ) -> JSON:
+        """GET path and decode the JSON body; retries idempotent reads on passing faults."""
+        url = self.connection.server + path
+        if params:
+            url += "?" + urlencode({k: v for k, v in params.items() if v not in (None, "")})
+        pool = self._ensure_pool()
+        headers = dict(self._headers, Accept=accept)
+        attempt = 0
+        while True:
+            attempt += 1
+            started = time.monotonic()
+            try:
+                response = pool.request("GET", url, headers=headers, preload_content=True)
+            except urllib3.exceptions.HTTPError as exc:
+                if self._alive and attempt < MAX_ATTEMPTS and _transient(exc):
+                    self._backoff(attempt, None)
+                    continue
+                raise self._unreachable(exc) from None
+            elapsed = time.monotonic() - started
+            body: bytes = response.data or b""
+            self.stats.add(len(body), elapsed)
+            self._alive = True
+            if self.verbosity >= 6:
+                print(f"GET {url} {response.status} in {elapsed * 1000:.0f} ms", file=self.log)
+            if response.status in RETRY_STATUSES and attempt < MAX_ATTEMPTS:
+                self._backoff(attempt, response.headers.get("Retry-After"))
+                continue
+            if response.status >= 400:
+                raise self._api_error(response.status, body, path)
+            try:
+                decoded = json.loads(body)
+            except ValueError:
+                raise ApiError(f"the server sent a response that is not JSON for {path}") from None
+            if not isinstance(decoded, dict):
+                raise ApiError(f"the server sent an unexpected response for {path}")
+            return decoded
+
+    def _backoff(self, attempt: int, retry_after: str | None) -> None:
+        with self.stats.lock:
+            self.stats.retries += 1
+        delay = min(0.2 * 2 ** (attempt - 1), MAX_BACKOFF)
+        if retry_after and retry_after.strip().isdigit():  # seconds; HTTP dates are rare here
+            delay = min(float(retry_after), MAX_RETRY_AFTER)
+        time.sleep(delay)
+
+    def _unreachable(self, exc: Exception) -> Unreachable:
+        conn = self.connection
+        reason = _describe_connection_error(exc)
+        return Unreachable(
+            f'unable to connect to the server {conn.server} (context "{conn.context}"): {reason}'
+        )
+
+    def _api_error(self, status: int, body: bytes, path: str) -> ApiError:
+        message, reason = _status_message(body)
+        context = self.connection.context
+        if status == 401:
+            return Unauthorized(
+                f"You must be logged in to the server (Unauthorized): the credentials of "
+                f'context "{context}" were rejected (expired or wrong token/certificate?)',
+                status,
+                "Unauthorized",
+            )
+        if status == 403:
+            return Forbidden(message or f"forbidden: {path}", status, "Forbidden")
+        if status == 404:
+            return NotFound(message or f"not found: {path}", status, "NotFound")
+        if status == 410:
+            return Gone(message or "the list expired", status, "Expired")
+        return ApiError(
+            f"the server answered {status} {reason or ''} for {path}: {message}".replace("  ", " "),
+            status,
+            reason,
+        )
+
+    # -- lists ----------------------------------------------------------------------------------
+    def pages(
+        self,
+        path: str,
+        params: dict[str, Any] | None = None,
+        accept: str = ACCEPT_JSON,
+        limit: int = PAGE_SIZE,
+    ) -> Iterator[JSON]:
+        """Each page of a list, following `continue`: memory is bounded by the page size."""
+        query = dict(params or {})
+        query["limit"] = limit
+        while True:
+            page = self.get(path, query, accept)
+            yield page
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return
+            query["continue"] = token
+
+    def items(
+        self,
+        path: str,
+        params: dict[str, Any] | None = None,
+        accept: str = ACCEPT_JSON,
+        limit: int = PAGE_SIZE,
+    ) -> Iterator[JSON]:
+        for page in self.pages(path, params, accept, limit):
+            for item in page.get("items") or []:
+                if isinstance(item, dict):
+                    yield item
+
+    def map(self, function: Callable[[T], R], inputs: Iterable[T]) -> list[R]:
+        """function over inputs with bounded concurrency, results in input order."""
+        work = list(inputs)
+        if len(work) <= 1 or self.workers == 1:
+            return [function(x) for x in work]
+        self._ensure_pool()  # build once, not once per thread
+        with ThreadPoolExecutor(max_workers=min(self.workers, len(work))) as executor:
+            return list(executor.map(function, work))
+
+
+def _load_client_cert(context: ssl.SSLContext, cert: bytes, key: bytes, name: str) -> None:
+    # ssl only loads certificates from files: write them 0600, load, remove at once.
+    fd, path = tempfile.mkstemp(prefix="kubectl-terminating-", suffix=".pem")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(cert.rstrip(b"\n") + b"\n" + key)
+        context.load_cert_chain(path)
+    except ssl.SSLError:
+        raise ConfigError(f'context "{name}": client certificate or key is not valid PEM') from None
+    finally:
+        os.unlink(path)
+
+
+def _transient(exc: Exception) -> bool:
+    return isinstance(
+        exc,
+        urllib3.exceptions.ProtocolError
+        | urllib3.exceptions.NewConnectionError
+        | urllib3.exceptions.MaxRetryError
+        | urllib3.exceptions.ReadTimeoutError,
+    ) and not isinstance(getattr(exc, "reason", None), urllib3.exceptions.SSLError)
+
+
+def _describe_connection_error(exc: Exception) -> str:
+    reason: Any = getattr(exc, "reason", None) or exc
+    if isinstance(reason, urllib3.exceptions.SSLError) or isinstance(
+        exc, urllib3.exceptions.SSLError
+    ):
+        detail = str(reason)
+        if "CERTIFICATE_VERIFY_FAILED" in detail:
+            detail = detail.split("certificate verify failed:")[-1].strip(" )'\"")
+            return f"TLS certificate verification failed ({detail})"
+        return f"TLS handshake failed ({detail[:200]})"
+    if isinstance(exc, urllib3.exceptions.ConnectTimeoutError) or isinstance(
+        reason, urllib3.exceptions.ConnectTimeoutError
+    ):
+        return "connection timed out"
+    if isinstance(exc, urllib3.exceptions.ReadTimeoutError) or isinstance(
+        reason, urllib3.exceptions.ReadTimeoutError
+    ):
+        return "the server did not answer within the request timeout"
+    text = str(reason)
+    for marker, short in (
+        ("Connection refused", "connection refused"),
+        ("Name or service not known", "no such host"),
+        ("nodename nor servname", "no such host"),
+        ("Temporary failure in name resolution", "no such host"),
+        ("No route to host", "no route to host"),
+        ("Network is unreachable", "network is unreachable"),
+        ("Connection reset", "connection reset by peer"),
+        ("timed out", "connection timed out"),
+    ):
+        if marker in text:
+            return short
+    return text.split(": ", 1)[-1][:200]
+
+
+def _status_message(body: bytes) -> tuple[str, str]:
+    try:
+        status = json.loads(body)
+    except ValueError:
+        return body.decode("utf-8", "replace").strip()[:300], ""
+    if not isinstance(status, dict):
+        return "", ""
+    return str(status.get("message") or ""), str(status.get("reason") or "")

@@ -1,0 +1,53 @@
+"""Typed errors: each knows the one line a user sees and the exit code."""
+
+from __future__ import annotations
+
+
+class TerminatingError(Exception):
+    """Base of every error the CLI reports as one line on stderr."""
+
+    exit_code = 1
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(TerminatingError):
+    """No usable kubeconfig, unknown context, malformed file."""
+
+
+class UsageError(TerminatingError):
+    exit_code = 2
+
+
+class ApiError(TerminatingError):
+    """The API server answered with an error status."""
+
+    def __init__(self, message: str, status: int = 0, reason: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+
+
+class Unreachable(TerminatingError):
+    """The API server could not be reached (refused, DNS, timeout, TLS)."""
+
+
+class Unauthorized(ApiError):
+    pass
+
+
+class Forbidden(ApiError):
+    pass
+
+
+class NotFound(ApiError):
+    pass
+
+
+class Gone(ApiError):
+    """A continue token or resourceVersion expired (HTTP 410)."""

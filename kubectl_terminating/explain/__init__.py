@@ -1,0 +1,1 @@
+"""Pure explainers: JSON objects plus a ClusterView in, Findings out. No I/O here."""

@@ -1,0 +1,612 @@
+"""Finalizer blockers for any object: who owns each finalizer, is that owner alive, what to do.
+
+Owners come from knowledge.py; whether an owner is alive comes only from evidence in the API
+(a leader-election Lease renewed recently, a webhook or APIService of its group with a working
+backend). Without evidence the answer is "unknown", never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import TypeVar
+
+from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating.explain.knowledge import KCM_LEASE, FinalizerOwner, lookup
+from kubectl_terminating.model import (
+    FINALIZER,
+    JSON,
+    OWNER_DEPENDENTS,
+    PROTECTION_IN_USE,
+    Blocker,
+    Evidence,
+    ObjectRef,
+    Remedy,
+)
+from kubectl_terminating.resources import PODS, PVCS, Resource
+from kubectl_terminating.timeutil import seconds_since
+from kubectl_terminating.view import ClusterView, ReadFailed
+
+T = TypeVar("T")
+
+RUNNING = "running"
+NOT_RUNNING = "not running"
+UNKNOWN_STATE = "unknown"
+
+# A leader renews every few seconds; several missed lease durations mean no leader.
+LEASE_GRACE_FACTOR = 3
+MIN_STALE_SECONDS = 60
+MAX_LISTED = 10  # dependents / pods named one by one in evidence
+
+
+@dataclass(frozen=True)
+class Liveness:
+    state: str  # RUNNING, NOT_RUNNING or UNKNOWN_STATE
+    evidence: tuple[Evidence, ...] = ()
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Whether a Service can answer calls: up, down, or None when it cannot be told."""
+
+    up: bool | None
+    evidence: Evidence
+
+
+# -- small readers ---------------------------------------------------------------------------
+
+
+def object_ref(obj: JSON, resource: Resource) -> ObjectRef:
+    """A reference from the resource type: metadata-only lists carry no usable kind."""
+    m = meta(obj)
+    return ObjectRef(
+        kind=resource.kind,
+        name=text(m.get("name")),
+        namespace=text(m.get("namespace")) or None,
+        api_version=resource.api_version,
+    )
+
+
+def try_read(read: Callable[[], T]) -> tuple[T | None, Evidence | None]:
+    """A read whose failure must not hide the blocker it supports: the failure becomes evidence."""
+    try:
+        return read(), None
+    except ReadFailed as failed:
+        return None, Evidence(message=f"{failed}", fields={"readFailed": failed.what})
+
+
+def kubectl_target(obj: JSON, resource: Resource) -> str:
+    m = meta(obj)
+    namespace = text(m.get("namespace"))
+    where = f" -n {shlex.quote(namespace)}" if namespace and resource.namespaced else ""
+    return f"{resource.qualified} {shlex.quote(text(m.get('name')))}{where}"
+
+
+def remove_finalizer_command(obj: JSON, resource: Resource, finalizer: str, index: int) -> str:
+    """JSON patch that removes exactly this finalizer; the test op fails if the list changed."""
+    path = f"/metadata/finalizers/{index}"
+    patch = json.dumps(
+        [{"op": "test", "path": path, "value": finalizer}, {"op": "remove", "path": path}],
+        separators=(",", ":"),
+    )
+    return f"kubectl patch {kubectl_target(obj, resource)} --type=json -p {shlex.quote(patch)}"
+
+
+def short_owner(owner: FinalizerOwner | None) -> str:
+    return owner.owner.split(" (")[0] if owner else "unknown"
+
+
+# -- is the owner alive? ---------------------------------------------------------------------
+
+
+def service_backend(namespace: str, name: str, view: ClusterView) -> Backend:
+    """A Service with at least one ready endpoint is up; a missing or empty one is down."""
+    ref = ObjectRef("Service", name, namespace, "v1")
+    service = view.service(namespace, name)
+    if service is None:
+        return Backend(False, Evidence(f"service {namespace}/{name} does not exist", ref))
+    if text(as_dict(service.get("spec")).get("type")) == "ExternalName":
+        return Backend(
+            None, Evidence(f"service {namespace}/{name} points outside the cluster", ref)
+        )
+    ready = sum(
+        1
+        for eps in view.endpoint_slices(namespace, name)
+        for endpoint in as_list(eps.get("endpoints"))
+        # the API says a missing `ready` means ready
+        if as_dict(as_dict(endpoint).get("conditions")).get("ready") is not False
+    )
+    fields = {"service": f"{namespace}/{name}", "readyEndpoints": ready}
+    if ready == 0:
+        return Backend(
+            False, Evidence(f"service {namespace}/{name} has no ready endpoints", ref, fields)
+        )
+    return Backend(
+        True, Evidence(f"service {namespace}/{name} has {ready} ready endpoints", ref, fields)
+    )
+
+
+def lease_state(lease: JSON, view: ClusterView) -> tuple[bool, Evidence]:
+    """(fresh, evidence) for a leader-election Lease."""
+    spec = as_dict(lease.get("spec"))
+    m = meta(lease)
+    age = seconds_since(spec.get("renewTime"), view.now)
+    duration = spec.get("leaseDurationSeconds")
+    limit = max(
+        LEASE_GRACE_FACTOR * duration if isinstance(duration, int) else 0, MIN_STALE_SECONDS
+    )
+    holder = text(spec.get("holderIdentity"))
+    fresh = bool(holder) and age is not None and age <= limit
+    where = f"{text(m.get('namespace'))}/{text(m.get('name'))}"
+    if fresh:
+        message = f"lease {where} renewed {age}s ago by {holder}"
+    elif not holder:
+        message = f"lease {where} has no holder (leader released it)"
+    else:
+        message = f"lease {where} last renewed {'?' if age is None else age}s ago: no leader"
+    ref = ObjectRef("Lease", text(m.get("name")), text(m.get("namespace")) or None)
+    fields = {
+        "lease": where,
+        "holder": holder,
+        "renewTime": spec.get("renewTime"),
+        "ageSeconds": age,
+    }
+    return fresh, Evidence(message, ref, fields)
+
+
+def lease_liveness(patterns: Sequence[str], view: ClusterView) -> Liveness:
+    """Fresh if any Lease whose name matches is fresh; stale if all that match are stale."""
+    if not patterns:
+        return Liveness(UNKNOWN_STATE)
+    leases, failure = try_read(view.leases)
+    if failure is not None:
+        return Liveness(UNKNOWN_STATE, (failure,))
+    states = [
+        lease_state(lease, view)
+        for lease in leases or []
+        if any(fnmatchcase(text(meta(lease).get("name")), p) for p in patterns)
+    ]
+    if not states:
+        return Liveness(UNKNOWN_STATE)
+    alive = [e for fresh, e in states if fresh]
+    if alive:
+        return Liveness(RUNNING, tuple(alive))
+    return Liveness(NOT_RUNNING, tuple(e for _, e in states))
+
+
+def _is_kubernetes_domain(domain: str) -> bool:
+    return domain.endswith(("k8s.io", "kubernetes.io")) or "." not in domain
+
+
+def owner_domains(finalizer: str, resource: Resource) -> tuple[str, ...]:
+    """DNS names an unknown owner is likely to use: the object's group, the finalizer's domain."""
+    prefix = finalizer.split("/", 1)[0]
+    candidates = (resource.group, prefix)
+    return tuple(d for d in dict.fromkeys(candidates) if d and not _is_kubernetes_domain(d))
+
+
+def lease_patterns(
+    owner: FinalizerOwner | None, finalizer: str, resource: Resource
+) -> tuple[str, ...]:
+    if owner is not None and owner.lease_names:
+        group0 = resource.group.split(".")[0]
+        return tuple(p.replace("{group0}", group0) for p in owner.lease_names)
+    if owner is not None and owner.built_in:
+        return ()
+    # controller-runtime's scaffold names its lease `<hash>.<domain>`
+    return tuple(p for d in owner_domains(finalizer, resource) for p in (d, f"*.{d}"))
+
+
+def _group_backends(group: str, plural: str, view: ClusterView) -> list[tuple[str, str]]:
+    """Services that serve this group: admission webhooks and the CRD's conversion webhook."""
+    found: list[tuple[str, str]] = []
+    for config in view.webhook_configurations():
+        for hook in as_list(config.get("webhooks")):
+            rules = as_list(as_dict(hook).get("rules"))
+            if any(group in as_list(as_dict(rule).get("apiGroups")) for rule in rules):
+                found.append(webhook_service(as_dict(hook).get("clientConfig")))
+    for crd in view.crds():
+        spec = as_dict(crd.get("spec"))
+        if (
+            text(spec.get("group")) == group
+            and text(as_dict(spec.get("names")).get("plural")) == plural
+        ):
+            webhook = as_dict(as_dict(spec.get("conversion")).get("webhook"))
+            found.append(webhook_service(webhook.get("clientConfig")))
+    return [s for s in dict.fromkeys(found) if all(s)]
+
+
+def webhook_service(client_config: object) -> tuple[str, str]:
+    service = as_dict(as_dict(client_config).get("service"))
+    return text(service.get("namespace")), text(service.get("name"))
+
+
+def _backends(resource: Resource, view: ClusterView) -> list[Backend]:
+    services = _group_backends(resource.group, resource.plural, view)
+    return [service_backend(ns, name, view) for ns, name in services]
+
+
+def backend_liveness(resource: Resource, view: ClusterView) -> Liveness:
+    """Webhook or conversion backends of the object's group: the operator usually serves them."""
+    if _is_kubernetes_domain(resource.group):
+        return Liveness(UNKNOWN_STATE)
+    backends, failure = try_read(lambda: _backends(resource, view))
+    if failure is not None:
+        return Liveness(UNKNOWN_STATE, (failure,))
+    known = [b for b in backends or [] if b.up is not None]
+    if not known:
+        return Liveness(UNKNOWN_STATE)
+    if any(b.up for b in known):
+        note = Evidence(f"a webhook of {resource.group} answers (usually the same operator)")
+        return Liveness(RUNNING, (note, *(b.evidence for b in known if b.up)))
+    return Liveness(NOT_RUNNING, tuple(b.evidence for b in known))
+
+
+def owner_liveness(
+    owner: FinalizerOwner | None, finalizer: str, resource: Resource, view: ClusterView
+) -> Liveness:
+    if owner is not None and owner.in_apiserver:
+        return Liveness(RUNNING, (Evidence("run by kube-apiserver, which answered this read"),))
+    by_lease = lease_liveness(lease_patterns(owner, finalizer, resource), view)
+    if by_lease.state != UNKNOWN_STATE:
+        return by_lease
+    by_backend = backend_liveness(resource, view)
+    if by_backend.state != UNKNOWN_STATE:
+        return Liveness(by_backend.state, by_lease.evidence + by_backend.evidence)
+    unknown = Evidence("no leader-election Lease or webhook backend found: cannot tell if it runs")
+    return Liveness(UNKNOWN_STATE, (*by_lease.evidence, *by_backend.evidence, unknown))
+
+
+# -- the generic finalizer blocker -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Held:
+    """One finalizer on one object: what every explanation starts from."""
+
+    obj: JSON
+    resource: Resource
+    finalizer: str
+    index: int
+
+    @property
+    def ref(self) -> ObjectRef:
+        return object_ref(self.obj, self.resource)
+
+    @property
+    def namespace(self) -> str:
+        return text(meta(self.obj).get("namespace"))
+
+    @property
+    def name(self) -> str:
+        return text(meta(self.obj).get("name"))
+
+    def fact(self) -> Evidence:
+        return Evidence(
+            f"{self.resource.qualified} {self.name} has finalizer {self.finalizer}",
+            self.ref,
+            {"finalizer": self.finalizer, "index": self.index},
+        )
+
+    def remove(self, when: str, risk: str = "") -> Remedy:
+        description = f"LAST RESORT: remove finalizer {self.finalizer} by hand"
+        return Remedy(
+            description + (f"; {risk}" if risk else ""),
+            remove_finalizer_command(self.obj, self.resource, self.finalizer, self.index),
+            destructive=True,
+            when=when,
+        )
+
+
+def owner_evidence(held: Held, owner: FinalizerOwner | None) -> Evidence:
+    if owner is None:
+        domains = ", ".join(owner_domains(held.finalizer, held.resource)) or "none"
+        return Evidence(
+            f"no known owner for {held.finalizer}: the controller that added it must remove it",
+            fields={"owner": None, "domains": domains},
+        )
+    return Evidence(
+        f"{owner.owner} removes it once it sees {owner.waits_for}",
+        fields={
+            "owner": owner.owner,
+            "waitsFor": owner.waits_for,
+            "strandsInfrastructure": owner.strands_infrastructure,
+        },
+    )
+
+
+def owner_remedies(held: Held, owner: FinalizerOwner | None, state: str) -> list[Remedy]:
+    steps: list[Remedy] = []
+    if state == RUNNING:
+        steps.append(Remedy("its owner runs but does not finish: read the owner's logs and events"))
+    elif owner is not None:
+        steps.append(Remedy(owner.remedy))
+    else:
+        steps.append(Remedy(f"find and restore the controller that added {held.finalizer}"))
+    steps.append(
+        Remedy(
+            "see the object's events", f"kubectl describe {kubectl_target(held.obj, held.resource)}"
+        )
+    )
+    return steps
+
+
+def last_resort_when(owner: FinalizerOwner | None) -> str:
+    if owner is None:
+        return "the controller that added it is gone for good and what it guarded is cleaned up"
+    if owner.strands_infrastructure:
+        return f"{owner.owner} is gone for good and you cleaned up by hand: {owner.risk}"
+    return f"{owner.owner} is gone for good or cannot finish"
+
+
+def finalizer_blocker(held: Held, view: ClusterView, extra: Sequence[Evidence] = ()) -> Blocker:
+    owner = lookup(held.finalizer)
+    liveness = owner_liveness(owner, held.finalizer, held.resource, view)
+    state = "" if owner is None and liveness.state == UNKNOWN_STATE else f", {liveness.state}"
+    remedies = owner_remedies(held, owner, liveness.state)
+    remedies.append(held.remove(last_resort_when(owner), owner.risk if owner else ""))
+    evidence = (held.fact(), owner_evidence(held, owner), *liveness.evidence, *extra)
+    return Blocker(
+        FINALIZER,
+        f"finalizer {held.finalizer} (owner: {short_owner(owner)}{state})",
+        tuple(evidence),
+        tuple(remedies),
+    )
+
+
+# -- finalizers with their own explanation ---------------------------------------------------
+
+
+def owner_uids(obj: JSON) -> set[str]:
+    return {text(as_dict(ref).get("uid")) for ref in as_list(meta(obj).get("ownerReferences"))}
+
+
+def blocks_owner(dependent: JSON, uid: str) -> bool:
+    return any(
+        text(as_dict(ref).get("uid")) == uid and as_dict(ref).get("blockOwnerDeletion") is True
+        for ref in as_list(meta(dependent).get("ownerReferences"))
+    )
+
+
+def dependent_evidence(dependent: JSON, resource: Resource, uid: str) -> Evidence:
+    m = meta(dependent)
+    state = "terminating" if m.get("deletionTimestamp") else "not deleted yet"
+    return Evidence(
+        f"dependent {resource.qualified} {text(m.get('name'))} is {state}",
+        object_ref(dependent, resource),
+        {
+            "blockOwnerDeletion": blocks_owner(dependent, uid),
+            "deletionTimestamp": m.get("deletionTimestamp"),
+            "finalizers": [f for f in as_list(m.get("finalizers")) if isinstance(f, str)],
+        },
+    )
+
+
+def find_dependents(held: Held, view: ClusterView) -> tuple[list[Evidence], list[Evidence]]:
+    """(dependents, what could not be checked) among the objects of obj's namespace."""
+    if not held.namespace:
+        return [], [Evidence("dependents of a cluster-scoped object are not listed by this tool")]
+    listings, failure = try_read(lambda: view.namespace_content(held.namespace))
+    if failure is not None:
+        return [], [failure]
+    uid = text(meta(held.obj).get("uid"))
+    found = [
+        dependent_evidence(item, listing.resource, uid)
+        for listing in listings or []
+        for item in listing.items
+        if uid and uid in owner_uids(item)
+    ]
+    unlisted = [
+        Evidence(f"could not list {listing.resource.qualified}: {listing.error}")
+        for listing in listings or []
+        if listing.error
+    ]
+    return found, unlisted
+
+
+def foreground_blocker(held: Held, view: ClusterView) -> Blocker | None:
+    dependents, unchecked = find_dependents(held, view)
+    if not dependents and not unchecked:
+        return None  # nothing left to wait for: the garbage collector itself is behind
+    summary = f"foregroundDeletion: {len(dependents)} dependents left"
+    if not dependents:
+        summary = "foregroundDeletion: dependents could not all be listed"
+    more = len(dependents) - MAX_LISTED
+    tail = [Evidence(f"and {more} more dependents")] if more > 0 else []
+    where = f" -n {shlex.quote(held.namespace)}" if held.namespace else " -A"
+    return Blocker(
+        OWNER_DEPENDENTS,
+        summary,
+        (held.fact(), *dependents[:MAX_LISTED], *tail, *unchecked),
+        (
+            Remedy(
+                "find out why each dependent is not deleted",
+                f"kubectl terminating all{where} --explain",
+            ),
+            held.remove(
+                "you no longer need to wait: the garbage collector then deletes the dependents "
+                "in the background"
+            ),
+        ),
+    )
+
+
+def claim_names(pod: JSON) -> set[str]:
+    """Claims a scheduled pod holds, as the pvc-protection controller counts them."""
+    spec = as_dict(pod.get("spec"))
+    if not text(spec.get("nodeName")):
+        return set()
+    m = meta(pod)
+    shut_down = bool(m.get("deletionTimestamp")) and m.get("deletionGracePeriodSeconds") == 0
+    names: set[str] = set()
+    for volume in map(as_dict, as_list(spec.get("volumes"))):
+        claim = text(as_dict(volume.get("persistentVolumeClaim")).get("claimName"))
+        if claim:
+            names.add(claim)
+        elif "ephemeral" in volume and not shut_down:
+            names.add(f"{text(m.get('name'))}-{text(volume.get('name'))}")
+    return names
+
+
+def pod_evidence(pod: JSON) -> Evidence:
+    m = meta(pod)
+    phase = text(as_dict(pod.get("status")).get("phase")) or "?"
+    node = text(as_dict(pod.get("spec")).get("nodeName"))
+    state = ", terminating" if m.get("deletionTimestamp") else ""
+    return Evidence(
+        f"pod {text(m.get('name'))} uses the claim (phase {phase}, node {node}{state})",
+        object_ref(pod, PODS),
+        {"phase": phase, "nodeName": node, "deletionTimestamp": m.get("deletionTimestamp")},
+    )
+
+
+def pvc_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
+    everyone, failure = try_read(lambda: view.pods(held.namespace))
+    if failure is not None:
+        return finalizer_blocker(held, view, [failure])
+    pods = [p for p in everyone or [] if held.name in claim_names(p)]
+    if not pods:
+        return None  # unused: the controller should have removed it, explain it generically
+    first = text(meta(pods[0]).get("name"))
+    more = f" (+{len(pods) - 1} more)" if len(pods) > 1 else ""
+    names = " ".join(shlex.quote(text(meta(p).get("name"))) for p in pods)
+    return Blocker(
+        PROTECTION_IN_USE,
+        f"pvc-protection: claim in use by pod {first}{more}",
+        (held.fact(), *(pod_evidence(p) for p in pods[:MAX_LISTED])),
+        (
+            Remedy(
+                "delete the pods using the claim (or let them finish); a terminating pod is "
+                "explained by `kubectl terminating pods --explain`",
+                f"kubectl delete pod -n {shlex.quote(held.namespace)} {names}",
+            ),
+            held.remove(
+                "no pod uses the volume any more",
+                "the volume may be released and deleted while a pod still uses it",
+            ),
+        ),
+    )
+
+
+def full_object(held: Held, read: Callable[[], JSON | None]) -> JSON:
+    """Metadata-only lists carry no spec/status; read the whole object when it is needed."""
+    if "status" in held.obj or "spec" in held.obj:
+        return held.obj
+    whole, _ = try_read(read)
+    return whole or held.obj
+
+
+def claim_evidence(namespace: str, name: str, view: ClusterView) -> Evidence:
+    ref = ObjectRef("PersistentVolumeClaim", name, namespace, "v1")
+    claim, failure = try_read(lambda: view.pvc(namespace, name))
+    if failure is not None:
+        return failure
+    if claim is None:
+        return Evidence(
+            f"claim {namespace}/{name} no longer exists: the persistentvolume controller should "
+            "release the volume",
+            ref,
+        )
+    state = "terminating" if meta(claim).get("deletionTimestamp") else "not deleted"
+    return Evidence(
+        f"claim {namespace}/{name} is {state}",
+        ref,
+        {"deletionTimestamp": meta(claim).get("deletionTimestamp")},
+    )
+
+
+def pv_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
+    pv = full_object(held, lambda: view.pv(held.name))
+    if text(as_dict(pv.get("status")).get("phase")) != "Bound":
+        return None
+    claim_ref = as_dict(as_dict(pv.get("spec")).get("claimRef"))
+    namespace, name = text(claim_ref.get("namespace")), text(claim_ref.get("name"))
+    bound = Evidence(
+        f"volume {held.name} is Bound to claim {namespace}/{name}",
+        held.ref,
+        {"phase": "Bound", "claim": f"{namespace}/{name}"},
+    )
+    return Blocker(
+        PROTECTION_IN_USE,
+        f"pv-protection: bound to claim {namespace}/{name}",
+        (held.fact(), bound, claim_evidence(namespace, name, view)),
+        (
+            Remedy(
+                "delete the claim bound to the volume first (and the pods using it)",
+                f"kubectl delete {PVCS.qualified} -n {shlex.quote(namespace)} {shlex.quote(name)}",
+            ),
+            held.remove(
+                "the claim is gone and the volume is no longer needed",
+                "a bound claim may be left pointing at a volume that no longer exists",
+            ),
+        ),
+    )
+
+
+def crd_terminating_evidence(crd: JSON) -> list[Evidence]:
+    spec = as_dict(crd.get("spec"))
+    plural = text(as_dict(spec.get("names")).get("plural"))
+    found = [
+        Evidence(
+            f"CRD condition Terminating: {text(c.get('reason'))}: {text(c.get('message'))}",
+            fields={"reason": c.get("reason"), "message": c.get("message")},
+        )
+        for c in map(as_dict, as_list(as_dict(crd.get("status")).get("conditions")))
+        if c.get("type") == "Terminating"
+    ]
+    found.append(
+        Evidence(f"list the instances left: kubectl get {plural}.{text(spec.get('group'))} -A")
+    )
+    return found
+
+
+def crd_cleanup_blocker(held: Held, view: ClusterView) -> Blocker | None:
+    crd = full_object(
+        held, lambda: next((c for c in view.crds() if meta(c).get("name") == held.name), None)
+    )
+    return finalizer_blocker(held, view, crd_terminating_evidence(crd))
+
+
+SPECIAL: dict[str, Callable[[Held, ClusterView], Blocker | None]] = {
+    "foregroundDeletion": foreground_blocker,
+    "kubernetes.io/pvc-protection": pvc_protection_blocker,
+    "kubernetes.io/pv-protection": pv_protection_blocker,
+    "customresourcecleanup.apiextensions.k8s.io": crd_cleanup_blocker,
+}
+
+
+def explain_finalizer(held: Held, view: ClusterView) -> Blocker:
+    special = SPECIAL.get(held.finalizer)
+    blocker = special(held, view) if special else None
+    return blocker or finalizer_blocker(held, view)
+
+
+def finalizer_blockers(obj: JSON, resource: Resource, view: ClusterView) -> list[Blocker]:
+    """One `finalizer` blocker per finalizer on obj (owner, whether the owner seems alive,
+    remedies safest first); `owner-dependents` for foregroundDeletion with the dependents left;
+    `protection-in-use` for pvc-/pv-protection while the claim is used / the volume bound."""
+    return [
+        explain_finalizer(Held(obj, resource, finalizer, index), view)
+        for index, finalizer in enumerate(as_list(meta(obj).get("finalizers")))
+        if isinstance(finalizer, str) and finalizer
+    ]
+
+
+__all__ = [
+    "KCM_LEASE",
+    "NOT_RUNNING",
+    "RUNNING",
+    "UNKNOWN_STATE",
+    "Backend",
+    "Held",
+    "Liveness",
+    "finalizer_blockers",
+    "lease_liveness",
+    "object_ref",
+    "owner_liveness",
+    "service_backend",
+    "try_read",
+]

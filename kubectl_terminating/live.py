@@ -1,0 +1,194 @@
+"""The ClusterView over a live API server: lazy, memoised, thread-safe reads.
+
+Each related object or list is read at most once per run, and only when an explainer asks.
+A read the user may not make (403) or that the server cannot serve becomes ReadFailed, which
+the explainers' runner reports as a warning; losing the server altogether stays an error.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+from kubectl_terminating.client import ACCEPT_METADATA, Client
+from kubectl_terminating.discovery import discover
+from kubectl_terminating.errors import ApiError, Forbidden, NotFound, Unauthorized
+from kubectl_terminating.model import JSON
+from kubectl_terminating.resources import (
+    APISERVICES,
+    CRDS,
+    CSI_DRIVERS,
+    CSI_NODES,
+    ENDPOINT_SLICES,
+    EVENTS,
+    LEASES,
+    MUTATING_WEBHOOKS,
+    NAMESPACES,
+    NODES,
+    PODS,
+    PVCS,
+    PVS,
+    SERVICES,
+    VALIDATING_WEBHOOKS,
+    VOLUME_ATTACHMENTS,
+    Resource,
+)
+from kubectl_terminating.view import ContentListing, Discovery, ReadFailed
+
+T = TypeVar("T")
+NODE_LEASE_NAMESPACE = "kube-node-lease"
+
+
+def reason_of(error: ApiError) -> str:
+    if isinstance(error, Forbidden):
+        return "forbidden"
+    return str(error)
+
+
+class LiveView:
+    def __init__(self, client: Client, now: datetime | None = None) -> None:
+        self.client = client
+        self._now = now or datetime.now(timezone.utc)
+        self._values: dict[tuple[Any, ...], Any] = {}
+        self._locks: dict[tuple[Any, ...], threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    @property
+    def now(self) -> datetime:
+        return self._now
+
+    # -- memo -----------------------------------------------------------------------------------
+    def _memo(self, key: tuple[Any, ...], load: Callable[[], T]) -> T:
+        """load() once per key, even from several threads; a ReadFailed is remembered too."""
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            if key not in self._values:
+                try:
+                    self._values[key] = load()
+                except ReadFailed as failed:
+                    self._values[key] = failed
+            value = self._values[key]
+        if isinstance(value, ReadFailed):
+            raise ReadFailed(value.what, value.reason)
+        return value  # type: ignore[no-any-return]
+
+    def _read(self, what: str, load: Callable[[], T]) -> T:
+        try:
+            return load()
+        except Unauthorized:
+            raise
+        except ApiError as error:
+            raise ReadFailed(what, reason_of(error)) from None
+
+    def _get_or_none(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
+        try:
+            return self.client.get(resource.path(namespace, name))
+        except NotFound:
+            return None
+        except Unauthorized:
+            raise
+        except ApiError as error:
+            raise ReadFailed(resource.qualified, reason_of(error)) from None
+
+    def _list(
+        self,
+        resource: Resource,
+        namespace: str | None = None,
+        params: dict[str, str] | None = None,
+        metadata_only: bool = False,
+    ) -> list[JSON]:
+        key = ("list", resource, namespace, tuple(sorted((params or {}).items())), metadata_only)
+        accept = ACCEPT_METADATA if metadata_only else "application/json"
+
+        def load() -> list[JSON]:
+            return self._read(
+                resource.qualified,
+                lambda: list(self.client.items(resource.path(namespace), params, accept)),
+            )
+
+        return self._memo(key, load)
+
+    # -- ClusterView ----------------------------------------------------------------------------
+    def namespace(self, name: str) -> JSON | None:
+        return self.get(NAMESPACES, None, name)
+
+    def pod(self, namespace: str, name: str) -> JSON | None:
+        return self.get(PODS, namespace, name)
+
+    def pods(self, namespace: str) -> list[JSON]:
+        return self._list(PODS, namespace)
+
+    def node(self, name: str) -> JSON | None:
+        return self.get(NODES, None, name)
+
+    def node_lease(self, node_name: str) -> JSON | None:
+        return self.get(LEASES, NODE_LEASE_NAMESPACE, node_name)
+
+    def leases(self) -> list[JSON]:
+        return self._list(LEASES)
+
+    def pvc(self, namespace: str, name: str) -> JSON | None:
+        return self.get(PVCS, namespace, name)
+
+    def pv(self, name: str) -> JSON | None:
+        return self.get(PVS, None, name)
+
+    def csi_driver(self, name: str) -> JSON | None:
+        return self.get(CSI_DRIVERS, None, name)
+
+    def csi_node(self, name: str) -> JSON | None:
+        return self.get(CSI_NODES, None, name)
+
+    def volume_attachments(self) -> list[JSON]:
+        return self._list(VOLUME_ATTACHMENTS)
+
+    def events_for(self, namespace: str, uid: str) -> list[JSON]:
+        return self._list(EVENTS, namespace, {"fieldSelector": f"involvedObject.uid={uid}"})
+
+    def webhook_configurations(self) -> list[JSON]:
+        found: list[JSON] = []
+        for resource in (VALIDATING_WEBHOOKS, MUTATING_WEBHOOKS):
+            found.extend(dict(item, kind=resource.kind) for item in self._list(resource))
+        return found
+
+    def service(self, namespace: str, name: str) -> JSON | None:
+        return self.get(SERVICES, namespace, name)
+
+    def endpoint_slices(self, namespace: str, service: str) -> list[JSON]:
+        return self._list(
+            ENDPOINT_SLICES, namespace, {"labelSelector": f"kubernetes.io/service-name={service}"}
+        )
+
+    def apiservices(self) -> list[JSON]:
+        return self._list(APISERVICES)
+
+    def crds(self) -> list[JSON]:
+        return self._list(CRDS)
+
+    def discovery(self) -> Discovery:
+        return self._memo(("discovery",), lambda: discover(self.client))
+
+    def namespace_content(self, namespace: str) -> list[ContentListing]:
+        return self._memo(("content", namespace), lambda: self._content(namespace))
+
+    def _content(self, namespace: str) -> list[ContentListing]:
+        types = [r for r in self.discovery().resources if r.namespaced]
+
+        def list_one(resource: Resource) -> ContentListing:
+            try:
+                items = self._list(resource, namespace, metadata_only=True)
+            except ReadFailed as failed:
+                return ContentListing(resource=resource, error=failed.reason)
+            return ContentListing(resource=resource, items=tuple(items))
+
+        listings = self.client.map(list_one, types)
+        return [c for c in listings if c.items or c.error]
+
+    def get(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
+        return self._memo(
+            ("get", resource, namespace, name),
+            lambda: self._get_or_none(resource, namespace, name),
+        )

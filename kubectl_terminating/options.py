@@ -1,0 +1,45 @@
+"""What the user asked for, validated, independent of click."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kubectl_terminating.errors import UsageError
+
+KINDS = ("pods", "namespaces", "all")
+OUTPUTS = ("wide", "json", "yaml", "name")
+
+
+@dataclass(frozen=True)
+class Options:
+    kind: str
+    names: tuple[str, ...] = ()
+    namespace: str | None = None
+    all_namespaces: bool = False
+    selector: str | None = None
+    output: str | None = None
+    explain: bool = False
+    no_headers: bool = False
+    color: str = "auto"
+    exit_code: bool = False
+    kubeconfig: str | None = None
+    context: str | None = None
+    cluster: str | None = None
+    user: str | None = None
+    request_timeout: str = "0"
+    verbosity: int = 0
+
+    @classmethod
+    def from_flags(cls, kind: str, names: tuple[str, ...], flags: dict[str, Any]) -> Options:
+        options = cls(kind=kind, names=names, **flags)
+        options.validate()
+        return options
+
+    def validate(self) -> None:
+        if self.all_namespaces and self.names and self.kind != "namespaces":
+            raise UsageError("a resource cannot be retrieved by name across all namespaces")
+        if self.kind == "all" and self.names:
+            raise UsageError("`all` takes no names; use -n/-A and -l to narrow it")
+        if self.explain and self.output in ("json", "yaml", "name"):
+            raise UsageError(f"--explain prints text; -o {self.output} already has every detail")

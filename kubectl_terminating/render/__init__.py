@@ -1,0 +1,1 @@
+"""Renderers: a list of Findings in, text out. No cluster access here."""

@@ -1,0 +1,130 @@
+"""kubectl's table look: uppercase headers, columns three spaces apart, no borders."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tabulate import DataRow, TableFormat, tabulate
+
+from kubectl_terminating.model import GRACE_PERIOD, Finding
+from kubectl_terminating.render.style import Style, safe
+from kubectl_terminating.timeutil import human_duration
+
+_KUBECTL = TableFormat(
+    lineabove=None,
+    linebelowheader=None,
+    linebetweenrows=None,
+    linebelow=None,
+    headerrow=DataRow("", "   ", ""),
+    datarow=DataRow("", "   ", ""),
+    padding=0,
+    with_header_hide=None,
+)
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], no_headers: bool) -> str:
+    if not rows:
+        return ""
+    text = tabulate(
+        [list(r) for r in rows],
+        headers=() if no_headers else [h.upper() for h in headers],
+        tablefmt=_KUBECTL,
+        disable_numparse=True,
+        stralign="left",
+    )
+    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+
+
+def overdue_cell(finding: Finding) -> str:
+    if finding.overdue_seconds is None:
+        return "<unknown>"
+    return "-" if finding.overdue_seconds < 0 else human_duration(finding.overdue_seconds)
+
+
+def blocker_cell(finding: Finding, style: Style) -> str:
+    main = finding.main_blocker
+    if main is None:
+        return style.yellow("unknown: nothing found that holds it")
+    text = safe(main.summary)
+    if len(finding.blockers) > 1 and main.type != GRACE_PERIOD:
+        text += f" (+{len(finding.blockers) - 1} more)"
+    if main.type == GRACE_PERIOD:
+        return style.dim(text)
+    return style.red(text) if finding.stuck else text
+
+
+def _finalizers(finding: Finding) -> str:
+    return safe(",".join(finding.finalizers)) or "<none>"
+
+
+def pods_table(
+    findings: Sequence[Finding], all_namespaces: bool, wide: bool, no_headers: bool, style: Style
+) -> str:
+    headers = ["NAME", "NODE", "TERMINATING", "OVERDUE", "BLOCKER"]
+    if wide:
+        headers += ["PHASE", "CONTAINERS", "FINALIZERS"]
+    if all_namespaces:
+        headers.insert(0, "NAMESPACE")
+    rows = []
+    for f in findings:
+        row = [
+            safe(f.name),
+            safe(f.node or "<none>"),
+            human_duration(f.terminating_seconds),
+            overdue_cell(f),
+            blocker_cell(f, style),
+        ]
+        if wide:
+            states = ",".join(f"{c.get('name')}={c.get('state')}" for c in f.containers)
+            row += [safe(f.phase or "<unknown>"), safe(states) or "<none>", _finalizers(f)]
+        if all_namespaces:
+            row.insert(0, safe(f.namespace or ""))
+        rows.append(row)
+    return format_table(headers, rows, no_headers)
+
+
+def namespaces_table(
+    findings: Sequence[Finding], wide: bool, no_headers: bool, style: Style
+) -> str:
+    headers = ["NAME", "TERMINATING", "REMAINING", "BLOCKER"]
+    if wide:
+        headers += ["FINALIZERS"]
+    rows = []
+    for f in findings:
+        remaining = f.remaining_count
+        row = [
+            safe(f.name),
+            human_duration(f.terminating_seconds),
+            "<unknown>" if remaining is None else str(remaining),
+            blocker_cell(f, style),
+        ]
+        if wide:
+            row.append(_finalizers(f))
+        rows.append(row)
+    return format_table(headers, rows, no_headers)
+
+
+def objects_table(
+    findings: Sequence[Finding], all_namespaces: bool, no_headers: bool, style: Style
+) -> str:
+    headers = ["KIND", "NAME", "TERMINATING", "FINALIZERS", "BLOCKER"]
+    if all_namespaces:
+        headers.insert(0, "NAMESPACE")
+    rows = []
+    for f in findings:
+        row = [
+            safe(_kind_group(f)),
+            safe(f.name),
+            human_duration(f.terminating_seconds),
+            _finalizers(f),
+            blocker_cell(f, style) if f.blockers else "-",
+        ]
+        if all_namespaces:
+            row.insert(0, safe(f.namespace or ""))
+        rows.append(row)
+    return format_table(headers, rows, no_headers)
+
+
+def _kind_group(finding: Finding) -> str:
+    group = finding.api_version.rpartition("/")[0]
+    return f"{finding.kind}.{group}" if group else finding.kind

@@ -1,0 +1,233 @@
+"""One run: read the cluster, find terminating objects, explain each, render.
+
+Errors become one line on stderr and an exit code (0 ok, 1 error, 2 usage, 3 stuck objects
+found with --exit-code); checks that could not be made become warnings, never tracebacks.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, TypeVar
+
+from kubectl_terminating.errors import ApiError, TerminatingError, Unauthorized, UsageError
+from kubectl_terminating.model import JSON, Finding
+from kubectl_terminating.options import Options
+from kubectl_terminating.resources import NAMESPACES, PODS, Resource
+from kubectl_terminating.view import ClusterView
+
+if TYPE_CHECKING:
+    from kubectl_terminating.client import Client
+
+EXIT_STUCK = 3
+T = TypeVar("T")
+
+
+@dataclass
+class Result:
+    findings: list[Finding]
+    warnings: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    namespace: str | None = None  # the namespace looked in (None: all or cluster-scoped)
+
+
+class Progress:
+    """`explaining 12/40` on stderr, only when stderr is a terminal."""
+
+    def __init__(self, stream: IO[str], total: int, label: str) -> None:
+        self.stream, self.total, self.label = stream, total, label
+        self.enabled = total > 1 and bool(getattr(stream, "isatty", lambda: False)())
+        self.done = 0
+        self.lock = threading.Lock()
+
+    def step(self) -> None:
+        if not self.enabled:
+            return
+        with self.lock:
+            self.done += 1
+            self.stream.write(f"\r{self.label} {self.done}/{self.total}...")
+            self.stream.flush()
+
+    def finish(self) -> None:
+        if self.enabled:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def run(options: Options, stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
+    out, err = stdout or sys.stdout, stderr or sys.stderr
+    try:
+        result = collect(options, err)
+    except TerminatingError as error:
+        print(error_line(error), file=err)
+        return error.exit_code
+    except KeyboardInterrupt:
+        return 130
+    return report(options, result, out, err)
+
+
+def error_line(error: TerminatingError) -> str:
+    """The one line kubectl would print for this error."""
+    from kubectl_terminating.render.style import safe
+
+    if isinstance(error, ApiError) and error.reason and not isinstance(error, Unauthorized):
+        return f"Error from server ({error.reason}): {safe(error.message)}"
+    return f"error: {safe(error.message)}"
+
+
+def _explain_all(
+    items: Sequence[T],
+    explain: Callable[[T], Finding],
+    mapper: Callable[[Callable[[T], Finding], Sequence[T]], list[Finding]],
+    err: IO[str],
+    label: str,
+) -> list[Finding]:
+    progress = Progress(err, len(items), label)
+
+    def one(item: T) -> Finding:
+        finding = explain(item)
+        progress.step()
+        return finding
+
+    try:
+        return mapper(one, items)
+    finally:
+        progress.finish()
+
+
+def collect(options: Options, err: IO[str]) -> Result:
+    from kubectl_terminating.client import Client, parse_duration
+    from kubectl_terminating.kubeconfig import Selection, resolve
+    from kubectl_terminating.live import LiveView
+
+    try:
+        timeout = parse_duration(options.request_timeout)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    connection = resolve(
+        Selection(
+            kubeconfig=options.kubeconfig,
+            context=options.context,
+            cluster=options.cluster,
+            user=options.user,
+            namespace=options.namespace,
+        )
+    )
+    client = Client(connection, request_timeout=timeout, verbosity=options.verbosity, log=err)
+    view = LiveView(client)
+    namespace = None if options.all_namespaces else connection.namespace
+    try:
+        result = _collect(options, client, view, namespace, err)
+    finally:
+        if options.verbosity >= 1:
+            s = client.stats
+            print(
+                f"requests: {s.requests}, bytes: {s.bytes}, retries: {s.retries}, "
+                f"request time: {s.seconds:.2f}s",
+                file=err,
+            )
+    return result
+
+
+def _collect(
+    options: Options, client: Client, view: ClusterView, namespace: str | None, err: IO[str]
+) -> Result:
+    from kubectl_terminating.find import Scope, find_all, find_namespaces, find_pods
+
+    detailed = options.explain or options.output in ("json", "yaml")
+    if options.kind == "pods":
+        from kubectl_terminating.explain.pods import explain_pod
+
+        found = find_pods(client, Scope(namespace, options.names, options.selector))
+        findings = _explain_all(
+            found.objects, lambda p: explain_pod(p, view), client.map, err, "explaining pods"
+        )
+        return Result(findings, found.warnings, [f'pods "{n}"' for n in found.missing], namespace)
+    if options.kind == "namespaces":
+        from kubectl_terminating.explain.namespaces import explain_namespace
+
+        found = find_namespaces(client, options.names)
+        findings = _explain_all(
+            found.objects,
+            lambda ns: explain_namespace(ns, view, explain_pods=detailed),
+            client.map,
+            err,
+            "explaining namespaces",
+        )
+        return Result(findings, found.warnings, [f'namespaces "{n}"' for n in found.missing])
+    objects, warnings = find_all(client, view, Scope(namespace, (), options.selector))
+    findings = _explain_all(
+        objects, lambda pair: _object_finding(pair, view, detailed), client.map, err, "explaining"
+    )
+    return Result(findings, warnings, [], namespace)
+
+
+def _object_finding(pair: tuple[Resource, JSON], view: ClusterView, detailed: bool) -> Finding:
+    resource, obj = pair
+    if detailed or resource in (PODS, NAMESPACES):
+        from kubectl_terminating.explain.objects import explain_object
+
+        return explain_object(obj, resource, view)
+    from kubectl_terminating.explain.common import base_finding
+
+    return base_finding(obj, view, resource.kind, resource.api_version)
+
+
+def _warnings(result: Result) -> list[str]:
+    seen = dict.fromkeys(result.warnings)
+    for finding in result.findings:
+        seen.update(dict.fromkeys(finding.warnings))
+    return list(seen)
+
+
+def report(options: Options, result: Result, out: IO[str], err: IO[str]) -> int:
+    from kubectl_terminating.render import explain, structured, table
+    from kubectl_terminating.render.style import Style, safe, use_color
+
+    warnings = _warnings(result)
+    for warning in warnings:
+        print(f"Warning: {safe(warning)}", file=err)
+    for missing in result.missing:
+        print(f"Error from server (NotFound): {safe(missing)} not found", file=err)
+    findings = result.findings
+    if options.output == "json":
+        out.write(structured.to_json(findings, warnings))
+    elif options.output == "yaml":
+        out.write(structured.to_yaml(findings, warnings))
+    elif not findings:
+        if not result.missing:
+            where = f" in {safe(result.namespace)} namespace" if result.namespace else ""
+            print(f"No resources found{where}.", file=err)
+    elif options.output == "name":
+        out.write(structured.to_names(findings))
+    else:
+        style = Style(color=use_color(options.color, out))
+        if options.explain:
+            out.write(explain.explain_text(findings, style))
+        elif options.kind == "pods":
+            out.write(
+                table.pods_table(
+                    findings,
+                    options.all_namespaces,
+                    options.output == "wide",
+                    options.no_headers,
+                    style,
+                )
+            )
+        elif options.kind == "namespaces":
+            out.write(
+                table.namespaces_table(
+                    findings, options.output == "wide", options.no_headers, style
+                )
+            )
+        else:
+            out.write(
+                table.objects_table(findings, options.all_namespaces, options.no_headers, style)
+            )
+    if result.missing:
+        return 1
+    if options.exit_code and any(f.stuck for f in findings):
+        return EXIT_STUCK
+    return 0

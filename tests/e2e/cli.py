@@ -1,0 +1,51 @@
+"""Run the plugin as a user would: a separate process, its own stdout, stderr and exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_cli(
+    *args: str,
+    kubeconfig: Path | str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "NO_COLOR")}
+    environ["PYTHONPATH"] = str(ROOT)
+    if kubeconfig is not None:
+        environ["KUBECONFIG"] = str(kubeconfig)
+    environ.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "kubectl_terminating", *args],
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def run_json(*args: str, kubeconfig: Path | str, **kwargs: Any) -> dict[str, Any]:
+    """`-o json` output, decoded; fails the test with stderr when the command failed."""
+    result = run_cli(*args, "-o", "json", kubeconfig=kubeconfig, **kwargs)
+    assert result.returncode == 0, result.stderr
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], exit_code: int = 1) -> str:
+    """A clear error: the given exit code, one line on stderr, no traceback, nothing on stdout."""
+    assert result.returncode == exit_code, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert result.stdout == ""
+    return lines[0]

@@ -47,3 +47,6 @@ demo-down: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache
+
+# Single-file executable and Krew distribution (issue: dist/krew): targets live in their own file.
+include hack/dist.mk

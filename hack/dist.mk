@@ -1,0 +1,1 @@
+# dist, krew-manifest, krew-install, smoke, bench-startup

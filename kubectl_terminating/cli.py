@@ -175,7 +175,14 @@ def _restore_library_path() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     _restore_library_path()
-    cli.main(args=argv, prog_name=PROG)
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] in (["__complete"], ["__completeNoDesc"]):
+        # Hidden: the krew-installed binary answers completion itself, so the helper on
+        # PATH can be the one-line script `kubectl terminating __complete "$@"`.
+        from kubectl_terminating.completion import complete
+
+        sys.exit(complete(cli, args, sys.stdout))
+    cli.main(args=args, prog_name=PROG)
 
 
 def complete_main() -> None:

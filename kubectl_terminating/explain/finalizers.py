@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from kubectl_terminating.explain.common import as_dict, as_list, meta, text
 from kubectl_terminating.explain.knowledge import KCM_LEASE, FinalizerOwner, lookup
+from kubectl_terminating.explain.webhooks import ready_endpoints
 from kubectl_terminating.model import (
     FINALIZER,
     JSON,
@@ -27,7 +28,7 @@ from kubectl_terminating.model import (
     Remedy,
 )
 from kubectl_terminating.resources import PODS, PVCS, Resource
-from kubectl_terminating.timeutil import seconds_since
+from kubectl_terminating.timeutil import human_duration, seconds_since
 from kubectl_terminating.view import ClusterView, ReadFailed
 
 T = TypeVar("T")
@@ -99,6 +100,13 @@ def short_owner(owner: FinalizerOwner | None) -> str:
     return owner.owner.split(" (")[0] if owner else "unknown"
 
 
+def owner_phrase(owner: FinalizerOwner | None, state: str) -> str:
+    """`owner: cert-manager controller, running` for a one-line summary."""
+    if state != UNKNOWN_STATE:
+        return f"owner: {short_owner(owner)}, {state}"
+    return f"owner: {short_owner(owner)}" + (", state unknown" if owner else "")
+
+
 # -- is the owner alive? ---------------------------------------------------------------------
 
 
@@ -112,13 +120,7 @@ def service_backend(namespace: str, name: str, view: ClusterView) -> Backend:
         return Backend(
             None, Evidence(f"service {namespace}/{name} points outside the cluster", ref)
         )
-    ready = sum(
-        1
-        for eps in view.endpoint_slices(namespace, name)
-        for endpoint in as_list(eps.get("endpoints"))
-        # the API says a missing `ready` means ready
-        if as_dict(as_dict(endpoint).get("conditions")).get("ready") is not False
-    )
+    ready = ready_endpoints(view.endpoint_slices(namespace, name))
     fields = {"service": f"{namespace}/{name}", "readyEndpoints": ready}
     if ready == 0:
         return Backend(
@@ -142,11 +144,11 @@ def lease_state(lease: JSON, view: ClusterView) -> tuple[bool, Evidence]:
     fresh = bool(holder) and age is not None and age <= limit
     where = f"{text(m.get('namespace'))}/{text(m.get('name'))}"
     if fresh:
-        message = f"lease {where} renewed {age}s ago by {holder}"
+        message = f"leader-election lease renewed {human_duration(age)} ago by {holder}"
     elif not holder:
-        message = f"lease {where} has no holder (leader released it)"
+        message = "leader-election lease has no holder: the leader released it"
     else:
-        message = f"lease {where} last renewed {'?' if age is None else age}s ago: no leader"
+        message = f"leader-election lease not renewed for {human_duration(age)}: no leader"
     ref = ObjectRef("Lease", text(m.get("name")), text(m.get("namespace")) or None)
     fields = {
         "lease": where,
@@ -286,7 +288,7 @@ class Held:
 
     def fact(self) -> Evidence:
         return Evidence(
-            f"{self.resource.qualified} {self.name} has finalizer {self.finalizer}",
+            f"has finalizer {self.finalizer}",
             self.ref,
             {"finalizer": self.finalizer, "index": self.index},
         )
@@ -345,13 +347,12 @@ def last_resort_when(owner: FinalizerOwner | None) -> str:
 def finalizer_blocker(held: Held, view: ClusterView, extra: Sequence[Evidence] = ()) -> Blocker:
     owner = lookup(held.finalizer)
     liveness = owner_liveness(owner, held.finalizer, held.resource, view)
-    state = "" if owner is None and liveness.state == UNKNOWN_STATE else f", {liveness.state}"
     remedies = owner_remedies(held, owner, liveness.state)
     remedies.append(held.remove(last_resort_when(owner), owner.risk if owner else ""))
     evidence = (held.fact(), owner_evidence(held, owner), *liveness.evidence, *extra)
     return Blocker(
         FINALIZER,
-        f"finalizer {held.finalizer} (owner: {short_owner(owner)}{state})",
+        f"finalizer {held.finalizer} ({owner_phrase(owner, liveness.state)})",
         tuple(evidence),
         tuple(remedies),
     )
@@ -463,6 +464,20 @@ def pod_evidence(pod: JSON) -> Evidence:
     )
 
 
+def release_claim(held: Held, pods: list[JSON]) -> Remedy:
+    names = " ".join(shlex.quote(text(meta(p).get("name"))) for p in pods)
+    namespace = shlex.quote(held.namespace)
+    if all(meta(p).get("deletionTimestamp") for p in pods):
+        return Remedy(
+            "the pods using the claim are terminating themselves: find out what holds them",
+            f"kubectl terminating pods -n {namespace} {names} --explain",
+        )
+    return Remedy(
+        "delete the pods that use the claim (or let them finish)",
+        f"kubectl delete pod -n {namespace} {names}",
+    )
+
+
 def pvc_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
     everyone, failure = try_read(lambda: view.pods(held.namespace))
     if failure is not None:
@@ -472,17 +487,12 @@ def pvc_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
         return None  # unused: the controller should have removed it, explain it generically
     first = text(meta(pods[0]).get("name"))
     more = f" (+{len(pods) - 1} more)" if len(pods) > 1 else ""
-    names = " ".join(shlex.quote(text(meta(p).get("name"))) for p in pods)
     return Blocker(
         PROTECTION_IN_USE,
         f"pvc-protection: claim in use by pod {first}{more}",
         (held.fact(), *(pod_evidence(p) for p in pods[:MAX_LISTED])),
         (
-            Remedy(
-                "delete the pods using the claim (or let them finish); a terminating pod is "
-                "explained by `kubectl terminating pods --explain`",
-                f"kubectl delete pod -n {shlex.quote(held.namespace)} {names}",
-            ),
+            release_claim(held, pods),
             held.remove(
                 "no pod uses the volume any more",
                 "the volume may be released and deleted while a pod still uses it",
@@ -607,6 +617,7 @@ __all__ = [
     "lease_liveness",
     "object_ref",
     "owner_liveness",
+    "owner_phrase",
     "service_backend",
     "try_read",
 ]

@@ -9,7 +9,7 @@ no ready endpoints. `clientConfig.url` webhooks point outside the cluster and ca
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,7 @@ class MatchedWebhook:
     config_name: str
     name: str
     operations: tuple[str, ...]
-    client_config: Any
+    client_config: JSON
     notes: tuple[str, ...] = ()  # assumptions made while matching
 
     @property
@@ -96,13 +96,12 @@ def rule_operations(
     operations: Collection[str],
     *,
     exact_version: bool = False,
-    subresource: str = "",
 ) -> tuple[str, ...]:
     """The operations (of those asked about) that one rule intercepts for resource."""
     if not (
         _listed(rule.get("apiGroups"), resource.group)
         and (not exact_version or _listed(rule.get("apiVersions"), resource.version))
-        and resource_matches(rule.get("resources"), resource.plural, subresource)
+        and resource_matches(rule.get("resources"), resource.plural)
         and _scope_matches(rule, resource)
     ):
         return ()
@@ -221,8 +220,7 @@ def matching_webhooks(
     configs = view.webhook_configurations()
     ns_labels = _namespace_labels(namespace, view) if configs else (None, "")
     found: list[MatchedWebhook] = []
-    for config in configs:
-        config = as_dict(config)
+    for config in map(as_dict, configs):
         for hook in map(as_dict, as_list(config.get("webhooks"))):
             ops = hook_operations(hook, resource, operations)
             notes = _selector_notes(hook, resource, ns_labels, labels) if ops else None
@@ -245,7 +243,7 @@ def matching_webhooks(
 
 
 def _service_of(hook: MatchedWebhook) -> tuple[str, str] | None:
-    service = as_dict(as_dict(hook.client_config).get("service"))
+    service = as_dict(hook.client_config.get("service"))
     namespace, name = text(service.get("namespace")), text(service.get("name"))
     return (namespace, name) if namespace and name else None
 
@@ -317,9 +315,7 @@ def _delete_config_remedy(hook: MatchedWebhook) -> Remedy:
     )
 
 
-def _webhook_blocker(
-    hook: MatchedWebhook, problem: BackendProblem, resource: Resource
-) -> Blocker:
+def _webhook_blocker(hook: MatchedWebhook, problem: BackendProblem, resource: Resource) -> Blocker:
     ops = "/".join(hook.operations)
     service = _service_of(hook) or ("", "")
     return Blocker(
@@ -357,22 +353,15 @@ def webhook_blockers(
     return blockers
 
 
-def unverified_webhooks(
-    resource: Resource,
-    operations: Collection[str],
-    namespace: str | None,
-    view: ClusterView,
-    *,
-    labels: Labels | None = None,
-) -> list[Evidence]:
-    """Matching webhooks called by URL: their backend cannot be checked from the API."""
+def unverified_webhooks(hooks: Iterable[MatchedWebhook], resource: Resource) -> list[Evidence]:
+    """Of matching_webhooks(...), those called by URL: their backend cannot be checked."""
     return [
         Evidence(
             f"webhook {hook.name} (url) intercepts {'/'.join(hook.operations)} of "
             f"{resource.qualified}; its backend cannot be checked from the API",
             hook.config_ref,
-            {**hook.fields(resource), "url": text(as_dict(hook.client_config).get("url"))},
+            {**hook.fields(resource), "url": text(hook.client_config.get("url"))},
         )
-        for hook in matching_webhooks(resource, operations, namespace, view, labels=labels)
-        if _service_of(hook) is None and text(as_dict(hook.client_config).get("url"))
+        for hook in hooks
+        if _service_of(hook) is None and text(hook.client_config.get("url"))
     ]

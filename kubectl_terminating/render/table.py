@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import tabulate as tabulate_module
 from tabulate import DataRow, TableFormat, tabulate
 
 from kubectl_terminating.model import GRACE_PERIOD, Finding
@@ -25,6 +26,8 @@ _KUBECTL = TableFormat(
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], no_headers: bool) -> str:
     if not rows:
         return ""
+    # tabulate widens columns by MIN_PADDING when there are headers; kubectl does not.
+    tabulate_module.MIN_PADDING = 0
     text = tabulate(
         [list(r) for r in rows],
         headers=() if no_headers else [h.upper() for h in headers],

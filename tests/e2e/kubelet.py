@@ -160,6 +160,23 @@ def create_namespace(
     return ns
 
 
+def namespace_conditions(cp: ControlPlane, name: str) -> dict[str, JSON]:
+    """The namespace's status.conditions by type ({} before the controller's first pass)."""
+    status = get(cp, f"/api/v1/namespaces/{name}").get("status", {})
+    return {c["type"]: c for c in status.get("conditions", [])}
+
+
+def create_configmap(
+    cp: ControlPlane, ns: str, name: str, finalizers: Sequence[str] | None = None
+) -> JSON:
+    """A ConfigMap: the simplest namespaced content to hold a namespace with a finalizer."""
+    meta: JSON = {"name": name}
+    if finalizers:
+        meta["finalizers"] = list(finalizers)
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"k": "v"}}
+    return cp.api("POST", f"/api/v1/namespaces/{ns}/configmaps", body)
+
+
 # --- nodes and leases ----------------------------------------------------------------------
 
 

@@ -1,0 +1,586 @@
+"""The pod explainer over JSON fixtures: one realistic cluster, varied one fact at a time."""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubectl_terminating.explain.pods import container_states, explain_pod
+from kubectl_terminating.model import JSON, Blocker, Finding, Remedy
+from kubectl_terminating.staticview import StaticView
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "pods"
+NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)  # the pod is 10m past its deadline
+UID = "3f2b6c1e-8d3a-4b5e-9c7d-1a2b3c4d5e6f"
+PV = "pvc-c0ffee00-1234-4abc-8def-0123456789ab"
+FORCE = "kubectl delete pod -n shop web-0 --grace-period=0 --force"
+
+
+def load(name: str) -> JSON:
+    data: JSON = json.loads((FIXTURES / f"{name}.json").read_text())
+    return data
+
+
+def cluster(*without: str) -> list[JSON]:
+    """A healthy cluster around pod web-0, less the fixtures named in without."""
+    names = ["node-worker-1", "lease-worker-1", "csinode-worker-1", "csidriver-ebs"]
+    names += ["pvc-data-web-0", "pv-data-web-0", "volumeattachment-web-0", "namespace-shop"]
+    return [load(n) for n in names if n not in without]
+
+
+def events() -> list[JSON]:
+    items: list[JSON] = load("events-web-0")["items"]
+    return items
+
+
+def event(reason: str, message: str, when: str = "2026-01-01T11:58:00Z") -> JSON:
+    base = copy.deepcopy(events()[1])
+    base.update(reason=reason, message=message, lastTimestamp=when)
+    base["metadata"]["name"] = f"web-0.{reason.lower()}"
+    return base
+
+
+def pod(**changes: Any) -> JSON:
+    """web-0 with top-level metadata/spec/status keys changed."""
+    obj = load("pod-web-0")
+    for path, value in changes.items():
+        section, key = path.split("__")
+        obj[section][key] = value
+    return obj
+
+
+def exited() -> JSON:
+    """web-0 after its container exited: the kubelet waits for volume teardown."""
+    obj = pod()
+    obj["status"]["containerStatuses"][0]["state"] = {
+        "terminated": {
+            "exitCode": 143,
+            "reason": "Error",
+            "startedAt": "2026-01-01T09:00:05Z",
+            "finishedAt": "2026-01-01T11:49:45Z",
+        }
+    }
+    return obj
+
+
+def explain(obj: JSON, objects: list[JSON], **view: Any) -> Finding:
+    return explain_pod(obj, StaticView([obj, *objects], NOW, **view))
+
+
+def types(finding: Finding) -> list[str]:
+    return [b.type for b in finding.blockers]
+
+
+def blocker(finding: Finding, kind: str) -> Blocker:
+    found = [b for b in finding.blockers if b.type == kind]
+    assert found, f"no {kind} blocker in {types(finding)}"
+    return found[0]
+
+
+def commands(remedies: tuple[Remedy, ...]) -> list[str]:
+    return [r.command or "" for r in remedies]
+
+
+def assert_destructive_steps_say_when(finding: Finding) -> None:
+    for b in finding.blockers:
+        for r in b.remedy:
+            assert not r.destructive or r.when, f"{b.type}: destructive step without when: {r}"
+
+
+def node(**status: Any) -> JSON:
+    obj = load("node-worker-1")
+    for kind, (value, reason, since) in status.items():
+        for condition in obj["status"]["conditions"]:
+            if condition["type"] == kind:
+                condition.update(status=value, reason=reason, lastTransitionTime=since)
+    return obj
+
+
+# -- grace period ------------------------------------------------------------------------------
+
+
+def test_inside_grace_period_is_not_stuck() -> None:
+    finding = explain(pod(metadata__deletionTimestamp="2026-01-01T12:00:20Z"), cluster())
+    assert types(finding) == ["grace-period"]
+    assert finding.overdue_seconds == -20
+    assert not finding.stuck
+
+
+def test_inside_grace_period_other_blockers_are_listed_but_not_stuck() -> None:
+    obj = pod(metadata__deletionTimestamp="2026-01-01T12:00:20Z")
+    finding = explain(obj, cluster("node-worker-1"))
+    assert set(types(finding)) == {"grace-period", "node-missing"}
+    assert not finding.stuck
+    main = finding.main_blocker
+    assert main is not None and main.type == "grace-period"
+
+
+# -- containers still running ------------------------------------------------------------------
+
+
+def test_healthy_node_running_container_past_deadline_is_containers_running() -> None:
+    finding = explain(pod(), cluster())
+    assert types(finding) == ["containers-running"]
+    assert finding.stuck
+    b = finding.blockers[0]
+    assert b.summary == "app still running 10m past deadline"
+    assert b.evidence[0].fields["running"] == ["app"]
+    assert b.evidence[0].fields["overdueSeconds"] == 600
+    assert commands(b.remedy)[0].startswith("kubectl get events -n shop")
+    assert FORCE not in commands(b.remedy)  # never force-delete a pod whose kubelet is alive
+    assert_destructive_steps_say_when(finding)
+
+
+def test_failed_kill_pod_points_at_a_hung_runtime() -> None:
+    finding = explain(pod(), [*cluster(), *events()])
+    b = blocker(finding, "containers-running")
+    assert b.summary.endswith("(runtime did not kill them)")
+    reasons = [e.fields.get("reason") for e in b.evidence]
+    assert "FailedKillPod" in reasons
+    cmds = commands(b.remedy)
+    ps = f"crictl ps -a --label io.kubernetes.pod.uid={UID}"
+    assert cmds.index(ps) < cmds.index("systemctl restart containerd")
+    restart = b.remedy[cmds.index("systemctl restart containerd")]
+    assert restart.destructive and restart.when
+
+
+def test_exceeded_grace_period_event_alone_is_enough() -> None:
+    message = "Container runtime did not kill the pod within specified grace period."
+    finding = explain(pod(), [*cluster(), event("ExceededGracePeriod", message)])
+    assert "runtime did not kill them" in blocker(finding, "containers-running").summary
+
+
+def test_full_disk_from_events_and_disk_pressure() -> None:
+    full = node(DiskPressure=("True", "KubeletHasDiskPressure", "2026-01-01T11:40:00Z"))
+    message = "failed to remove container: write /var/lib/containerd/x: no space left on device"
+    objects = [full, *cluster("node-worker-1"), event("FailedKillPod", message)]
+    b = blocker(explain(pod(), objects), "containers-running")
+    assert any(e.fields.get("DiskPressure") == "True" for e in b.evidence)
+    assert any(c.startswith("df -h /var/lib/containerd") for c in commands(b.remedy))
+
+
+def test_disk_pressure_alone_gives_the_hint() -> None:
+    full = node(DiskPressure=("True", "KubeletHasDiskPressure", "2026-01-01T11:40:00Z"))
+    b = blocker(explain(pod(), [full, *cluster("node-worker-1")]), "containers-running")
+    assert "node disk full" in b.summary
+
+
+def test_immutable_file_path_comes_from_the_event() -> None:
+    path = "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/91/fs/etc/app.lock"
+    message = f'failed to remove container "7e1c": unlinkat {path}: operation not permitted'
+    finding = explain(pod(), [*cluster(), event("FailedKillPod", message)])
+    cmds = commands(blocker(finding, "containers-running").remedy)
+    assert f"lsattr -d {path}" in cmds
+    assert f"chattr -i {path}" in cmds
+
+
+def test_busy_mount_hint() -> None:
+    rootfs = "/run/containerd/io.containerd.runtime.v2.task/k8s.io/7e1c/rootfs"
+    message = f"unmount {rootfs}: device or resource busy"
+    finding = explain(pod(), [*cluster(), event("FailedKillPod", message)])
+    assert f"grep {UID} /proc/*/mountinfo" in commands(
+        blocker(finding, "containers-running").remedy
+    )
+
+
+def test_failed_prestop_hook_hint() -> None:
+    message = 'PreStop hook for container app failed: command "/bin/drain" exited with 137'
+    finding = explain(pod(), [*cluster(), event("FailedPreStopHook", message)])
+    assert "preStop" in blocker(finding, "containers-running").summary
+
+
+def test_host_pid_with_post_start_exec_hint() -> None:
+    obj = pod(spec__hostPID=True)
+    obj["spec"]["containers"][0]["lifecycle"] = {"postStart": {"exec": {"command": ["/init"]}}}
+    b = blocker(explain(obj, cluster()), "containers-running")
+    assert "postStart" in b.summary
+    assert any(e.fields.get("hostPID") is True for e in b.evidence)
+
+
+# -- the node ----------------------------------------------------------------------------------
+
+
+def test_missing_node_is_node_missing_with_force_delete_last() -> None:
+    finding = explain(pod(), cluster("node-worker-1", "lease-worker-1"))
+    assert types(finding) == ["node-missing"]
+    b = finding.blockers[0]
+    assert b.summary == "node worker-1 no longer exists"
+    assert b.evidence[0].fields == {"nodeName": "worker-1", "nodeExists": False}
+    assert commands(b.remedy) == ["kubectl get node worker-1", FORCE]
+    assert b.remedy[-1].destructive and b.remedy[-1].when
+
+
+def test_not_ready_node_is_the_cause_not_its_stale_container_status() -> None:
+    down = node(Ready=("Unknown", "NodeStatusUnknown", "2026-01-01T09:00:00Z"))
+    finding = explain(pod(), [down, *cluster("node-worker-1")])
+    assert types(finding) == ["node-not-ready"]
+    b = finding.blockers[0]
+    assert b.summary == "node worker-1 NotReady for 3h (kubelet stopped posting)"
+    assert b.evidence[0].fields["Ready"] == "Unknown"
+    assert b.evidence[0].fields["lastTransitionTime"] == "2026-01-01T09:00:00Z"
+    cmds = commands(b.remedy)
+    taint = "kubectl taint nodes worker-1 node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"
+    assert cmds[0] == "kubectl describe node worker-1"
+    assert cmds.index(taint) < cmds.index(FORCE) == len(cmds) - 1  # taint is safer than force
+    assert all(r.destructive and r.when for r in b.remedy[cmds.index(taint) :])
+
+
+def test_stale_lease_with_ready_true_is_node_not_ready() -> None:
+    lease = load("lease-worker-1")
+    lease["spec"]["renewTime"] = "2026-01-01T11:55:00.000000Z"
+    finding = explain(pod(), [lease, *cluster("lease-worker-1")])
+    assert types(finding) == ["node-not-ready"]
+    b = finding.blockers[0]
+    assert b.summary == "node worker-1 lease not renewed for 5m"
+    assert b.evidence[0].fields["secondsSinceRenew"] == 300
+    assert b.evidence[0].fields["staleAfterSeconds"] == 40
+
+
+def test_lease_within_40s_is_healthy() -> None:
+    lease = load("lease-worker-1")
+    lease["spec"]["renewTime"] = "2026-01-01T11:59:25Z"
+    assert types(explain(pod(), [lease, *cluster("lease-worker-1")])) == ["containers-running"]
+
+
+def test_out_of_service_taint_already_set_is_not_suggested_again() -> None:
+    down = node(Ready=("False", "KubeletNotReady", "2026-01-01T11:00:00Z"))
+    down["spec"]["taints"] = [
+        {"key": "node.kubernetes.io/out-of-service", "value": "nodeshutdown", "effect": "NoExecute"}
+    ]
+    b = blocker(explain(pod(), [down, *cluster("node-worker-1")]), "node-not-ready")
+    assert not any("taint" in c for c in commands(b.remedy))
+    assert any("out-of-service" in e.message for e in b.evidence)
+
+
+def test_nodes_unreadable_warns_and_never_claims_node_missing() -> None:
+    finding = explain(pod(), cluster(), unreadable={"Node": "forbidden"})
+    assert "could not read nodes: forbidden" in finding.warnings
+    assert types(finding) == ["containers-running"]
+    assert any("not checked (forbidden)" in e.message for e in finding.blockers[0].evidence)
+
+
+def test_lease_unreadable_keeps_ready_true_as_healthy() -> None:
+    finding = explain(pod(), cluster(), unreadable={"Lease": "forbidden"})
+    assert types(finding) == ["containers-running"]
+    assert finding.warnings == ["could not read leases.coordination.k8s.io: forbidden"]
+
+
+def test_events_unreadable_still_reports_running_containers() -> None:
+    finding = explain(pod(), cluster(), unreadable={"Event": "forbidden"})
+    assert types(finding) == ["containers-running"]
+    assert "could not read events: forbidden" in finding.warnings
+
+
+# -- volumes -----------------------------------------------------------------------------------
+
+
+def test_exited_containers_with_volume_in_use_is_volumes_not_reclaimed() -> None:
+    finding = explain(exited(), cluster())
+    assert types(finding) == ["volumes-not-reclaimed"]
+    b = finding.blockers[0]
+    assert b.summary == "containers exited; volume data still in use on worker-1"
+    assert b.evidence[0].fields["phase"] == "Running"
+    assert b.evidence[0].fields["containers"] == {"app": "terminated"}
+    chain = next(e for e in b.evidence if e.fields.get("claim") == "data-web-0")
+    assert chain.fields["persistentVolume"] == PV
+    assert chain.fields["driver"] == "ebs.csi.aws.com"
+    assert chain.fields["volumeHandle"] == "vol-0a1b2c3d4e5f60718"
+    in_use = "kubernetes.io/csi/ebs.csi.aws.com^vol-0a1b2c3d4e5f60718"
+    assert any(e.fields.get("volumesInUse") == in_use for e in b.evidence)
+    cmds = commands(b.remedy)
+    assert cmds[0] == f"mount | grep {UID}"
+    assert cmds[-1].startswith("kubectl delete volumeattachment csi-")  # last, if ever
+    assert b.remedy[-1].destructive
+    assert FORCE not in cmds
+    assert_destructive_steps_say_when(finding)
+
+
+def test_missing_csi_driver_is_named_and_restored_first() -> None:
+    finding = explain(exited(), cluster("csidriver-ebs"))
+    assert types(finding) == ["csi-driver-missing", "volumes-not-reclaimed"]
+    b = finding.blockers[0]
+    assert b.summary == "CSI driver ebs.csi.aws.com not installed"
+    assert b.evidence[0].fields["csiDriverExists"] is False
+    assert b.remedy[0].description.startswith("restore CSI driver ebs.csi.aws.com")
+    assert not b.remedy[0].destructive
+    assert commands(b.remedy)[-1].startswith("kubectl delete volumeattachment")
+
+
+def test_csi_driver_absent_from_the_nodes_csinode() -> None:
+    csinode = load("csinode-worker-1")
+    csinode["spec"]["drivers"] = []
+    finding = explain(exited(), [csinode, *cluster("csinode-worker-1")])
+    b = blocker(finding, "csi-driver-missing")
+    assert b.summary == "CSI driver ebs.csi.aws.com not running on worker-1"
+    assert b.evidence[0].fields["registeredDrivers"] == []
+
+
+def test_volume_attachment_with_detach_error() -> None:
+    attachment = load("volumeattachment-web-0")
+    attachment["status"]["detachError"] = {
+        "time": "2026-01-01T11:55:00Z",
+        "message": "rpc error: code = Internal desc = Could not detach volume: timeout",
+    }
+    finding = explain(exited(), [attachment, *cluster("volumeattachment-web-0")])
+    b = blocker(finding, "volume-attachment")
+    assert b.summary == f"detach of {PV} from worker-1 failing"
+    assert "Could not detach volume" in b.evidence[0].fields["detachError"]
+    assert b.remedy[-1].destructive and b.remedy[-1].when
+    assert "kubectl delete volumeattachment" in (b.remedy[-1].command or "")
+
+
+def test_failed_unmount_events_are_evidence() -> None:
+    node_obj = load("node-worker-1")
+    node_obj["status"]["volumesInUse"] = []
+    message = 'UnmountVolume.TearDown failed for volume "data": device or resource busy'
+    objects = [node_obj, *cluster("node-worker-1"), event("FailedUnMount", message)]
+    b = blocker(explain(exited(), objects), "volumes-not-reclaimed")
+    assert b.summary == "containers exited; volume teardown failing (FailedUnMount)"
+    assert any(e.fields.get("reason") == "FailedUnMount" for e in b.evidence)
+    assert f"grep {UID} /proc/*/mountinfo" in commands(b.remedy)
+
+
+def test_no_persistent_volumes_still_waits_for_teardown() -> None:
+    obj = exited()
+    obj["spec"]["volumes"] = obj["spec"]["volumes"][1:]  # the projected token volume only
+    finding = explain(obj, cluster())
+    assert types(finding) == ["volumes-not-reclaimed"]
+    assert (
+        finding.blockers[0].summary == "containers exited; kubelet has not finished volume teardown"
+    )
+
+
+def test_pv_unreadable_keeps_the_blocker_and_warns() -> None:
+    finding = explain(exited(), cluster(), unreadable={"PersistentVolume": "forbidden"})
+    assert types(finding) == ["volumes-not-reclaimed"]
+    assert "could not read persistentvolumes: forbidden" in finding.warnings
+
+
+# -- namespace, webhooks, finalizers, nothing found --------------------------------------------
+
+
+def test_terminating_namespace_is_context() -> None:
+    namespace = load("namespace-shop")
+    namespace["metadata"]["deletionTimestamp"] = "2026-01-01T11:49:00Z"
+    namespace["status"]["phase"] = "Terminating"
+    finding = explain(pod(), [namespace, *cluster("namespace-shop")])
+    assert types(finding) == ["containers-running", "namespace-terminating"]
+    b = finding.blockers[1]
+    assert commands(b.remedy) == ["kubectl terminating ns shop --explain"]
+
+
+def delete_webhook() -> list[JSON]:
+    """The policy webhook, made to intercept DELETE of pods; its only endpoint is not ready."""
+    config = load("webhook-policy")
+    config["webhooks"][0]["rules"][0]["operations"] = ["DELETE"]
+    return [config, load("service-policy-webhook"), load("endpointslice-policy-webhook")]
+
+
+def test_webhook_rejecting_the_kubelets_final_delete() -> None:
+    finding = explain(exited(), [*cluster(), *delete_webhook()])
+    b = blocker(finding, "webhook")
+    service = "policy-system/policy-webhook"
+    assert (
+        b.summary
+        == f"webhook validate.pods.policy.example.com: service {service} has no ready endpoints"
+    )
+    assert b.evidence[0].fields["operations"] == ["DELETE"]
+
+
+def test_webhook_rejecting_finalizer_removal() -> None:
+    obj = exited()
+    obj["metadata"]["finalizers"] = ["example.com/audit"]
+    objects = [*cluster(), load("webhook-policy"), load("service-policy-webhook")]
+    finding = explain(obj, objects)
+    assert {"finalizer", "webhook"} <= set(types(finding))
+    assert blocker(finding, "webhook").evidence[0].fields["operations"] == ["UPDATE"]
+
+
+def test_kubelet_done_only_finalizers_hold_the_pod() -> None:
+    # After the kubelet's final delete (or a forced one) deletionGracePeriodSeconds is 0: the
+    # node, containers and volumes no longer matter.
+    obj = exited()
+    obj["metadata"].update(
+        deletionGracePeriodSeconds=0, finalizers=["batch.kubernetes.io/job-tracking"]
+    )
+    finding = explain(obj, cluster("node-worker-1"))
+    assert types(finding) == ["finalizer"]
+
+
+def test_nothing_found_says_what_was_checked() -> None:
+    obj = pod(spec__nodeName="")
+    finding = explain(obj, cluster())
+    assert types(finding) == ["unknown"]
+    b = finding.blockers[0]
+    assert b.summary == "10m overdue; no known cause found"
+    assert b.evidence[0].message.startswith("checked: finalizers (none), node")
+    assert any("not bound to a node" in e.message for e in b.evidence)
+
+
+def test_unverifiable_url_webhook_is_named_when_nothing_concrete_is_found() -> None:
+    config = load("webhook-policy")
+    config["webhooks"][0]["clientConfig"] = {"url": "https://policy.example.com/validate"}
+    config["webhooks"][0]["rules"][0]["operations"] = ["DELETE"]
+    obj = exited()
+    obj["spec"]["volumes"] = obj["spec"]["volumes"][1:]
+    b = blocker(explain(obj, [*cluster(), config]), "volumes-not-reclaimed")
+    urls = [e.fields.get("url") for e in b.evidence]
+    assert "https://policy.example.com/validate" in urls
+
+
+# -- wide output and robustness ----------------------------------------------------------------
+
+
+def test_container_states_for_wide_output() -> None:
+    obj = exited()
+    obj["spec"]["containers"].append({"name": "sidecar", "image": "busybox"})
+    obj["status"]["initContainerStatuses"] = [
+        {"name": "init", "state": {"waiting": {"reason": "PodInitializing"}}}
+    ]
+    assert container_states(obj) == [
+        {
+            "name": "init",
+            "state": "waiting",
+            "reason": "PodInitializing",
+            "exitCode": None,
+            "startedAt": None,
+            "finishedAt": None,
+        },
+        {
+            "name": "app",
+            "state": "terminated",
+            "reason": "Error",
+            "exitCode": 143,
+            "startedAt": "2026-01-01T09:00:05Z",
+            "finishedAt": "2026-01-01T11:49:45Z",
+        },
+        {
+            "name": "sidecar",
+            "state": "unknown",
+            "reason": None,
+            "exitCode": None,
+            "startedAt": None,
+            "finishedAt": None,
+        },
+    ]
+
+
+def test_finding_fields_for_the_json_contract() -> None:
+    out = explain(pod(), cluster()).to_json()
+    assert (out["node"], out["phase"], out["overdueSeconds"]) == ("worker-1", "Running", 600)
+    assert out["containers"][0]["state"] == "running"
+    assert out["blockers"][0]["type"] == "containers-running"
+
+
+MALFORMED: list[JSON] = [
+    {},
+    {"metadata": []},
+    {"metadata": {"deletionTimestamp": 5, "name": 3, "finalizers": "x"}},
+    {"metadata": {"deletionTimestamp": "yesterday"}, "spec": [], "status": "Running"},
+    {"metadata": {"deletionTimestamp": "2026-01-01T11:00:00Z"}, "spec": {"nodeName": 7}},
+    {
+        "metadata": {
+            "deletionTimestamp": "2026-01-01T11:00:00Z",
+            "deletionGracePeriodSeconds": "30",
+        },
+        "spec": {
+            "nodeName": "worker-1",
+            "volumes": ["data", {"persistentVolumeClaim": "x"}, {"csi": 1}],
+        },
+        "status": {"containerStatuses": [1, {"state": []}, {"state": {"running": "yes"}}]},
+    },
+]
+
+
+@pytest.mark.parametrize("obj", MALFORMED)
+def test_malformed_pods_never_crash(obj: JSON) -> None:
+    finding = explain_pod(obj, StaticView(cluster(), NOW))
+    assert isinstance(finding.blockers, list)
+
+
+def test_malformed_related_objects_never_crash() -> None:
+    garbage_node = {
+        "kind": "Node",
+        "metadata": {"name": "worker-1"},
+        "status": {"conditions": "x", "volumesInUse": 1},
+    }
+    garbage: list[JSON] = [
+        garbage_node,
+        {
+            "kind": "Lease",
+            "metadata": {"name": "worker-1", "namespace": "kube-node-lease"},
+            "spec": [],
+        },
+        {"kind": "CSINode", "metadata": {"name": "worker-1"}, "spec": {"drivers": [None, 3]}},
+        {
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data-web-0", "namespace": "shop"},
+            "spec": {"volumeName": 9},
+        },
+        {"kind": "VolumeAttachment", "metadata": {}, "spec": "x"},
+        {
+            "kind": "Event",
+            "metadata": {"namespace": "shop"},
+            "involvedObject": {"uid": UID},
+            "reason": 3,
+            "message": None,
+        },
+        {
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "w"},
+            "webhooks": [None, {"rules": "x"}],
+        },
+    ]
+    for obj in (pod(), exited()):
+        finding = explain(obj, garbage)
+        assert finding.blockers
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    metadata=st.dictionaries(
+        st.sampled_from(["name", "deletionTimestamp", "finalizers", "uid"]), JSON_VALUES
+    ),
+    spec=JSON_VALUES,
+    status=JSON_VALUES,
+)
+def test_fuzzed_pods_never_crash(metadata: JSON, spec: Any, status: Any) -> None:
+    obj = {
+        "metadata": {"deletionTimestamp": "2026-01-01T11:00:00Z", **metadata},
+        "spec": spec,
+        "status": status,
+    }
+    explain_pod(obj, StaticView(cluster(), NOW))
+
+
+def test_never_reported_containers_are_not_called_exited() -> None:
+    obj = pod()
+    del obj["status"]["containerStatuses"]
+    finding = explain(obj, cluster())
+    assert finding.containers[0]["state"] == "unknown"
+    b = blocker(finding, "volumes-not-reclaimed")
+    assert b.summary == "no container running; volume data still in use on worker-1"
+
+
+def test_node_without_ready_condition_is_not_ready() -> None:
+    bare = load("node-worker-1")
+    del bare["status"]["conditions"]
+    finding = explain(pod(), [bare, *cluster("node-worker-1")])
+    assert types(finding) == ["node-not-ready"]
+    assert finding.blockers[0].summary == "node worker-1 has never reported Ready"

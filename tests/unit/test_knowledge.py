@@ -1,0 +1,147 @@
+"""The finalizer table: exact entries, families matched by pattern, unknown stays unknown."""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kubectl_terminating.explain.knowledge import FinalizerOwner, entries, lookup
+
+
+@pytest.mark.parametrize(
+    ("finalizer", "owner"),
+    [
+        ("kubernetes", "namespace controller"),
+        ("kubernetes.io/pvc-protection", "pvc-protection controller"),
+        ("kubernetes.io/pv-protection", "pv-protection controller"),
+        ("foregroundDeletion", "garbage collector"),
+        ("orphan", "garbage collector"),
+        ("batch.kubernetes.io/job-tracking", "job controller"),
+        ("service.kubernetes.io/load-balancer-cleanup", "cloud-controller-manager"),
+        ("customresourcecleanup.apiextensions.k8s.io", "kube-apiserver"),
+        ("external-provisioner.volume.kubernetes.io/finalizer", "external-provisioner"),
+        ("acme.cert-manager.io/finalizer", "cert-manager"),
+        ("finalizer.acme.cert-manager.io", "cert-manager"),
+        ("finalizers.fluxcd.io", "Flux"),
+        ("finalizer.managedresource.crossplane.io", "Crossplane provider"),
+        ("composite.apiextensions.crossplane.io", "Crossplane core"),
+        ("ceph.rook.io/disaster-protection", "Rook"),
+        ("longhorn.io", "Longhorn"),
+        ("restores.velero.io/external-resources-finalizer", "Velero server"),
+        ("strimzi.io/topic-operator", "Strimzi topic operator"),
+        ("monitoring.coreos.com/status-cleanup", "Prometheus operator"),
+        ("karpenter.sh/termination", "Karpenter"),
+        ("finalizer.keda.sh", "KEDA"),
+    ],
+)
+def test_exact_entries_name_their_owner(finalizer: str, owner: str) -> None:
+    entry = lookup(finalizer)
+    assert entry is not None
+    assert owner in entry.owner
+
+
+@pytest.mark.parametrize(
+    ("finalizer", "pattern"),
+    [
+        ("external-attacher/ebs-csi-aws-com", "external-attacher/*"),
+        ("external-attacher/rook-ceph-rbd-csi-ceph-com", "external-attacher/*"),
+        ("resources-finalizer.argocd.argoproj.io", "resources-finalizer.argocd.argoproj.io*"),
+        (
+            "resources-finalizer.argocd.argoproj.io/background",
+            "resources-finalizer.argocd.argoproj.io*",
+        ),
+        (
+            "post-delete-finalizer.argocd.argoproj.io/cleanup",
+            "post-delete-finalizer.argocd.argoproj.io*",
+        ),
+        ("cephblockpool.ceph.rook.io", "*.ceph.rook.io"),
+        ("group.ingress.k8s.aws/shared-alb", "group.ingress.k8s.aws/*"),
+        ("velero.io/pod-volume-finalizer", "velero.io/*"),
+        (
+            "snapshot.storage.kubernetes.io/volumesnapshot-bound-protection",
+            "snapshot.storage.kubernetes.io/*",
+        ),
+        ("cnrm.cloud.google.com/deletion-defender", "cnrm.cloud.google.com/*"),
+    ],
+)
+def test_families_match_by_pattern(finalizer: str, pattern: str) -> None:
+    entry = lookup(finalizer)
+    assert entry is not None
+    assert entry.pattern == pattern
+
+
+def test_exact_entry_wins_over_a_matching_pattern() -> None:
+    # ceph.rook.io/disaster-protection is not one of Rook's `<kind>.ceph.rook.io` finalizers
+    disaster = lookup("ceph.rook.io/disaster-protection")
+    assert disaster is not None and disaster.pattern == "ceph.rook.io/disaster-protection"
+    restore = lookup("restores.velero.io/external-resources-finalizer")
+    assert restore is not None and restore.pattern != "velero.io/*"
+
+
+@pytest.mark.parametrize(
+    "finalizer",
+    [
+        "example.com/cleanup",
+        "kubernetes.io/something-new",
+        "",
+        "ceph.rook.io",
+        "foo",
+        "argocd.argoproj.io",
+    ],
+)
+def test_unknown_finalizers_have_no_owner(finalizer: str) -> None:
+    assert lookup(finalizer) is None
+
+
+def test_owners_that_guard_real_infrastructure_say_so() -> None:
+    strands = {
+        f: entry.strands_infrastructure
+        for f in (
+            "service.kubernetes.io/load-balancer-cleanup",
+            "external-attacher/ebs-csi-aws-com",
+            "finalizer.managedresource.crossplane.io",
+            "kubernetes.io/pvc-protection",
+            "batch.kubernetes.io/job-tracking",
+        )
+        if (entry := lookup(f)) is not None
+    }
+    assert strands == {
+        "service.kubernetes.io/load-balancer-cleanup": True,
+        "external-attacher/ebs-csi-aws-com": True,
+        "finalizer.managedresource.crossplane.io": True,
+        "kubernetes.io/pvc-protection": False,
+        "batch.kubernetes.io/job-tracking": False,
+    }
+
+
+def test_every_entry_is_complete_and_unique() -> None:
+    patterns = [e.pattern for e in entries()]
+    assert len(patterns) == len(set(patterns))
+    for entry in entries():
+        assert entry.owner and entry.waits_for and entry.remedy, entry.pattern
+        # a by-hand removal that strands infrastructure must say what it strands
+        assert not entry.strands_infrastructure or entry.risk, entry.pattern
+
+
+def known(finalizer: str) -> FinalizerOwner:
+    entry = lookup(finalizer)
+    assert entry is not None, finalizer
+    return entry
+
+
+def test_liveness_hints() -> None:
+    assert known("customresourcecleanup.apiextensions.k8s.io").in_apiserver
+    assert known("kubernetes").lease_names == ("kube-controller-manager",)
+    assert known("acme.cert-manager.io/finalizer").lease_names == ("cert-manager-controller",)
+    assert known("kubernetes.io/pvc-protection").built_in
+    assert not known("finalizers.fluxcd.io").built_in
+
+
+@given(st.text(max_size=80))
+def test_lookup_never_fails_and_only_returns_matching_entries(finalizer: str) -> None:
+    entry = lookup(finalizer)
+    if entry is not None:
+        assert entry.pattern == finalizer or fnmatchcase(finalizer, entry.pattern)

@@ -335,23 +335,29 @@ def _transient(exc: Exception) -> bool:
 
 def _describe_connection_error(exc: Exception) -> str:
     reason: Any = getattr(exc, "reason", None) or exc
-    if isinstance(reason, urllib3.exceptions.SSLError) or isinstance(
-        exc, urllib3.exceptions.SSLError
-    ):
+    errors = urllib3.exceptions
+
+    def either(kind: type[Exception]) -> bool:
+        return isinstance(exc, kind) or isinstance(reason, kind)
+
+    if either(errors.SSLError):
         detail = str(reason)
         if "CERTIFICATE_VERIFY_FAILED" in detail:
             detail = detail.split("certificate verify failed:")[-1].strip(" )'\"")
             return f"TLS certificate verification failed ({detail})"
         return f"TLS handshake failed ({detail[:200]})"
-    if isinstance(exc, urllib3.exceptions.ConnectTimeoutError) or isinstance(
-        reason, urllib3.exceptions.ConnectTimeoutError
-    ):
-        return "connection timed out"
-    if isinstance(exc, urllib3.exceptions.ReadTimeoutError) or isinstance(
-        reason, urllib3.exceptions.ReadTimeoutError
-    ):
-        return "the server did not answer within the request timeout"
     text = str(reason)
+    # NewConnectionError subclasses ConnectTimeoutError: read its errno text before timeouts
+    if either(errors.NewConnectionError):
+        return _short_socket_error(text)
+    if either(errors.ConnectTimeoutError):
+        return "connection timed out"
+    if either(errors.ReadTimeoutError):
+        return "the server did not answer within the request timeout"
+    return _short_socket_error(text)
+
+
+def _short_socket_error(text: str) -> str:
     for marker, short in (
         ("Connection refused", "connection refused"),
         ("Name or service not known", "no such host"),

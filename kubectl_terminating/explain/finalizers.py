@@ -311,7 +311,7 @@ def owner_evidence(held: Held, owner: FinalizerOwner | None) -> Evidence:
             fields={"owner": None, "domains": domains},
         )
     return Evidence(
-        f"{owner.owner} removes it once it sees {owner.waits_for}",
+        f"removed by {owner.owner}, which waits for {owner.waits_for}",
         fields={
             "owner": owner.owner,
             "waitsFor": owner.waits_for,

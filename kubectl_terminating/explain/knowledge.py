@@ -107,7 +107,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
     ),
     FinalizerOwner(
         "external-provisioner.volume.kubernetes.io/finalizer",
-        "CSI external-provisioner of the volume's driver",
+        "CSI external-provisioner (of the volume's driver)",
         "the driver to delete the volume in the storage backend",
         "restore the CSI driver's controller (provisioner sidecar)",
         strands_infrastructure=True,
@@ -116,7 +116,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
     ),
     FinalizerOwner(
         "external-attacher/*",
-        "CSI external-attacher of that driver",
+        "CSI external-attacher (of that driver)",
         "the volume to be detached from the node",
         "restore the CSI driver's controller (attacher sidecar)",
         strands_infrastructure=True,
@@ -143,7 +143,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
     # -- widely used operators -----------------------------------------------------------------
     FinalizerOwner(
         "acme.cert-manager.io/finalizer",
-        "cert-manager controller",
+        "cert-manager",
         "the ACME challenge to be cleaned up (solver pod, DNS record)",
         "restore the cert-manager controller",
         risk="a DNS TXT record or solver resources may be left behind",
@@ -151,7 +151,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
     ),
     FinalizerOwner(
         "finalizer.acme.cert-manager.io",
-        "cert-manager controller",
+        "cert-manager",
         "the ACME challenge to be cleaned up (solver pod, DNS record)",
         "restore the cert-manager controller",
         risk="a DNS TXT record or solver resources may be left behind",
@@ -159,7 +159,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
     ),
     FinalizerOwner(
         "resources-finalizer.argocd.argoproj.io*",
-        "Argo CD application controller",
+        "Argo CD (application controller)",
         "every resource the Application manages to be deleted (cascade)",
         "restore the Argo CD application controller, then retry",
         strands_infrastructure=True,
@@ -167,21 +167,21 @@ _TABLE: tuple[FinalizerOwner, ...] = (
     ),
     FinalizerOwner(
         "post-delete-finalizer.argocd.argoproj.io*",
-        "Argo CD application controller",
+        "Argo CD (application controller)",
         "the Application's PostDelete hooks to succeed",
         "restore the Argo CD application controller and fix the failing hook",
         risk="the PostDelete cleanup never runs",
     ),
     FinalizerOwner(
         "pre-delete-finalizer.argocd.argoproj.io*",
-        "Argo CD application controller",
+        "Argo CD (application controller)",
         "the Application's PreDelete hooks to succeed",
         "restore the Argo CD application controller and fix the failing hook",
         risk="the PreDelete cleanup never runs",
     ),
     FinalizerOwner(
         "finalizers.fluxcd.io",
-        "Flux controller for this kind",
+        "Flux (the controller of this kind)",
         "its cleanup (garbage collection of applied objects, artifacts)",
         "restore the Flux controllers, then retry",
         strands_infrastructure=True,
@@ -190,7 +190,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
     ),
     FinalizerOwner(
         "finalizer.managedresource.crossplane.io",
-        "the Crossplane provider for this resource",
+        "Crossplane provider (of this resource's group)",
         "the external (cloud) resource to be deleted",
         "restore the provider and its credentials (ProviderConfig), then retry",
         strands_infrastructure=True,
@@ -244,7 +244,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
     ),
     FinalizerOwner(
         "strimzi.io/topic-operator",
-        "Strimzi topic operator (entity operator of the Kafka cluster)",
+        "Strimzi topic operator (in the Kafka cluster's entity operator)",
         "the topic to be deleted in Kafka",
         "restore the Kafka cluster's entity operator, then retry",
         strands_infrastructure=True,
@@ -306,7 +306,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
     ),
     FinalizerOwner(
         "cluster.cluster.x-k8s.io",
-        "Cluster API controller manager",
+        "Cluster API (controller manager)",
         "the workload cluster's machines and infrastructure to be deleted",
         "restore the Cluster API controllers and the infrastructure provider, then retry",
         strands_infrastructure=True,
@@ -314,7 +314,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
     ),
     FinalizerOwner(
         "machine.cluster.x-k8s.io",
-        "Cluster API controller manager",
+        "Cluster API (controller manager)",
         "the node to be drained and the machine's infrastructure deleted",
         "restore the Cluster API controllers and the infrastructure provider, then retry",
         strands_infrastructure=True,

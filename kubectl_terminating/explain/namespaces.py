@@ -171,8 +171,9 @@ def failure_reason(condition: JSON) -> str | None:
 
 def condition_summary(reason: str, message: str) -> str:
     if reason == "DiscoveryFailed":
-        groups = GROUP_VERSION.findall(message)
-        return clip(f"discovery failed for {', '.join(groups) or 'some groups'}")
+        groups = list(dict.fromkeys(GROUP_VERSION.findall(message)))
+        more = f" (+{len(groups) - 1} more)" if len(groups) > 1 else ""
+        return clip(f"discovery failed for {groups[0] if groups else 'some groups'}{more}")
     webhook = FAILED_WEBHOOK.search(message)
     cause = f"webhook {webhook.group(1)}" if webhook else BOILERPLATE.sub("", message)
     return clip(f"{FAILURE_REASONS[reason]}: {cause}")

@@ -183,7 +183,7 @@ def newest_event(
         if text(e.get("reason")) in reasons
         or any(p in text(e.get("message")).lower() for p in phrases)
     ]
-    return max(found, key=event_time, default=None)
+    return max(found, key=event_time) if found else None
 
 
 # -- the node ----------------------------------------------------------------------------------

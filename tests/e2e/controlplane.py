@@ -370,6 +370,17 @@ class ControlPlane:
         self._start_proc("kube-controller-manager", self._kcm_args())
         self._wait_kcm_healthy(time.monotonic() + timeout)
 
+    def detach(self) -> None:
+        """Forget the processes without stopping them (they keep serving); close connections."""
+        for proc in self._procs.values():
+            if proc.popen is not None:
+                proc.popen.returncode = 0  # never waited for: no "still running" warning
+            proc.popen = None
+        self._procs.clear()
+        if self._http is not None:
+            self._http.clear()
+            self._http = None
+
     def __enter__(self) -> ControlPlane:
         self.start()
         return self
@@ -509,12 +520,15 @@ class ControlPlane:
             )
         return self._http
 
+    def _read_tokens(self) -> None:
+        for line in (self.state_dir / "tokens.csv").read_text().splitlines():
+            token, user = line.split(",")[:2]
+            self.tokens[user] = token
+
     def _write_auth_files(self) -> None:
         token_file = self.state_dir / "tokens.csv"
         if token_file.exists():  # keep tokens stable across restarts of the same state dir
-            for line in token_file.read_text().splitlines():
-                token, user = line.split(",")[:2]
-                self.tokens[user] = token
+            self._read_tokens()
         else:
             users = ["admin", *PLAIN_USERS, KCM_USER]
             self.tokens = {u: secrets.token_hex(16) for u in users}
@@ -696,18 +710,8 @@ def up(state_dir: Path, binaries_dir: Path | None = None) -> Path:
     }
     (state_dir / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
     print(f"control plane up in {time.monotonic() - start:.1f}s at {cp.server}", file=sys.stderr)
-    _detach(cp)
+    cp.detach()
     return cp.kubeconfig_path
-
-
-def _detach(cp: ControlPlane) -> None:
-    """Let the processes outlive this Python process without 'still running' warnings."""
-    for proc in cp._procs.values():
-        if proc.popen is not None:
-            proc.popen.returncode = 0  # we will never wait for it; `down` kills by pid
-        proc.popen = None
-    if cp._http is not None:
-        cp._http.clear()
 
 
 def _owned_pids(state_dir: Path) -> dict[str, int]:
@@ -727,21 +731,37 @@ def _owned_pids(state_dir: Path) -> dict[str, int]:
     return owned
 
 
-def _live_state(state_dir: Path) -> JSON | None:
-    owned = _owned_pids(state_dir)
-    if set(owned) != {"etcd", "kube-apiserver", "kube-controller-manager"}:
-        return None
+def attach(state_dir: Path) -> ControlPlane:
+    """A client-side handle on the control plane `up` started in state_dir.
+
+    api() and kubectl() work; stop() does nothing (use `down`); call detach() when done.
+    """
+    state_dir = state_dir.resolve()
+    if set(_owned_pids(state_dir)) != {"etcd", "kube-apiserver", "kube-controller-manager"}:
+        raise ControlPlaneError(f"no running control plane in {state_dir} (run `up` first)")
     state: JSON = json.loads((state_dir / STATE_FILE).read_text())
     cp = ControlPlane(state_dir, state["binaries_dir"])
     cp.port = int(state["server"].rsplit(":", 1)[1])
-    cp._write_auth_files()
+    cp._read_tokens()
+    return cp
+
+
+def _live_state(state_dir: Path) -> JSON | None:
+    """The state file's contents if all its processes run and the apiserver is ready."""
+    try:
+        cp = attach(state_dir)
+    except ControlPlaneError:
+        return None
     try:
         status, _ = cp.api_raw("GET", "/readyz")
-    except Exception:
+    except Exception:  # refused, TLS error, timeout: not live
         return None
     finally:
-        cp.stop()
-    return state if status == 200 else None
+        cp.detach()
+    if status != 200:
+        return None
+    state: JSON = json.loads((state_dir / STATE_FILE).read_text())
+    return state
 
 
 def down(state_dir: Path) -> list[int]:

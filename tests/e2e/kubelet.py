@@ -163,7 +163,7 @@ def create_namespace(
 def namespace_conditions(cp: ControlPlane, name: str) -> dict[str, JSON]:
     """The namespace's status.conditions by type ({} before the controller's first pass)."""
     status = get(cp, f"/api/v1/namespaces/{name}").get("status", {})
-    return {c["type"]: c for c in status.get("conditions", [])}
+    return {c["type"]: c for c in status.get("conditions") or []}
 
 
 def create_configmap(
@@ -808,7 +808,7 @@ def create_apiservice(
 
 def apiservice_condition(cp: ControlPlane, name: str, type_: str = "Available") -> JSON | None:
     svc = get(cp, f"/apis/apiregistration.k8s.io/v1/apiservices/{name}")
-    conds: list[JSON] = svc.get("status", {}).get("conditions", [])
+    conds: list[JSON] = svc.get("status", {}).get("conditions") or []
     return next((c for c in conds if c.get("type") == type_), None)
 
 
@@ -863,7 +863,7 @@ def create_crd(
 
 def _established(cp: ControlPlane, name: str) -> JSON | None:
     crd = get(cp, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-    conds = crd.get("status", {}).get("conditions", [])
+    conds = crd.get("status", {}).get("conditions") or []  # null until the first update
     ok = any(c["type"] == "Established" and c["status"] == "True" for c in conds)
     return crd if ok else None
 

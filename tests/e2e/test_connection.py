@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import stat
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -17,13 +19,13 @@ from tests.e2e.kubelet import create_namespace, create_node, create_pod, delete,
 pytestmark = pytest.mark.e2e
 
 
-def _kubeconfig(cp: ControlPlane, **overrides: object) -> dict[str, object]:
-    config: dict[str, object] = yaml.safe_load(cp.kubeconfig_path.read_text())
+def _kubeconfig(cp: ControlPlane, **overrides: Any) -> dict[str, Any]:
+    config: dict[str, Any] = yaml.safe_load(cp.kubeconfig_path.read_text())
     config.update(overrides)
     return config
 
 
-def _write(path: Path, config: dict[str, object]) -> Path:
+def _write(path: Path, config: Mapping[str, Any]) -> Path:
     path.write_text(yaml.safe_dump(config))
     return path
 
@@ -130,7 +132,7 @@ def test_two_file_kubeconfig_first_file_wins(
     second = dict(base)
     second_contexts = [
         {"name": "mine", "context": {"cluster": "test", "user": "admin", "namespace": "default"}},
-        *base["contexts"],  # type: ignore[misc]
+        *base["contexts"],
     ]
     second["contexts"] = second_contexts
     second["current-context"] = "test"
@@ -214,7 +216,7 @@ def test_wrong_certificate_authority_is_tls_error(
 ) -> None:
     config = _kubeconfig(control_plane)
     other_ca = control_plane.pki_dir / "front-proxy-ca.crt"
-    cluster = config["clusters"][0]["cluster"]  # type: ignore[index]
+    cluster = config["clusters"][0]["cluster"]
     cluster.pop("certificate-authority-data")
     cluster["certificate-authority"] = str(other_ca)
     line = assert_one_line_error(run_cli("pods", "-A", kubeconfig=_write(tmp_path / "c", config)))

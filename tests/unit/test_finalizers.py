@@ -150,7 +150,7 @@ def test_known_lease_name_of_an_operator(renewed: int, state: str) -> None:
     found = lease("cert-manager-controller", "kube-system", renewed)
     blocker = only(explain(challenge, CERT_CHALLENGES, found))
     assert blocker.summary == (
-        f"finalizer acme.cert-manager.io/finalizer (owner: cert-manager controller, {state})"
+        f"finalizer acme.cert-manager.io/finalizer (owner: cert-manager, {state})"
     )
 
 

@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 from typing import TypeVar
 
 from kubectl_terminating.explain.common import as_dict, as_list, meta, text
-from kubectl_terminating.explain.knowledge import KCM_LEASE, FinalizerOwner, lookup
+from kubectl_terminating.explain.knowledge import FinalizerOwner, lookup
 from kubectl_terminating.explain.webhooks import ready_endpoints
 from kubectl_terminating.model import (
     FINALIZER,
@@ -101,7 +101,7 @@ def short_owner(owner: FinalizerOwner | None) -> str:
 
 
 def owner_phrase(owner: FinalizerOwner | None, state: str) -> str:
-    """`owner: cert-manager controller, running` for a one-line summary."""
+    """`owner: cert-manager, running` for a one-line summary."""
     if state != UNKNOWN_STATE:
         return f"owner: {short_owner(owner)}, {state}"
     return f"owner: {short_owner(owner)}" + (", state unknown" if owner else "")
@@ -226,13 +226,36 @@ def webhook_service(client_config: object) -> tuple[str, str]:
     return text(service.get("namespace")), text(service.get("name"))
 
 
+def apiservice_backend(apiservice: JSON) -> Backend:
+    """An aggregated API's availability as the kube-aggregator last saw it."""
+    name = text(meta(apiservice).get("name"))
+    conditions = map(as_dict, as_list(as_dict(apiservice.get("status")).get("conditions")))
+    available = next((c for c in conditions if c.get("type") == "Available"), {})
+    status = text(available.get("status")) or "Unknown"
+    return Backend(
+        True if status == "True" else None if status == "Unknown" else False,
+        Evidence(
+            f"APIService {name} Available={status} {text(available.get('reason'))}".rstrip(),
+            ObjectRef("APIService", name, None, "apiregistration.k8s.io/v1"),
+            {"available": status, "reason": available.get("reason")},
+        ),
+    )
+
+
 def _backends(resource: Resource, view: ClusterView) -> list[Backend]:
     services = _group_backends(resource.group, resource.plural, view)
-    return [service_backend(ns, name, view) for ns, name in services]
+    aggregated = [
+        apiservice_backend(a)
+        for a in view.apiservices()
+        if text(as_dict(a.get("spec")).get("group")) == resource.group
+        and as_dict(a.get("spec")).get("service")
+    ]
+    return [*(service_backend(ns, name, view) for ns, name in services), *aggregated]
 
 
 def backend_liveness(resource: Resource, view: ClusterView) -> Liveness:
-    """Webhook or conversion backends of the object's group: the operator usually serves them."""
+    """Webhook, conversion or aggregated-API backends of the object's group: the operator
+    usually serves them, so one that answers shows it runs and none answering that it does not."""
     if _is_kubernetes_domain(resource.group):
         return Liveness(UNKNOWN_STATE)
     backends, failure = try_read(lambda: _backends(resource, view))
@@ -242,7 +265,7 @@ def backend_liveness(resource: Resource, view: ClusterView) -> Liveness:
     if not known:
         return Liveness(UNKNOWN_STATE)
     if any(b.up for b in known):
-        note = Evidence(f"a webhook of {resource.group} answers (usually the same operator)")
+        note = Evidence(f"a backend of {resource.group} answers (usually the same operator)")
         return Liveness(RUNNING, (note, *(b.evidence for b in known if b.up)))
     return Liveness(NOT_RUNNING, tuple(b.evidence for b in known))
 
@@ -258,7 +281,9 @@ def owner_liveness(
     by_backend = backend_liveness(resource, view)
     if by_backend.state != UNKNOWN_STATE:
         return Liveness(by_backend.state, by_lease.evidence + by_backend.evidence)
-    unknown = Evidence("no leader-election Lease or webhook backend found: cannot tell if it runs")
+    unknown = Evidence(
+        "no leader-election Lease, webhook or APIService of it found: cannot tell if it runs"
+    )
     return Liveness(UNKNOWN_STATE, (*by_lease.evidence, *by_backend.evidence, unknown))
 
 
@@ -322,7 +347,8 @@ def owner_evidence(held: Held, owner: FinalizerOwner | None) -> Evidence:
 
 def owner_remedies(held: Held, owner: FinalizerOwner | None, state: str) -> list[Remedy]:
     steps: list[Remedy] = []
-    if state == RUNNING:
+    # an owner inside kube-apiserver always "runs": its own remedy is the useful step
+    if state == RUNNING and not (owner and owner.in_apiserver):
         steps.append(Remedy("its owner runs but does not finish: read the owner's logs and events"))
     elif owner is not None:
         steps.append(Remedy(owner.remedy))
@@ -344,10 +370,16 @@ def last_resort_when(owner: FinalizerOwner | None) -> str:
     return f"{owner.owner} is gone for good or cannot finish"
 
 
-def finalizer_blocker(held: Held, view: ClusterView, extra: Sequence[Evidence] = ()) -> Blocker:
+def finalizer_blocker(
+    held: Held,
+    view: ClusterView,
+    extra: Sequence[Evidence] = (),
+    first: Sequence[Remedy] = (),
+) -> Blocker:
+    """extra: more evidence; first: steps that come before the owner's remedies."""
     owner = lookup(held.finalizer)
     liveness = owner_liveness(owner, held.finalizer, held.resource, view)
-    remedies = owner_remedies(held, owner, liveness.state)
+    remedies = [*first, *owner_remedies(held, owner, liveness.state)]
     remedies.append(held.remove(last_resort_when(owner), owner.risk if owner else ""))
     evidence = (held.fact(), owner_evidence(held, owner), *liveness.evidence, *extra)
     return Blocker(
@@ -557,9 +589,7 @@ def pv_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
 
 
 def crd_terminating_evidence(crd: JSON) -> list[Evidence]:
-    spec = as_dict(crd.get("spec"))
-    plural = text(as_dict(spec.get("names")).get("plural"))
-    found = [
+    return [
         Evidence(
             f"CRD condition Terminating: {text(c.get('reason'))}: {text(c.get('message'))}",
             fields={"reason": c.get("reason"), "message": c.get("message")},
@@ -567,17 +597,22 @@ def crd_terminating_evidence(crd: JSON) -> list[Evidence]:
         for c in map(as_dict, as_list(as_dict(crd.get("status")).get("conditions")))
         if c.get("type") == "Terminating"
     ]
-    found.append(
-        Evidence(f"list the instances left: kubectl get {plural}.{text(spec.get('group'))} -A")
+
+
+def list_instances(crd: JSON) -> Remedy:
+    spec = as_dict(crd.get("spec"))
+    plural = text(as_dict(spec.get("names")).get("plural"))
+    return Remedy(
+        "list the instances left; each is held by its own finalizers",
+        f"kubectl get {plural}.{text(spec.get('group'))} -A",
     )
-    return found
 
 
 def crd_cleanup_blocker(held: Held, view: ClusterView) -> Blocker | None:
     crd = full_object(
         held, lambda: next((c for c in view.crds() if meta(c).get("name") == held.name), None)
     )
-    return finalizer_blocker(held, view, crd_terminating_evidence(crd))
+    return finalizer_blocker(held, view, crd_terminating_evidence(crd), [list_instances(crd)])
 
 
 SPECIAL: dict[str, Callable[[Held, ClusterView], Blocker | None]] = {
@@ -603,21 +638,3 @@ def finalizer_blockers(obj: JSON, resource: Resource, view: ClusterView) -> list
         for index, finalizer in enumerate(as_list(meta(obj).get("finalizers")))
         if isinstance(finalizer, str) and finalizer
     ]
-
-
-__all__ = [
-    "KCM_LEASE",
-    "NOT_RUNNING",
-    "RUNNING",
-    "UNKNOWN_STATE",
-    "Backend",
-    "Held",
-    "Liveness",
-    "finalizer_blockers",
-    "lease_liveness",
-    "object_ref",
-    "owner_liveness",
-    "owner_phrase",
-    "service_backend",
-    "try_read",
-]

@@ -7,7 +7,7 @@ wildcards (fnmatch) for families such as `external-attacher/<driver>`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
 KCM_LEASE = "kube-controller-manager"  # kube-system, the default --leader-elect-resource-name
@@ -33,6 +33,11 @@ def _kcm(pattern: str, owner: str, waits_for: str, remedy: str, risk: str = "") 
     return FinalizerOwner(
         pattern, owner, waits_for, remedy, risk=risk, lease_names=(KCM_LEASE,), built_in=True
     )
+
+
+def _aliases(entry: FinalizerOwner, *patterns: str) -> tuple[FinalizerOwner, ...]:
+    """The same owner under other names (a project that renamed its finalizer)."""
+    return (entry, *(replace(entry, pattern=p) for p in patterns))
 
 
 _CSI_STRANDS = "the volume stays provisioned or attached in the storage backend"
@@ -100,7 +105,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "customresourcecleanup.apiextensions.k8s.io",
         "CRD finalizer (kube-apiserver)",
         "every instance of the custom resource to be deleted",
-        "find the instances left and what holds each of them",
+        "find out what holds each instance left (`kubectl terminating all -A --explain`)",
         risk="instances stay in etcd and reappear if the CRD is created again",
         in_apiserver=True,
         built_in=True,
@@ -141,21 +146,16 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         built_in=True,
     ),
     # -- widely used operators -----------------------------------------------------------------
-    FinalizerOwner(
-        "acme.cert-manager.io/finalizer",
-        "cert-manager",
-        "the ACME challenge to be cleaned up (solver pod, DNS record)",
-        "restore the cert-manager controller",
-        risk="a DNS TXT record or solver resources may be left behind",
-        lease_names=("cert-manager-controller",),
-    ),
-    FinalizerOwner(
-        "finalizer.acme.cert-manager.io",
-        "cert-manager",
-        "the ACME challenge to be cleaned up (solver pod, DNS record)",
-        "restore the cert-manager controller",
-        risk="a DNS TXT record or solver resources may be left behind",
-        lease_names=("cert-manager-controller",),
+    *_aliases(
+        FinalizerOwner(
+            "acme.cert-manager.io/finalizer",
+            "cert-manager",
+            "the ACME challenge to be cleaned up (solver pod, DNS record)",
+            "restore the cert-manager controller",
+            risk="a DNS TXT record or solver resources may be left behind",
+            lease_names=("cert-manager-controller",),
+        ),
+        "finalizer.acme.cert-manager.io",  # its name before the UseDomainQualifiedFinalizer gate
     ),
     FinalizerOwner(
         "resources-finalizer.argocd.argoproj.io*",

@@ -14,6 +14,7 @@ import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import TypeVar
 
 from kubectl_terminating.explain.common import (
     Explainer,
@@ -59,6 +60,8 @@ from kubectl_terminating.model import (
 from kubectl_terminating.resources import NAMESPACES
 from kubectl_terminating.timeutil import human_duration, seconds_since
 from kubectl_terminating.view import ClusterView, ContentListing
+
+T = TypeVar("T")
 
 # The conditions pkg/controller/namespace/deletion writes (status_condition_utils.go).
 DISCOVERY_FAILURE = "NamespaceDeletionDiscoveryFailure"
@@ -117,8 +120,8 @@ def ns_ref(ns: JSON) -> ObjectRef:
 # -- merging: one blocker per cause, not per object ------------------------------------------
 
 
-def _unique(items: Iterable[Evidence | Remedy]) -> list[Evidence | Remedy]:
-    seen: list[Evidence | Remedy] = []
+def _unique(items: Iterable[T]) -> list[T]:
+    seen: list[T] = []
     for item in items:
         if item not in seen:  # Evidence holds a dict: compare, do not hash
             seen.append(item)
@@ -129,10 +132,10 @@ def merge_group(group: Sequence[Blocker]) -> Blocker:
     if len(group) == 1:
         return group[0]
     shown = group[:MAX_MERGED]
-    evidence = [e for e in _unique(e for b in shown for e in b.evidence) if isinstance(e, Evidence)]
+    evidence = _unique(e for b in shown for e in b.evidence)
     if len(group) > MAX_MERGED:
         evidence.append(Evidence(f"and {len(group) - MAX_MERGED} more objects with the same cause"))
-    remedies = [r for r in _unique(r for b in shown for r in b.remedy) if isinstance(r, Remedy)]
+    remedies = _unique(r for b in shown for r in b.remedy)
     # one of each safe step (they differ only in the object named), every destructive one
     safe = {r.description: r for r in reversed(remedies) if not r.destructive}
     remedies = [r for r in remedies if r.destructive or safe[r.description] is r]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
+import ctypes
 import json
 import os
 import secrets
@@ -48,6 +49,7 @@ KCM_USER = "system:kube-controller-manager"
 START_TIMEOUT = 90.0
 STOP_TIMEOUT = 15.0
 STATE_FILE = "controlplane.json"
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 JSON = dict[str, Any]
 
@@ -123,9 +125,7 @@ def _file_tail(path: Path, lines: int = 40) -> str:
 
 
 def _openssl(*args: str, cwd: Path) -> None:
-    proc = subprocess.run(
-        ["openssl", *args], cwd=cwd, capture_output=True, text=True, check=False
-    )
+    proc = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise ControlPlaneError(f"openssl {' '.join(args)} failed:\n{proc.stderr}")
 
@@ -214,11 +214,27 @@ def make_pki(d: Path) -> None:
 # --- processes ---------------------------------------------------------------------------
 
 
+def _pdeathsig_hook() -> Callable[[], None] | None:
+    """A preexec_fn that SIGKILLs the child when its parent dies (e.g. pytest killed with -9),
+    so a crashed test run leaves no control plane behind. Not SIGTERM: the apiserver's
+    graceful shutdown hangs once etcd is gone. prctl is looked up here, in the parent, so
+    the child only makes one system call between fork and exec."""
+    if sys.platform != "linux":
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def hook() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+    return hook
+
+
 @dataclass
 class _Proc:
     name: str
     args: list[str]
     log_path: Path
+    die_with_parent: bool = True
     popen: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -226,9 +242,14 @@ class _Proc:
             # Own session = own process group: stop() signals exactly this tree, and a
             # detached `up` survives the terminal that ran it.
             self.popen = subprocess.Popen(
-                self.args, stdin=devnull, stdout=log, stderr=subprocess.STDOUT,
+                self.args,
+                stdin=devnull,
+                stdout=log,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,
-            )  # fmt: skip
+                # Only a prctl call, prepared in the parent: safe despite PLW1509's warning.
+                preexec_fn=_pdeathsig_hook() if self.die_with_parent else None,  # noqa: PLW1509
+            )
 
     @property
     def pid(self) -> int | None:
@@ -272,6 +293,7 @@ class ControlPlane:
         namespace_sync_period: str = "30s",
         extra_apiserver_args: Sequence[str] = (),
         extra_controller_manager_args: Sequence[str] = (),
+        die_with_parent: bool = True,
     ) -> None:
         self.state_dir = Path(state_dir).resolve()
         self.binaries_dir = Path(binaries_dir) if binaries_dir else build_binaries()
@@ -279,6 +301,8 @@ class ControlPlane:
         self.namespace_sync_period = namespace_sync_period
         self.extra_apiserver_args = list(extra_apiserver_args)
         self.extra_controller_manager_args = list(extra_controller_manager_args)
+        # False for `up`: the processes must outlive the command that started them.
+        self.die_with_parent = die_with_parent
         self.pki_dir = self.state_dir / "pki"
         self.ca_file = self.pki_dir / "ca.crt"
         self.kubeconfig_path = self.state_dir / "kubeconfig"
@@ -393,7 +417,7 @@ class ControlPlane:
     def kubectl(
         self,
         *args: str,
-        input: str | None = None,  # noqa: A002 - same name as subprocess.run
+        input: str | None = None,
         check: bool = True,
         kubeconfig: Path | str | None = None,
         env: Mapping[str, str] | None = None,
@@ -409,9 +433,14 @@ class ControlPlane:
         full_env = {**os.environ, **(env or {})}
         full_env.pop("KUBECONFIG", None)
         proc = subprocess.run(
-            cmd, input=input, capture_output=True, text=True, env=full_env,
-            timeout=timeout, check=False,
-        )  # fmt: skip
+            cmd,
+            input=input,
+            capture_output=True,
+            text=True,
+            env=full_env,
+            timeout=timeout,
+            check=False,
+        )
         if check and proc.returncode != 0:
             raise KubectlError(proc.returncode, cmd, proc.stdout, proc.stderr)
         return proc
@@ -435,9 +464,13 @@ class ControlPlane:
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
             headers["Content-Type"] = content_type
         resp = self._pool().request(
-            method, self.server + path, body=data, headers=headers,
-            timeout=timeout, retries=_RETRIES,
-        )  # fmt: skip
+            method,
+            self.server + path,
+            body=data,
+            headers=headers,
+            timeout=timeout,
+            retries=_RETRIES,
+        )
         text = resp.data.decode(errors="replace")
         if not 200 <= resp.status < 300:
             raise ApiError(method, path, resp.status, text)
@@ -461,9 +494,7 @@ class ControlPlane:
         user_name: str | None = None,
     ) -> Path:
         """A kubeconfig for this cluster with the CA embedded (e.g. for a restricted user)."""
-        user = user_name or next(
-            (u for u, t in self.tokens.items() if t == user_token), "user"
-        )
+        user = user_name or next((u for u, t in self.tokens.items() if t == user_token), "user")
         context: JSON = {"cluster": "test", "user": user}
         if namespace:
             context["namespace"] = namespace
@@ -499,9 +530,7 @@ class ControlPlane:
         except FileNotFoundError:
             return 0
 
-    def audit_events(
-        self, offset: int = 0, user: str | None = None
-    ) -> list[JSON]:
+    def audit_events(self, offset: int = 0, user: str | None = None) -> list[JSON]:
         """Audit events (one JSON object per line) written after `offset`, optionally by `user`."""
         with open(self.audit_log_path, "rb") as f:
             f.seek(offset)
@@ -544,7 +573,7 @@ class ControlPlane:
         )
 
     def _start_proc(self, name: str, args: list[str]) -> None:
-        proc = _Proc(name, args, self.state_dir / f"{name}.log")
+        proc = _Proc(name, args, self.state_dir / f"{name}.log", self.die_with_parent)
         self._procs[name] = proc
         proc.start()
 
@@ -626,9 +655,7 @@ class ControlPlane:
             *self.extra_controller_manager_args,
         ]
 
-    def _wait(
-        self, proc_name: str, deadline: float, what: str, ready: Callable[[], bool]
-    ) -> None:
+    def _wait(self, proc_name: str, deadline: float, what: str, ready: Callable[[], bool]) -> None:
         """Poll `ready` until true; fail fast with the log tail if the process dies."""
         proc = self._procs[proc_name]
         last_error = ""
@@ -663,9 +690,11 @@ class ControlPlane:
     def _wait_kcm_healthy(self, deadline: float) -> None:
         def healthy() -> bool:
             resp = self._pool().request(
-                "GET", f"https://127.0.0.1:{self.kcm_port}/healthz", timeout=2.0,
+                "GET",
+                f"https://127.0.0.1:{self.kcm_port}/healthz",
+                timeout=2.0,
                 retries=False,
-            )  # fmt: skip
+            )
             return resp.status == 200
 
         self._wait("kube-controller-manager", deadline, "kube-controller-manager /healthz", healthy)
@@ -679,14 +708,17 @@ class ControlPlane:
 
         if "serviceaccount" in self.controllers:
             self._wait(
-                "kube-controller-manager", deadline,
-                "the serviceaccount controller to create default/default", default_sa,
-            )  # fmt: skip
+                "kube-controller-manager",
+                deadline,
+                "the serviceaccount controller to create default/default",
+                default_sa,
+            )
 
 
 # Connection retries only: the request was never sent, so retrying is safe for any verb.
-_RETRIES = urllib3.Retry(total=None, connect=3, read=0, redirect=0, status=0, other=0,
-                         backoff_factor=0.2)  # fmt: skip
+_RETRIES = urllib3.Retry(
+    total=None, connect=3, read=0, redirect=0, status=0, other=0, backoff_factor=0.2
+)
 
 
 # --- detached mode (make demo) -------------------------------------------------------------
@@ -699,7 +731,7 @@ def up(state_dir: Path, binaries_dir: Path | None = None) -> Path:
     if live is not None:
         return Path(live["kubeconfig"])
     down(state_dir)  # leftovers of a dead or half-dead one
-    cp = ControlPlane(state_dir, binaries_dir)
+    cp = ControlPlane(state_dir, binaries_dir, die_with_parent=False)
     start = time.monotonic()
     cp.start()
     state = {
@@ -724,8 +756,11 @@ def _owned_pids(state_dir: Path) -> dict[str, int]:
     for name, pid in state.get("pids", {}).items():
         cmdline = _pid_cmdline(int(pid))
         # Guard against pid reuse: the process must be ours and point at this state dir.
-        if _pid_alive(int(pid)) and cmdline and cmdline[0].endswith(name) and any(
-            str(state_dir) in a for a in cmdline
+        if (
+            _pid_alive(int(pid))
+            and cmdline
+            and cmdline[0].endswith(name)
+            and any(f"{state_dir}/" in a for a in cmdline)
         ):
             owned[name] = int(pid)
     return owned

@@ -56,7 +56,7 @@ def unique_ns(prefix: str) -> str:
 
 
 def wait_for(
-    predicate: Callable[[], T],
+    predicate: Callable[[], T | None],
     timeout: float = 30.0,
     interval: float = 0.2,
     message: str = "condition",
@@ -358,9 +358,11 @@ def renew_lease(cp: ControlPlane, name: str, when: datetime | None = None) -> JS
     """Set the node Lease's renewTime (now by default), as the kubelet does every 10 s."""
     patch = {"spec": {"renewTime": micro_time(when)}}
     return cp.api(
-        "PATCH", f"/apis/coordination.k8s.io/v1/namespaces/{NODE_LEASE_NS}/leases/{name}",
-        patch, MERGE,
-    )  # fmt: skip
+        "PATCH",
+        f"/apis/coordination.k8s.io/v1/namespaces/{NODE_LEASE_NS}/leases/{name}",
+        patch,
+        MERGE,
+    )
 
 
 def stale_lease(cp: ControlPlane, name: str, age_seconds: float) -> JSON:
@@ -602,7 +604,12 @@ def create_pv(
     }
     if claim is not None:
         spec["claimRef"] = {**ref(claim), "kind": "PersistentVolumeClaim"}
-    body = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name}, "spec": spec}
+    body = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
     cp.api("POST", "/api/v1/persistentvolumes", body)
     phase = "Bound" if claim is not None else "Available"
     return cp.api(
@@ -632,9 +639,11 @@ def create_pvc(
         return get(cp, f"/api/v1/namespaces/{ns}/persistentvolumeclaims/{name}")
     status = {"phase": "Bound", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": storage}}
     return cp.api(
-        "PATCH", f"/api/v1/namespaces/{ns}/persistentvolumeclaims/{name}/status",
-        {"status": status}, MERGE,
-    )  # fmt: skip
+        "PATCH",
+        f"/api/v1/namespaces/{ns}/persistentvolumeclaims/{name}/status",
+        {"status": status},
+        MERGE,
+    )
 
 
 def create_bound_volume(
@@ -675,9 +684,11 @@ def create_volume_attachment(
     if detach_error:
         status["detachError"] = {"time": rfc3339(), "message": detach_error}
     return cp.api(
-        "PATCH", f"/apis/storage.k8s.io/v1/volumeattachments/{name}/status",
-        {"status": status}, MERGE,
-    )  # fmt: skip
+        "PATCH",
+        f"/apis/storage.k8s.io/v1/volumeattachments/{name}/status",
+        {"status": status},
+        MERGE,
+    )
 
 
 # --- events --------------------------------------------------------------------------------
@@ -689,7 +700,7 @@ def create_event(
     involved_object: JSON,
     reason: str,
     message: str,
-    type: str = "Warning",  # noqa: A002 - the Event field's name
+    type: str = "Warning",
     count: int = 1,
     first_timestamp: datetime | str | None = None,
     last_timestamp: datetime | str | None = None,
@@ -766,9 +777,7 @@ def create_validating_webhook(
         "timeoutSeconds": timeout_seconds,
     }
     if namespace:
-        webhook["namespaceSelector"] = {
-            "matchLabels": {"kubernetes.io/metadata.name": namespace}
-        }
+        webhook["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
     body = {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",
@@ -830,7 +839,12 @@ def create_crd(
     schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
     spec: JSON = {
         "group": group,
-        "names": {"kind": kind, "plural": plural, "singular": kind.lower(), "listKind": f"{kind}List"},
+        "names": {
+            "kind": kind,
+            "plural": plural,
+            "singular": kind.lower(),
+            "listKind": f"{kind}List",
+        },
         "scope": "Namespaced" if namespaced else "Cluster",
         "versions": [
             {"name": v, "served": True, "storage": i == 0, "schema": schema}

@@ -43,8 +43,9 @@ def test_plain_users_are_authenticated_but_not_authorized(
     cfg = control_plane.write_kubeconfig(
         tmp_path / "alice", control_plane.tokens["alice"], namespace="default"
     )
-    who = control_plane.kubectl("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}",
-                                kubeconfig=cfg)  # fmt: skip
+    who = control_plane.kubectl(
+        "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}", kubeconfig=cfg
+    )
     assert who.stdout == "alice"
     denied = control_plane.kubectl("get", "pods", kubeconfig=cfg, check=False)
     assert denied.returncode == 1
@@ -102,8 +103,11 @@ def test_namespace_controller_reports_content_with_finalizers(control_plane: Con
 
     # Once the owner lets go, the controller finishes the namespace.
     k.remove_finalizers(cp, f"/api/v1/namespaces/{ns}/configmaps/held")
-    k.wait_for(lambda: k.get_or_none(cp, f"/api/v1/namespaces/{ns}") is None, timeout=60,
-               message=f"{ns} to be gone")  # fmt: skip
+    k.wait_for(
+        lambda: k.get_or_none(cp, f"/api/v1/namespaces/{ns}") is None,
+        timeout=60,
+        message=f"{ns} to be gone",
+    )
 
 
 def test_apiservice_without_service_is_unavailable(control_plane: ControlPlane) -> None:
@@ -127,11 +131,12 @@ def test_audit_log_records_each_request(control_plane: ControlPlane, tmp_path: P
     cfg = cp.write_kubeconfig(tmp_path / "bob", cp.tokens["bob"])
     cp.kubectl("get", "pods", "-n", "kube-system", kubeconfig=cfg, check=False)
 
-    def bobs_list() -> list[dict[str, object]]:
+    def bobs_list() -> list[JSON]:
         return [
-            e for e in cp.audit_events(mark, user="bob")
+            e
+            for e in cp.audit_events(mark, user="bob")
             if e["verb"] == "list" and e["objectRef"]["resource"] == "pods"
-        ]  # fmt: skip
+        ]
 
     events = k.wait_for(bobs_list, timeout=10, message="bob's list in the audit log")
     assert events[0]["level"] == "Metadata"
@@ -146,8 +151,13 @@ def test_kubelet_helpers_pass_api_validation(control_plane: ControlPlane) -> Non
     k.create_namespace(cp, ns, labels={"team": "a"}, spec_finalizers=["example.com/hold"])
     handle = "vol-1"
     vol = k.csi_volume_name(driver, handle)
-    k.create_node(cp, node, volumes_in_use=[vol], volumes_attached=[vol],
-                  conditions=[k.condition("DiskPressure", "True", "KubeletHasDiskPressure")])  # fmt: skip
+    k.create_node(
+        cp,
+        node,
+        volumes_in_use=[vol],
+        volumes_attached=[vol],
+        conditions=[k.condition("DiskPressure", "True", "KubeletHasDiskPressure")],
+    )
     k.set_node_ready(cp, node, "Unknown")
     k.stale_lease(cp, node, age_seconds=600)
     k.create_csidriver(cp, driver)
@@ -156,17 +166,35 @@ def test_kubelet_helpers_pass_api_validation(control_plane: ControlPlane) -> Non
     assert pvc["status"]["phase"] == pv["status"]["phase"] == "Bound"
     va = k.create_volume_attachment(cp, None, node, f"pv-{ns}", driver, detach_error="timeout")
     assert va["status"]["detachError"]["message"] == "timeout"
-    pod = k.create_pod(cp, ns, "db", node=node, containers=["db", "sidecar"],
-                       volumes=[k.pvc_volume("data", "data")], finalizers=["example.com/keep"],
-                       host_pid=True, post_start=True)  # fmt: skip
+    pod = k.create_pod(
+        cp,
+        ns,
+        "db",
+        node=node,
+        containers=["db", "sidecar"],
+        volumes=[k.pvc_volume("data", "data")],
+        finalizers=["example.com/keep"],
+        host_pid=True,
+        post_start=True,
+    )
     k.set_pod_status(cp, ns, "db", "Running", {"db": "terminated:137", "sidecar": "running"})
     k.create_event(cp, ns, pod, "FailedKillPod", "error killing pod: DeadlineExceeded", count=3)
     k.create_validating_webhook(
-        cp, k.unique_ns("harness-wh"), ns, "missing",
-        [k.webhook_rule(["UPDATE"], ["pods"])], namespace=ns,
-    )  # fmt: skip
-    crd = k.create_crd(cp, "harness.terminating.test", "Widget", "widgets",
-                       conversion_webhook_service=(ns, "converter"), versions=["v1", "v1beta1"])  # fmt: skip
+        cp,
+        k.unique_ns("harness-wh"),
+        ns,
+        "missing",
+        [k.webhook_rule(["UPDATE"], ["pods"])],
+        namespace=ns,
+    )
+    crd = k.create_crd(
+        cp,
+        "harness.terminating.test",
+        "Widget",
+        "widgets",
+        conversion_webhook_service=(ns, "converter"),
+        versions=["v1", "v1beta1"],
+    )
     assert crd["spec"]["conversion"]["strategy"] == "Webhook"
 
     node_obj = k.get(cp, f"/api/v1/nodes/{node}")
@@ -176,8 +204,10 @@ def test_kubelet_helpers_pass_api_validation(control_plane: ControlPlane) -> Non
     assert node_obj["status"]["volumesInUse"] == [vol]
     lease = k.get(cp, f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{node}")
     assert lease["spec"]["holderIdentity"] == node
-    states = {s["name"]: s["state"] for s in
-              k.get(cp, f"/api/v1/namespaces/{ns}/pods/db")["status"]["containerStatuses"]}  # fmt: skip
+    states = {
+        s["name"]: s["state"]
+        for s in k.get(cp, f"/api/v1/namespaces/{ns}/pods/db")["status"]["containerStatuses"]
+    }
     assert states["db"]["terminated"]["exitCode"] == 137
     assert "running" in states["sidecar"]
     # The webhook has no backend and failurePolicy Fail: updates of pods in ns are refused.
@@ -203,10 +233,22 @@ def test_cli_up_reuses_and_down_stops(control_plane: ControlPlane, tmp_path: Pat
 
     def cli(*args: str) -> str:
         proc = subprocess.run(
-            [sys.executable, "-m", "tests.e2e.controlplane", *args, "--state-dir", str(state),
-             "--binaries-dir", str(control_plane.binaries_dir)],
-            cwd=REPO_ROOT, capture_output=True, text=True, timeout=180, check=False,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "tests.e2e.controlplane",
+                *args,
+                "--state-dir",
+                str(state),
+                "--binaries-dir",
+                str(control_plane.binaries_dir),
+            ],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr
         return proc.stdout.strip()
 

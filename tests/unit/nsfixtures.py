@@ -1,4 +1,5 @@
-"""Load a namespace fixture (tests/fixtures/namespaces/*.json) as a StaticView cluster dump.
+"""Shared test data: namespace fixtures (tests/fixtures/namespaces/*.json) as StaticView dumps,
+and the clock and custom resource type the finalizer and object tests use.
 
 A fixture holds `now`, the `namespace` to explain, the extra resource types discovery serves
 (`resources`), kinds that cannot be read (`unreadable`, kind -> reason) and the `objects`.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +24,18 @@ from kubectl_terminating.resources import (
     Resource,
 )
 from kubectl_terminating.staticview import StaticView
-from kubectl_terminating.timeutil import parse_time
+from kubectl_terminating.timeutil import format_time, parse_time
 from kubectl_terminating.view import Discovery
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "namespaces"
 BASE_TYPES = (PODS, EVENTS, SERVICES, PVCS, LEASES, ENDPOINT_SLICES)
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
+
+
+def at(seconds: int) -> str:
+    """A timestamp `seconds` after NOW (negative: before)."""
+    return format_time(NOW + timedelta(seconds=seconds))
 
 
 @dataclass

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shlex
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -19,11 +18,9 @@ from kubectl_terminating.model import (
 )
 from kubectl_terminating.resources import CRDS, PODS, PVCS, PVS, Resource
 from kubectl_terminating.staticview import StaticView
-from kubectl_terminating.timeutil import format_time
 from kubectl_terminating.view import Discovery
+from tests.unit.nsfixtures import NOW, WIDGETS, at
 
-NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
-WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
 REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
 KUSTOMIZATIONS = Resource("kustomize.toolkit.fluxcd.io", "v1", "kustomizations", "Kustomization")
@@ -32,7 +29,7 @@ CERT_CHALLENGES = Resource("acme.cert-manager.io", "v1", "challenges", "Challeng
 
 
 def ago(seconds: int) -> str:
-    return format_time(NOW - timedelta(seconds=seconds))
+    return at(-seconds)
 
 
 def obj(
@@ -230,6 +227,26 @@ def test_a_webhook_of_another_group_proves_nothing() -> None:
     assert blocker.summary == "finalizer example.com/cleanup (owner: unknown)"
 
 
+@pytest.mark.parametrize(("available", "state"), [("True", "running"), ("False", "not running")])
+def test_an_aggregated_api_of_the_group_tells_whether_its_server_runs(
+    available: str, state: str
+) -> None:
+    apiservice = {
+        "kind": "APIService",
+        "metadata": {"name": "v1.example.com"},
+        "spec": {
+            "group": "example.com",
+            "version": "v1",
+            "service": {"namespace": "op", "name": "api"},
+        },
+        "status": {"conditions": [{"type": "Available", "status": available, "reason": "Passed"}]},
+    }
+    widget = obj("Widget", "w1", finalizers=["example.com/cleanup"])
+    blocker = only(explain(widget, WIDGETS, apiservice))
+    assert blocker.summary == f"finalizer example.com/cleanup (owner: unknown, {state})"
+    assert f"APIService v1.example.com Available={available} Passed" in messages(blocker)
+
+
 # -- CRDs ------------------------------------------------------------------------------------
 
 
@@ -256,7 +273,8 @@ def test_crd_cleanup_names_the_instances_left() -> None:
     assert blocker.summary.endswith("(owner: CRD finalizer, running)")
     text = messages(blocker)
     assert "InstanceDeletionCheck: could not confirm zero CustomResources remaining" in text
-    assert "kubectl get widgets.example.com -A" in text
+    assert blocker.remedy[0].command == "kubectl get widgets.example.com -A"
+    assert "kubectl terminating all -A --explain" in blocker.remedy[1].description
 
 
 def test_metadata_only_crd_is_read_in_full() -> None:

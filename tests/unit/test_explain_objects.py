@@ -1,0 +1,193 @@
+"""explain_object (`all --explain`): dispatch by kind, metadata-only input, extra checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubectl_terminating.explain.objects import explain_object
+from kubectl_terminating.model import (
+    CONVERSION_WEBHOOK,
+    FINALIZER,
+    GRACE_PERIOD,
+    JSON,
+    PROTECTION_IN_USE,
+    UNKNOWN,
+    WEBHOOK,
+    Finding,
+)
+from kubectl_terminating.resources import CRDS, NAMESPACES, PODS, PVS
+from kubectl_terminating.staticview import StaticView
+from tests.unit.nsfixtures import NOW, WIDGETS, at, scenario
+
+
+def widget(finalizers: list[str], labels: dict[str, str] | None = None, **extra: Any) -> JSON:
+    metadata: JSON = {
+        "name": "w1",
+        "namespace": "shop",
+        "uid": "uid-w1",
+        "deletionTimestamp": at(-600),
+        "finalizers": finalizers,
+        "labels": labels or {},
+    }
+    return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": metadata, **extra}
+
+
+def metadata_only(obj: JSON) -> JSON:
+    """What `all` lists: PartialObjectMetadata, kind and apiVersion set from the resource."""
+    return {
+        "kind": obj["kind"],
+        "apiVersion": obj.get("apiVersion", "v1"),
+        "metadata": obj["metadata"],
+    }
+
+
+def types(finding: Finding) -> list[str]:
+    return [b.type for b in finding.blockers]
+
+
+def broken_webhook(object_selector: JSON | None = None) -> JSON:
+    hook: JSON = {
+        "name": "guard.example.com",
+        "failurePolicy": "Fail",
+        "clientConfig": {"service": {"namespace": "guard", "name": "guard-webhook"}},
+        "rules": [
+            {
+                "apiGroups": ["example.com"],
+                "apiVersions": ["*"],
+                "operations": ["UPDATE"],
+                "resources": ["widgets"],
+            }
+        ],
+    }
+    if object_selector is not None:
+        hook["objectSelector"] = object_selector
+    return {
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "guard"},
+        "webhooks": [hook],
+    }
+
+
+def crd(finalizers: list[str] | None = None) -> JSON:
+    metadata: JSON = {"name": "widgets.example.com", "uid": "uid-crd"}
+    if finalizers is not None:
+        metadata.update(finalizers=finalizers, deletionTimestamp=at(-300))
+    spec = {
+        "group": "example.com",
+        "names": {"plural": "widgets", "kind": "Widget"},
+        "scope": "Namespaced",
+        "conversion": {
+            "strategy": "Webhook",
+            "webhook": {"clientConfig": {"service": {"namespace": "op", "name": "op-webhook"}}},
+        },
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": metadata,
+        "spec": spec,
+    }
+
+
+def test_bound_volume_listed_metadata_only_is_read_in_full() -> None:
+    pv = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {
+            "name": "pvc-1234",
+            "uid": "uid-pv",
+            "deletionTimestamp": at(-60),
+            "finalizers": ["kubernetes.io/pv-protection"],
+        },
+        "spec": {"claimRef": {"namespace": "shop", "name": "data-web-0"}},
+        "status": {"phase": "Bound"},
+    }
+    finding = explain_object(metadata_only(pv), PVS, StaticView([pv], NOW))
+    assert (finding.kind, finding.api_version, finding.namespace) == (
+        "PersistentVolume",
+        "v1",
+        None,
+    )
+    assert types(finding) == [PROTECTION_IN_USE]
+    assert finding.blockers[0].summary == "pv-protection: bound to claim shop/data-web-0"
+
+
+def test_webhook_rejecting_the_finalizer_removal_ranks_first() -> None:
+    target = widget(["example.com/cleanup"])
+    finding = explain_object(target, WIDGETS, StaticView([target, broken_webhook()], NOW))
+    assert types(finding) == [WEBHOOK, FINALIZER]
+    assert "guard.example.com" in finding.blockers[0].summary
+
+
+def test_webhook_object_selector_is_matched_against_the_objects_labels() -> None:
+    target = widget(["example.com/cleanup"], labels={"tier": "web"})
+    hook = broken_webhook({"matchLabels": {"tier": "db"}})
+    finding = explain_object(target, WIDGETS, StaticView([target, hook], NOW))
+    assert types(finding) == [FINALIZER]
+
+
+def test_no_update_is_needed_without_finalizers() -> None:
+    target = widget([])
+    finding = explain_object(target, WIDGETS, StaticView([target, broken_webhook()], NOW))
+    assert types(finding) == [UNKNOWN]
+    assert (
+        finding.blockers[0].summary
+        == "no finalizer or other blocker found: deletion should complete"
+    )
+
+
+def test_custom_resource_whose_crd_conversion_webhook_is_down() -> None:
+    target = widget(["example.com/cleanup"])
+    finding = explain_object(target, WIDGETS, StaticView([target, crd()], NOW))
+    assert types(finding) == [CONVERSION_WEBHOOK, FINALIZER]
+    assert finding.blockers[0].summary == "conversion webhook of widgets.example.com is down"
+
+
+def test_terminating_crd_with_its_own_conversion_webhook_down() -> None:
+    target = crd(["customresourcecleanup.apiextensions.k8s.io"])
+    finding = explain_object(target, CRDS, StaticView([target], NOW))
+    assert types(finding) == [CONVERSION_WEBHOOK, FINALIZER]
+    assert finding.blockers[1].summary.endswith("(owner: CRD finalizer, running)")
+
+
+def test_namespace_listed_metadata_only_gets_the_full_namespace_explanation() -> None:
+    found = scenario("operator-gone")
+    finding = explain_object(metadata_only(found.namespace), NAMESPACES, found.view)
+    assert finding.kind == "Namespace"
+    assert finding.conditions and len(finding.conditions) == 5
+    assert finding.main_blocker is not None and finding.main_blocker.type == FINALIZER
+    assert finding.remaining is not None and finding.remaining[0].count == 2
+
+
+def test_pods_go_to_the_pod_explainers() -> None:
+    found = scenario("pods-left")
+    pod = found.view.pod("db", "postgres-0")
+    assert pod is not None
+    finding = explain_object(pod, PODS, found.view)
+    assert (finding.kind, finding.node) == ("Pod", "worker-3")
+    assert finding.main_blocker is not None and finding.main_blocker.type == "node-missing"
+
+
+def test_an_object_that_cannot_be_read_in_full_is_explained_from_its_metadata() -> None:
+    target = widget(["example.com/cleanup"])
+    view = StaticView([target], NOW, unreadable={"Widget": "forbidden"})
+    finding = explain_object(metadata_only(target), WIDGETS, view)
+    assert "could not read widgets.example.com: forbidden" in finding.warnings
+    assert types(finding) == [FINALIZER]
+
+
+def test_inside_its_grace_period_it_is_not_stuck() -> None:
+    target = widget([])
+    target["metadata"]["deletionTimestamp"] = at(20)
+    finding = explain_object(target, WIDGETS, StaticView([target], NOW))
+    assert types(finding) == [GRACE_PERIOD]
+    assert not finding.stuck
+
+
+@pytest.mark.parametrize("target", [{}, {"metadata": None}, {"metadata": {"finalizers": {}}}])
+def test_malformed_objects_never_crash(target: JSON) -> None:
+    finding = explain_object(target, WIDGETS, StaticView([], NOW))
+    assert finding.kind == "Widget"
+    assert types(finding) == [UNKNOWN]

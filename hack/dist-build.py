@@ -3,6 +3,7 @@
 
     python3 hack/dist-build.py            # what `make dist` runs
     python3 hack/dist-build.py --fresh    # recreate the build venv first
+    python3 hack/dist-build.py --print-archive   # the archive's path for this machine
 
 Steps: a venv with exactly requirements-dist.txt (nothing else: not the dev tools, not the
 project's own editable install), PyInstaller with kubectl-terminating.spec, then a
@@ -184,16 +185,22 @@ def pack(exe: Path, archive: Path, epoch: int, windows: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--fresh", action="store_true", help="recreate the build venv")
+    parser.add_argument(
+        "--print-archive", action="store_true", help="print the archive's path; build nothing"
+    )
     args = parser.parse_args()
 
     ver, (os_name, arch) = version(), os_arch()
+    archive = DIST / f"{NAME}_{ver}_{os_name}_{arch}.tar.gz"
+    if args.print_archive:
+        print(archive.relative_to(ROOT))
+        return
     epoch = source_date_epoch()
     python = ensure_venv(args.fresh)
     exe = build_executable(python, clean_env(epoch))
     check_executable(exe, ver)
 
     DIST.mkdir(exist_ok=True)
-    archive = DIST / f"{NAME}_{ver}_{os_name}_{arch}.tar.gz"
     pack(exe, archive, epoch, windows=os_name == "windows")
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
     Path(f"{archive}.sha256").write_text(f"{digest}  {archive.name}\n")

@@ -8,13 +8,14 @@ the explainers' runner reports as a warning; losing the server altogether stays 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 from kubectl_terminating.client import ACCEPT_METADATA, Client
 from kubectl_terminating.discovery import discover
 from kubectl_terminating.errors import ApiError, Forbidden, NotFound, Unauthorized
+from kubectl_terminating.find import Found, Scope, find_all, find_namespaces, find_pods
 from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import (
     APISERVICES,
@@ -38,6 +39,7 @@ from kubectl_terminating.resources import (
 from kubectl_terminating.view import ContentListing, Discovery, ReadFailed
 
 T = TypeVar("T")
+R = TypeVar("R")
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 
 
@@ -192,3 +194,23 @@ class LiveView:
             ("get", resource, namespace, name),
             lambda: self._get_or_none(resource, namespace, name),
         )
+
+
+class LiveSource:
+    """Terminating objects found on a live cluster, explained through a LiveView."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.view = LiveView(client)
+
+    def find_pods(self, scope: Scope) -> Found:
+        return find_pods(self.client, scope)
+
+    def find_namespaces(self, names: tuple[str, ...]) -> Found:
+        return find_namespaces(self.client, names)
+
+    def find_all(self, scope: Scope) -> tuple[list[tuple[Resource, JSON]], list[str]]:
+        return find_all(self.client, self.view, scope)
+
+    def map(self, function: Callable[[T], R], inputs: Sequence[T]) -> list[R]:
+        return self.client.map(function, inputs)

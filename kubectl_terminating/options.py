@@ -29,6 +29,8 @@ class Options:
     user: str | None = None
     request_timeout: str = "0"
     verbosity: int = 0
+    from_file: str | None = None
+    now: bool = False
 
     @classmethod
     def from_flags(cls, kind: str, names: tuple[str, ...], flags: dict[str, Any]) -> Options:
@@ -41,5 +43,7 @@ class Options:
             raise UsageError("a resource cannot be retrieved by name across all namespaces")
         if self.kind == "all" and self.names:
             raise UsageError("`all` takes no names; use -n/-A and -l to narrow it")
+        if self.now and not self.from_file:
+            raise UsageError("--now only applies with --from-file")
         if self.explain and self.output in ("json", "yaml", "name"):
             raise UsageError(f"--explain prints text; -o {self.output} already has every detail")

@@ -10,19 +10,18 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, TypeVar
+from typing import IO, Protocol, TypeVar
 
 from kubectl_terminating.errors import ApiError, TerminatingError, Unauthorized, UsageError
+from kubectl_terminating.find import Found, Scope
 from kubectl_terminating.model import JSON, Finding
 from kubectl_terminating.options import Options
 from kubectl_terminating.resources import NAMESPACES, PODS, Resource
 from kubectl_terminating.view import ClusterView
 
-if TYPE_CHECKING:
-    from kubectl_terminating.client import Client
-
 EXIT_STUCK = 3
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass
@@ -97,10 +96,31 @@ def _explain_all(
         progress.finish()
 
 
+class Source(Protocol):
+    """Where terminating objects come from: a live cluster or a saved snapshot."""
+
+    @property
+    def view(self) -> ClusterView: ...
+
+    def find_pods(self, scope: Scope) -> Found: ...
+
+    def find_namespaces(self, names: tuple[str, ...]) -> Found: ...
+
+    def find_all(self, scope: Scope) -> tuple[list[tuple[Resource, JSON]], list[str]]: ...
+
+    def map(self, function: Callable[[T], R], inputs: Sequence[T]) -> list[R]: ...
+
+
 def collect(options: Options, err: IO[str]) -> Result:
+    if options.from_file:
+        from kubectl_terminating.snapshot import SnapshotSource
+
+        source = SnapshotSource.open(options.from_file, use_now=options.now)
+        namespace = None if options.all_namespaces else options.namespace
+        return _collect(options, source, namespace, err)
     from kubectl_terminating.client import Client, parse_duration
     from kubectl_terminating.kubeconfig import Selection, resolve
-    from kubectl_terminating.live import LiveView
+    from kubectl_terminating.live import LiveSource
 
     try:
         timeout = parse_duration(options.request_timeout)
@@ -116,10 +136,9 @@ def collect(options: Options, err: IO[str]) -> Result:
         )
     )
     client = Client(connection, request_timeout=timeout, verbosity=options.verbosity, log=err)
-    view = LiveView(client)
     namespace = None if options.all_namespaces else connection.namespace
     try:
-        result = _collect(options, client, view, namespace, err)
+        return _collect(options, LiveSource(client), namespace, err)
     finally:
         if options.verbosity >= 1:
             s = client.stats
@@ -128,38 +147,34 @@ def collect(options: Options, err: IO[str]) -> Result:
                 f"request time: {s.seconds:.2f}s",
                 file=err,
             )
-    return result
 
 
-def _collect(
-    options: Options, client: Client, view: ClusterView, namespace: str | None, err: IO[str]
-) -> Result:
-    from kubectl_terminating.find import Scope, find_all, find_namespaces, find_pods
-
+def _collect(options: Options, source: Source, namespace: str | None, err: IO[str]) -> Result:
+    view = source.view
     detailed = options.explain or options.output in ("json", "yaml")
     if options.kind == "pods":
         from kubectl_terminating.explain.pods import explain_pod
 
-        found = find_pods(client, Scope(namespace, options.names, options.selector))
+        found = source.find_pods(Scope(namespace, options.names, options.selector))
         findings = _explain_all(
-            found.objects, lambda p: explain_pod(p, view), client.map, err, "explaining pods"
+            found.objects, lambda p: explain_pod(p, view), source.map, err, "explaining pods"
         )
         return Result(findings, found.warnings, [f'pods "{n}"' for n in found.missing], namespace)
     if options.kind == "namespaces":
         from kubectl_terminating.explain.namespaces import explain_namespace
 
-        found = find_namespaces(client, options.names)
+        found = source.find_namespaces(options.names)
         findings = _explain_all(
             found.objects,
             lambda ns: explain_namespace(ns, view, explain_pods=detailed),
-            client.map,
+            source.map,
             err,
             "explaining namespaces",
         )
         return Result(findings, found.warnings, [f'namespaces "{n}"' for n in found.missing])
-    objects, warnings = find_all(client, view, Scope(namespace, (), options.selector))
+    objects, warnings = source.find_all(Scope(namespace, (), options.selector))
     findings = _explain_all(
-        objects, lambda pair: _object_finding(pair, view, detailed), client.map, err, "explaining"
+        objects, lambda pair: _object_finding(pair, view, detailed), source.map, err, "explaining"
     )
     return Result(findings, warnings, [], namespace)
 

@@ -1,0 +1,515 @@
+"""Saved snapshots: record what the explainers read, replay it offline.
+
+`dump` runs the same finders and explainers as `all` through a RecordingView, which keeps
+every object, list and failed read they asked for: so a snapshot holds exactly what the
+diagnosis needs. `--from-file` serves those reads from a StaticView, with ages computed from
+the capture time. Plain `kubectl get -o json` output (a List or several concatenated
+documents) and `kubectl cluster-info dump --output-directory` folders load the same way;
+kinds they lack are reported as checks not possible, never read as "absent".
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TypeVar
+
+from kubectl_terminating import __version__
+from kubectl_terminating.errors import ConfigError
+from kubectl_terminating.find import Found, Scope
+from kubectl_terminating.model import JSON
+from kubectl_terminating.resources import (
+    APISERVICES,
+    CRDS,
+    CSI_DRIVERS,
+    CSI_NODES,
+    ENDPOINT_SLICES,
+    EVENTS,
+    LEASES,
+    MUTATING_WEBHOOKS,
+    NAMESPACES,
+    NODES,
+    PODS,
+    PVCS,
+    PVS,
+    SERVICES,
+    VALIDATING_WEBHOOKS,
+    VOLUME_ATTACHMENTS,
+    Resource,
+)
+from kubectl_terminating.selectors import parse_selector
+from kubectl_terminating.staticview import StaticView
+from kubectl_terminating.timeutil import format_time, parse_time
+from kubectl_terminating.view import ClusterView, ContentListing, Discovery, ReadFailed
+
+SNAPSHOT_API_VERSION = "terminating.kubectl.io/v1"
+SNAPSHOT_KIND = "Snapshot"
+NOT_IN_FILE = "not in the snapshot"
+# Related kinds the explainers read: a file without any of them cannot answer those checks.
+RELATED = (
+    NODES,
+    LEASES,
+    EVENTS,
+    PVCS,
+    PVS,
+    CSI_DRIVERS,
+    CSI_NODES,
+    VOLUME_ATTACHMENTS,
+    VALIDATING_WEBHOOKS,
+    MUTATING_WEBHOOKS,
+    SERVICES,
+    ENDPOINT_SLICES,
+    APISERVICES,
+    CRDS,
+    NAMESPACES,
+    PODS,
+)
+# Never saved: what a support bundle must not carry.
+SECRET_FIELDS = {"Secret": ("data", "stringData"), "ConfigMap": ("data", "binaryData")}
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _meta(obj: JSON) -> JSON:
+    m = obj.get("metadata")
+    return m if isinstance(m, dict) else {}
+
+
+def scrub(obj: JSON, resource: Resource | None = None) -> JSON:
+    """obj with kind/apiVersion set (list items lack them) and secret payloads removed."""
+    out = dict(obj)
+    if resource is not None:
+        out.setdefault("kind", resource.kind)
+        out.setdefault("apiVersion", resource.api_version)
+        if out.get("kind") == "PartialObjectMetadata":
+            out["kind"], out["apiVersion"] = resource.kind, resource.api_version
+    annotations = _meta(out).get("annotations")
+    if isinstance(annotations, dict) and "kubectl.kubernetes.io/last-applied-configuration" in annotations:
+        # the last applied configuration of a Secret carries its data in clear
+        out["metadata"] = dict(_meta(out), annotations={
+            k: v for k, v in annotations.items() if k != "kubectl.kubernetes.io/last-applied-configuration"
+        })
+    for key in SECRET_FIELDS.get(str(out.get("kind")), ()):
+        out.pop(key, None)
+    return out
+
+
+# -- recording -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Capture:
+    objects: dict[tuple[str, str, str], JSON] = field(default_factory=dict)
+    content: dict[str, list[ContentListing]] = field(default_factory=dict)
+    discovery: Discovery | None = None
+    unreadable: dict[str, str] = field(default_factory=dict)
+
+    def add(self, obj: JSON, resource: Resource | None = None) -> None:
+        clean = scrub(obj, resource)
+        m = _meta(clean)
+        key = (str(clean.get("kind")), str(m.get("namespace") or ""), str(m.get("name")))
+        self.objects[key] = clean
+
+
+class RecordingView:
+    """A ClusterView that passes reads to another and remembers what they returned."""
+
+    def __init__(self, inner: ClusterView, capture: Capture) -> None:
+        self.inner = inner
+        self.capture = capture
+
+    @property
+    def now(self) -> datetime:
+        return self.inner.now
+
+    def _record(self, resources: Sequence[Resource], read: Callable[[], T]) -> T:
+        try:
+            value = read()
+        except ReadFailed as failed:
+            for resource in resources:
+                self.capture.unreadable.setdefault(resource.kind, failed.reason)
+            raise
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            if isinstance(item, dict):
+                kind_resource = next((r for r in resources if r.kind == item.get("kind")), resources[0])
+                self.capture.add(item, kind_resource)
+        return value
+
+    def namespace(self, name: str) -> JSON | None:
+        return self._record([NAMESPACES], lambda: self.inner.namespace(name))
+
+    def pod(self, namespace: str, name: str) -> JSON | None:
+        return self._record([PODS], lambda: self.inner.pod(namespace, name))
+
+    def pods(self, namespace: str) -> list[JSON]:
+        return self._record([PODS], lambda: self.inner.pods(namespace))
+
+    def node(self, name: str) -> JSON | None:
+        return self._record([NODES], lambda: self.inner.node(name))
+
+    def node_lease(self, node_name: str) -> JSON | None:
+        return self._record([LEASES], lambda: self.inner.node_lease(node_name))
+
+    def leases(self) -> list[JSON]:
+        return self._record([LEASES], self.inner.leases)
+
+    def pvc(self, namespace: str, name: str) -> JSON | None:
+        return self._record([PVCS], lambda: self.inner.pvc(namespace, name))
+
+    def pv(self, name: str) -> JSON | None:
+        return self._record([PVS], lambda: self.inner.pv(name))
+
+    def csi_driver(self, name: str) -> JSON | None:
+        return self._record([CSI_DRIVERS], lambda: self.inner.csi_driver(name))
+
+    def csi_node(self, name: str) -> JSON | None:
+        return self._record([CSI_NODES], lambda: self.inner.csi_node(name))
+
+    def volume_attachments(self) -> list[JSON]:
+        return self._record([VOLUME_ATTACHMENTS], self.inner.volume_attachments)
+
+    def events_for(self, namespace: str, uid: str) -> list[JSON]:
+        return self._record([EVENTS], lambda: self.inner.events_for(namespace, uid))
+
+    def webhook_configurations(self) -> list[JSON]:
+        return self._record(
+            [VALIDATING_WEBHOOKS, MUTATING_WEBHOOKS], self.inner.webhook_configurations
+        )
+
+    def service(self, namespace: str, name: str) -> JSON | None:
+        return self._record([SERVICES], lambda: self.inner.service(namespace, name))
+
+    def endpoint_slices(self, namespace: str, service: str) -> list[JSON]:
+        return self._record([ENDPOINT_SLICES], lambda: self.inner.endpoint_slices(namespace, service))
+
+    def apiservices(self) -> list[JSON]:
+        return self._record([APISERVICES], self.inner.apiservices)
+
+    def crds(self) -> list[JSON]:
+        return self._record([CRDS], self.inner.crds)
+
+    def discovery(self) -> Discovery:
+        self.capture.discovery = self.inner.discovery()
+        return self.capture.discovery
+
+    def namespace_content(self, namespace: str) -> list[ContentListing]:
+        listings = self.inner.namespace_content(namespace)
+        self.capture.content[namespace] = [
+            ContentListing(l.resource, tuple(scrub(i, l.resource) for i in l.items), l.error)
+            for l in listings
+        ]
+        return listings
+
+    def get(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
+        return self._record([resource], lambda: self.inner.get(resource, namespace, name))
+
+
+def _resource_json(resource: Resource) -> JSON:
+    return {
+        "group": resource.group,
+        "version": resource.version,
+        "plural": resource.plural,
+        "kind": resource.kind,
+        "namespaced": resource.namespaced,
+    }
+
+
+def _resource(data: Any) -> Resource:
+    if not isinstance(data, dict):
+        raise ValueError("a resource entry is not an object")
+    return Resource(
+        group=str(data.get("group", "")),
+        version=str(data["version"]),
+        plural=str(data["plural"]),
+        kind=str(data["kind"]),
+        namespaced=bool(data.get("namespaced", True)),
+    )
+
+
+def bundle(capture: Capture, header: JSON) -> JSON:
+    discovery = capture.discovery or Discovery()
+    return {
+        "apiVersion": SNAPSHOT_API_VERSION,
+        "kind": SNAPSHOT_KIND,
+        "header": header,
+        "discovery": {
+            "resources": [_resource_json(r) for r in discovery.resources],
+            "failedGroups": dict(discovery.failed_groups),
+        },
+        "unreadable": dict(capture.unreadable),
+        "namespaceContent": {
+            ns: [
+                {"resource": _resource_json(l.resource), "items": list(l.items), "error": l.error}
+                for l in listings
+            ]
+            for ns, listings in capture.content.items()
+        },
+        "objects": list(capture.objects.values()),
+    }
+
+
+def write_bundle(path: str, data: JSON) -> int:
+    """Write the bundle (gzip when the name ends in .gz, mtime 0 for stable bytes)."""
+    raw = json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+    if path.endswith(".gz"):
+        raw = gzip.compress(raw, mtime=0)
+    try:
+        Path(path).write_bytes(raw)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror}") from None
+    return len(raw)
+
+
+def header(captured_at: datetime, server_version: str, context: str, scope: Scope) -> JSON:
+    return {
+        "capturedAt": format_time(captured_at),
+        "toolVersion": __version__,
+        "serverVersion": server_version,
+        "context": context,
+        "namespace": scope.namespace,
+        "omitted": "Secret and ConfigMap data are never saved",
+    }
+
+
+# -- loading -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Loaded:
+    objects: list[JSON]
+    captured_at: datetime | None = None
+    discovery: Discovery | None = None
+    unreadable: dict[str, str] = field(default_factory=dict)
+    content: dict[str, list[ContentListing]] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            return gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error):
+            raise ConfigError(f"cannot read {path}: the gzip data is truncated or corrupt") from None
+    return raw
+
+
+def _documents(text: str, source: Path) -> Iterator[Any]:
+    """Every JSON document in text (kubectl prints several back to back)."""
+    decoder = json.JSONDecoder()
+    index = 0
+    while True:
+        while index < len(text) and text[index].isspace():
+            index += 1
+        if index >= len(text):
+            return
+        try:
+            document, index = decoder.raw_decode(text, index)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"cannot read {source}: not valid JSON at line {exc.lineno} column {exc.colno}"
+                + (" (truncated?)" if exc.pos >= len(text) - 1 else "")
+            ) from None
+        yield document
+
+
+def _flatten(document: Any) -> Iterator[JSON]:
+    if not isinstance(document, dict):
+        return
+    items = document.get("items")
+    if isinstance(items, list) and str(document.get("kind", "")).endswith("List"):
+        item_kind = str(document.get("kind"))[: -len("List")]
+        for item in items:
+            if isinstance(item, dict):
+                if item_kind and "kind" not in item:
+                    item = dict(item, kind=item_kind)
+                yield from _flatten(item)
+        return
+    if "kind" in document and isinstance(document.get("metadata"), dict):
+        yield document
+
+
+def _guess_plural(kind: str) -> str:
+    lower = kind.lower()
+    if lower.endswith("y") and not lower.endswith("ey"):
+        return lower[:-1] + "ies"
+    if lower.endswith(("s", "x", "ch", "sh")):
+        return lower + "es"
+    return lower + "s"
+
+
+def _discovery_of(objects: Iterable[JSON]) -> Discovery:
+    """Resource types guessed from the objects present (plural names are not in the data)."""
+    seen: dict[tuple[str, str], Resource] = {}
+    for obj in objects:
+        group, _, version = str(obj.get("apiVersion", "v1")).rpartition("/")
+        kind = str(obj.get("kind"))
+        namespaced = bool(_meta(obj).get("namespace"))
+        seen.setdefault((group, kind), Resource(group, version, _guess_plural(kind), kind, namespaced))
+    return Discovery(resources=sorted(seen.values()))
+
+
+def _loose(objects: list[JSON]) -> Loaded:
+    present = {str(o.get("kind")) for o in objects}
+    missing = {r.kind: NOT_IN_FILE for r in RELATED if r.kind not in present}
+    warnings = []
+    if missing:
+        warnings.append(
+            "checks not possible, kinds not in the file: " + ", ".join(sorted(missing))
+        )
+    return Loaded(objects, discovery=_discovery_of(objects), unreadable=missing, warnings=warnings)
+
+
+def _from_bundle(data: JSON, source: Path) -> Loaded:
+    try:
+        captured = parse_time((data.get("header") or {}).get("capturedAt"))
+        disc = data.get("discovery") or {}
+        discovery = Discovery(
+            resources=[_resource(r) for r in disc.get("resources") or []],
+            failed_groups=dict(disc.get("failedGroups") or {}),
+        )
+        content = {
+            str(ns): [
+                ContentListing(
+                    _resource(l["resource"]),
+                    tuple(i for i in l.get("items") or [] if isinstance(i, dict)),
+                    l.get("error"),
+                )
+                for l in listings
+            ]
+            for ns, listings in (data.get("namespaceContent") or {}).items()
+        }
+        objects = [o for o in data.get("objects") or [] if isinstance(o, dict)]
+        unreadable = {str(k): str(v) for k, v in (data.get("unreadable") or {}).items()}
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ConfigError(f"cannot read {source}: malformed snapshot ({exc})") from None
+    return Loaded(objects, captured, discovery, unreadable, content)
+
+
+def _from_directory(path: Path) -> Loaded:
+    objects: list[JSON] = []
+    files = sorted(p for p in path.rglob("*.json") if p.is_file())
+    if not files:
+        raise ConfigError(f"cannot read {path}: no .json files (expected a cluster-info dump)")
+    for file in files:
+        text = _read_bytes(file).decode("utf-8", "replace")
+        for document in _documents(text, file):
+            objects.extend(_flatten(document))
+    return _loose(objects)
+
+
+def load(path: str) -> Loaded:
+    source = Path(path)
+    if source.is_dir():
+        return _from_directory(source)
+    text = _read_bytes(source).decode("utf-8", "replace")
+    documents = list(_documents(text, source))
+    if not documents:
+        raise ConfigError(f"cannot read {source}: the file is empty")
+    first = documents[0]
+    if len(documents) == 1 and isinstance(first, dict) and first.get("kind") == SNAPSHOT_KIND:
+        if first.get("apiVersion") != SNAPSHOT_API_VERSION:
+            raise ConfigError(f"cannot read {source}: unknown snapshot version {first.get('apiVersion')}")
+        return _from_bundle(first, source)
+    objects = [obj for document in documents for obj in _flatten(document)]
+    if not objects:
+        raise ConfigError(f"cannot read {source}: no Kubernetes objects in it")
+    return _loose(objects)
+
+
+# -- the offline source --------------------------------------------------------------------------
+
+
+def _terminating(obj: JSON) -> bool:
+    return bool(_meta(obj).get("deletionTimestamp"))
+
+
+def _in_scope(obj: JSON, namespace: str | None, selector: str | None) -> bool:
+    m = _meta(obj)
+    if namespace is not None and m.get("namespace") != namespace:
+        return False
+    labels = m.get("labels")
+    return parse_selector(selector)(labels if isinstance(labels, dict) else {})
+
+
+def _sorted(objects: Iterable[JSON]) -> list[JSON]:
+    return sorted(objects, key=lambda o: (str(_meta(o).get("namespace") or ""), str(_meta(o).get("name"))))
+
+
+class SnapshotSource:
+    """Terminating objects of a saved snapshot, explained through a StaticView."""
+
+    def __init__(self, loaded: Loaded, now: datetime) -> None:
+        self.loaded = loaded
+        self.view = StaticView(
+            loaded.objects, now, loaded.discovery, loaded.unreadable, loaded.content
+        )
+
+    @classmethod
+    def open(cls, path: str, use_now: bool = False) -> SnapshotSource:
+        loaded = load(path)
+        now = datetime.now(timezone.utc)
+        if loaded.captured_at is not None and not use_now:
+            now = loaded.captured_at
+        return cls(loaded, now)
+
+    def _of_kind(self, kind: str) -> list[JSON]:
+        return [o for o in self.loaded.objects if o.get("kind") == kind]
+
+    def find_pods(self, scope: Scope) -> Found:
+        pods = [p for p in self._of_kind("Pod") if _in_scope(p, scope.namespace, scope.selector)]
+        return self._by_names(pods, scope.names)
+
+    def find_namespaces(self, names: tuple[str, ...]) -> Found:
+        return self._by_names(self._of_kind("Namespace"), names)
+
+    def _by_names(self, objects: list[JSON], names: tuple[str, ...]) -> Found:
+        warnings = list(self.loaded.warnings)
+        if names:
+            by_name = {str(_meta(o).get("name")): o for o in objects}
+            found = [by_name[n] for n in names if n in by_name and _terminating(by_name[n])]
+            return Found(found, [n for n in names if n not in by_name], warnings)
+        return Found(_sorted(o for o in objects if _terminating(o)), [], warnings)
+
+    def find_all(self, scope: Scope) -> tuple[list[tuple[Resource, JSON]], list[str]]:
+        resources = {(r.api_version, r.kind): r for r in self.view.discovery().resources}
+        found = []
+        for obj in _sorted(self.loaded.objects):
+            if not _terminating(obj) or not _in_scope(obj, scope.namespace, scope.selector):
+                continue
+            key = (str(obj.get("apiVersion")), str(obj.get("kind")))
+            resource = resources.get(key) or _discovery_of([obj]).resources[0]
+            found.append((resource, obj))
+        found.sort(key=lambda pair: pair[0].kind)
+        return found, list(self.loaded.warnings)
+
+    def map(self, function: Callable[[T], R], inputs: Sequence[T]) -> list[R]:
+        return [function(item) for item in inputs]
+
+
+def dump_size_note(size: int) -> str:
+    return f"{size / 1024:.1f} KiB" if size < 1024 * 1024 else f"{size / 1024 / 1024:.1f} MiB"
+
+
+__all__ = [
+    "Capture",
+    "RecordingView",
+    "SnapshotSource",
+    "bundle",
+    "dump_size_note",
+    "header",
+    "load",
+    "os",
+    "write_bundle",
+]

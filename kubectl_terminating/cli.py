@@ -60,57 +60,80 @@ class AliasedGroup(click.Group):
         return (command.name if command else None), command, rest
 
 
-def common_options(function: F) -> F:
-    """kubectl's flags, on every subcommand."""
-    decorators = [
-        click.option(
-            "-n", "--namespace", metavar="NS", help="Namespace to look in (default: the context's)."
-        ),
-        click.option("-A", "--all-namespaces", is_flag=True, help="Look in every namespace."),
-        click.option("-l", "--selector", metavar="SELECTOR", help="Label selector, e.g. app=web."),
-        click.option(
-            "-o",
-            "--output",
-            type=click.Choice(OUTPUTS),
-            help="Output format: wide, json, yaml or name (default: a table).",
-        ),
-        click.option("--explain", is_flag=True, help="Every blocker with evidence and remedies."),
-        click.option("--no-headers", is_flag=True, help="Omit the table headers."),
-        click.option(
-            "--color",
-            type=click.Choice(("auto", "always", "never")),
-            default="auto",
-            show_default=True,
-            help="Colour the output (auto respects NO_COLOR and non-terminals).",
-        ),
-        click.option(
-            "--exit-code",
-            is_flag=True,
-            help="Exit 3 when stuck objects were found (for scripts and CI).",
-        ),
-        click.option("--kubeconfig", metavar="PATH", help="Path to the kubeconfig file."),
-        click.option("--context", metavar="NAME", help="The kubeconfig context to use."),
-        click.option("--cluster", metavar="NAME", help="The kubeconfig cluster to use."),
-        click.option("--user", metavar="NAME", help="The kubeconfig user to use."),
-        click.option(
-            "--request-timeout",
-            default="0",
-            metavar="DURATION",
-            help="Time to wait for each request (1s, 2m; 0 waits forever).",
-        ),
-        click.option(
-            "-v",
-            "--v",
-            "verbosity",
-            type=int,
-            default=0,
-            metavar="N",
-            help="Log level: 1 request totals, 6 every request.",
-        ),
-    ]
-    for decorate in reversed(decorators):
-        function = decorate(function)
-    return function
+def with_options(*groups: list[Callable[[F], F]]) -> Callable[[F], F]:
+    """Apply groups of click options in the order they are listed in --help."""
+
+    def decorate(function: F) -> F:
+        for option in reversed([o for group in groups for o in group]):
+            function = option(function)
+        return function
+
+    return decorate
+
+
+SCOPE_OPTIONS = [
+    click.option(
+        "-n", "--namespace", metavar="NS", help="Namespace to look in (default: the context's)."
+    ),
+    click.option("-A", "--all-namespaces", is_flag=True, help="Look in every namespace."),
+    click.option("-l", "--selector", metavar="SELECTOR", help="Label selector, e.g. app=web."),
+]
+
+OUTPUT_OPTIONS = [
+    click.option(
+        "-o",
+        "--output",
+        type=click.Choice(OUTPUTS),
+        help="Output format: wide, json, yaml or name (default: a table).",
+    ),
+    click.option("--explain", is_flag=True, help="Every blocker with evidence and remedies."),
+    click.option("--no-headers", is_flag=True, help="Omit the table headers."),
+    click.option(
+        "--color",
+        type=click.Choice(("auto", "always", "never")),
+        default="auto",
+        show_default=True,
+        help="Colour the output (auto respects NO_COLOR and non-terminals).",
+    ),
+    click.option(
+        "--exit-code",
+        is_flag=True,
+        help="Exit 3 when stuck objects were found (for scripts and CI).",
+    ),
+    click.option(
+        "--from-file",
+        metavar="PATH",
+        help="Explain a snapshot instead of a live cluster: a `dump` bundle, `kubectl get -o "
+        "json` output or a `kubectl cluster-info dump` folder (all namespaces unless -n).",
+    ),
+    click.option(
+        "--now",
+        is_flag=True,
+        help="With --from-file: compute ages from the current time, not the capture time.",
+    ),
+]
+
+CONNECTION_OPTIONS = [
+    click.option("--kubeconfig", metavar="PATH", help="Path to the kubeconfig file."),
+    click.option("--context", metavar="NAME", help="The kubeconfig context to use."),
+    click.option("--cluster", metavar="NAME", help="The kubeconfig cluster to use."),
+    click.option("--user", metavar="NAME", help="The kubeconfig user to use."),
+    click.option(
+        "--request-timeout",
+        default="0",
+        metavar="DURATION",
+        help="Time to wait for each request (1s, 2m; 0 waits forever).",
+    ),
+    click.option(
+        "-v",
+        "--v",
+        "verbosity",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Log level: 1 request totals, 6 every request.",
+    ),
+]
 
 
 @click.group(cls=AliasedGroup, context_settings=CONTEXT, epilog=EXAMPLES)
@@ -128,7 +151,7 @@ def cli() -> None:
 def _command(kind: str, summary: str) -> Callable[[F], click.Command]:
     def wrap(function: F) -> click.Command:
         @click.argument("names", nargs=-1, metavar="[NAME]...")
-        @common_options
+        @with_options(SCOPE_OPTIONS, OUTPUT_OPTIONS, CONNECTION_OPTIONS)
         @click.pass_context
         def command(ctx: click.Context, /, names: tuple[str, ...], **flags: Any) -> None:
             try:
@@ -159,7 +182,35 @@ def namespaces() -> None: ...
 def all_objects() -> None: ...
 
 
-assert set(cli.commands) == set(KINDS)
+@cli.command("dump", context_settings=CONTEXT)
+@click.option(
+    "-f",
+    "--filename",
+    required=True,
+    metavar="PATH",
+    help="Where to save the snapshot (gzip-compressed when it ends in .gz).",
+)
+@with_options(SCOPE_OPTIONS, CONNECTION_OPTIONS)
+def dump(filename: str, **flags: Any) -> None:
+    """Save what the diagnosis needs, for offline use with --from-file.
+
+    Finds every terminating object in scope and records exactly what the explainers read
+    for it: the objects, their nodes, leases, volumes, CSI objects, events, webhooks,
+    APIServices, CRDs, discovery and the content left in terminating namespaces, with the
+    cluster version and the capture time. The data of Secrets and ConfigMaps is never
+    saved. Share the file with whoever diagnoses the cluster:
+
+    \b
+      kubectl terminating dump -A -f bundle.json.gz
+      kubectl terminating pods --from-file bundle.json.gz --explain
+    """
+    from kubectl_terminating.dump import run_dump
+
+    options = Options(kind="all", **flags)
+    sys.exit(run_dump(options, filename))
+
+
+assert set(cli.commands) == {*KINDS, "dump"}
 
 
 def _restore_library_path() -> None:

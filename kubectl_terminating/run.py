@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import IO, Protocol, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import IO, TYPE_CHECKING, Protocol, TypeVar
 
 from kubectl_terminating.errors import ApiError, TerminatingError, Unauthorized, UsageError
 from kubectl_terminating.find import Found, Scope
@@ -18,6 +18,9 @@ from kubectl_terminating.model import JSON, Finding
 from kubectl_terminating.options import Options
 from kubectl_terminating.resources import NAMESPACES, PODS, Resource
 from kubectl_terminating.view import ClusterView
+
+if TYPE_CHECKING:
+    from kubectl_terminating.client import Client
 
 EXIT_STUCK = 3
 T = TypeVar("T")
@@ -57,6 +60,9 @@ class Progress:
 
 def run(options: Options, stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
     out, err = stdout or sys.stdout, stderr or sys.stderr
+    if options.from_file and not options.namespace:
+        # a snapshot has no context to default to: look at everything in it
+        options = replace(options, all_namespaces=True)
     try:
         result = collect(options, err)
     except TerminatingError as error:
@@ -118,9 +124,20 @@ def collect(options: Options, err: IO[str]) -> Result:
         source = SnapshotSource.open(options.from_file, use_now=options.now)
         namespace = None if options.all_namespaces else options.namespace
         return _collect(options, source, namespace, err)
+    from kubectl_terminating.live import LiveSource
+
+    client = connect(options, err)
+    namespace = None if options.all_namespaces else client.connection.namespace
+    try:
+        return _collect(options, LiveSource(client), namespace, err)
+    finally:
+        report_stats(options, client, err)
+
+
+def connect(options: Options, err: IO[str]) -> Client:
+    """A client for the cluster the kubeconfig flags select (nothing is sent yet)."""
     from kubectl_terminating.client import Client, parse_duration
     from kubectl_terminating.kubeconfig import Selection, resolve
-    from kubectl_terminating.live import LiveSource
 
     try:
         timeout = parse_duration(options.request_timeout)
@@ -135,18 +152,17 @@ def collect(options: Options, err: IO[str]) -> Result:
             namespace=options.namespace,
         )
     )
-    client = Client(connection, request_timeout=timeout, verbosity=options.verbosity, log=err)
-    namespace = None if options.all_namespaces else connection.namespace
-    try:
-        return _collect(options, LiveSource(client), namespace, err)
-    finally:
-        if options.verbosity >= 1:
-            s = client.stats
-            print(
-                f"requests: {s.requests}, bytes: {s.bytes}, retries: {s.retries}, "
-                f"request time: {s.seconds:.2f}s",
-                file=err,
-            )
+    return Client(connection, request_timeout=timeout, verbosity=options.verbosity, log=err)
+
+
+def report_stats(options: Options, client: Client, err: IO[str]) -> None:
+    if options.verbosity >= 1:
+        s = client.stats
+        print(
+            f"requests: {s.requests}, bytes: {s.bytes}, retries: {s.retries}, "
+            f"request time: {s.seconds:.2f}s",
+            file=err,
+        )
 
 
 def _collect(options: Options, source: Source, namespace: str | None, err: IO[str]) -> Result:

@@ -91,11 +91,19 @@ def scrub(obj: JSON, resource: Resource | None = None) -> JSON:
         if out.get("kind") == "PartialObjectMetadata":
             out["kind"], out["apiVersion"] = resource.kind, resource.api_version
     annotations = _meta(out).get("annotations")
-    if isinstance(annotations, dict) and "kubectl.kubernetes.io/last-applied-configuration" in annotations:
+    if (
+        isinstance(annotations, dict)
+        and "kubectl.kubernetes.io/last-applied-configuration" in annotations
+    ):
         # the last applied configuration of a Secret carries its data in clear
-        out["metadata"] = dict(_meta(out), annotations={
-            k: v for k, v in annotations.items() if k != "kubectl.kubernetes.io/last-applied-configuration"
-        })
+        out["metadata"] = dict(
+            _meta(out),
+            annotations={
+                k: v
+                for k, v in annotations.items()
+                if k != "kubectl.kubernetes.io/last-applied-configuration"
+            },
+        )
     for key in SECRET_FIELDS.get(str(out.get("kind")), ()):
         out.pop(key, None)
     return out
@@ -139,7 +147,9 @@ class RecordingView:
         items = value if isinstance(value, list) else [value]
         for item in items:
             if isinstance(item, dict):
-                kind_resource = next((r for r in resources if r.kind == item.get("kind")), resources[0])
+                kind_resource = next(
+                    (r for r in resources if r.kind == item.get("kind")), resources[0]
+                )
                 self.capture.add(item, kind_resource)
         return value
 
@@ -188,7 +198,9 @@ class RecordingView:
         return self._record([SERVICES], lambda: self.inner.service(namespace, name))
 
     def endpoint_slices(self, namespace: str, service: str) -> list[JSON]:
-        return self._record([ENDPOINT_SLICES], lambda: self.inner.endpoint_slices(namespace, service))
+        return self._record(
+            [ENDPOINT_SLICES], lambda: self.inner.endpoint_slices(namespace, service)
+        )
 
     def apiservices(self) -> list[JSON]:
         return self._record([APISERVICES], self.inner.apiservices)
@@ -203,8 +215,12 @@ class RecordingView:
     def namespace_content(self, namespace: str) -> list[ContentListing]:
         listings = self.inner.namespace_content(namespace)
         self.capture.content[namespace] = [
-            ContentListing(l.resource, tuple(scrub(i, l.resource) for i in l.items), l.error)
-            for l in listings
+            ContentListing(
+                listing.resource,
+                tuple(scrub(i, listing.resource) for i in listing.items),
+                listing.error,
+            )
+            for listing in listings
         ]
         return listings
 
@@ -247,8 +263,12 @@ def bundle(capture: Capture, header: JSON) -> JSON:
         "unreadable": dict(capture.unreadable),
         "namespaceContent": {
             ns: [
-                {"resource": _resource_json(l.resource), "items": list(l.items), "error": l.error}
-                for l in listings
+                {
+                    "resource": _resource_json(listing.resource),
+                    "items": list(listing.items),
+                    "error": listing.error,
+                }
+                for listing in listings
             ]
             for ns, listings in capture.content.items()
         },
@@ -301,7 +321,9 @@ def _read_bytes(path: Path) -> bytes:
         try:
             return gzip.decompress(raw)
         except (OSError, EOFError, zlib.error):
-            raise ConfigError(f"cannot read {path}: the gzip data is truncated or corrupt") from None
+            raise ConfigError(
+                f"cannot read {path}: the gzip data is truncated or corrupt"
+            ) from None
     return raw
 
 
@@ -332,9 +354,7 @@ def _flatten(document: Any) -> Iterator[JSON]:
         item_kind = str(document.get("kind"))[: -len("List")]
         for item in items:
             if isinstance(item, dict):
-                if item_kind and "kind" not in item:
-                    item = dict(item, kind=item_kind)
-                yield from _flatten(item)
+                yield from _flatten({"kind": item_kind, **item} if item_kind else item)
         return
     if "kind" in document and isinstance(document.get("metadata"), dict):
         yield document
@@ -356,7 +376,9 @@ def _discovery_of(objects: Iterable[JSON]) -> Discovery:
         group, _, version = str(obj.get("apiVersion", "v1")).rpartition("/")
         kind = str(obj.get("kind"))
         namespaced = bool(_meta(obj).get("namespace"))
-        seen.setdefault((group, kind), Resource(group, version, _guess_plural(kind), kind, namespaced))
+        seen.setdefault(
+            (group, kind), Resource(group, version, _guess_plural(kind), kind, namespaced)
+        )
     return Discovery(resources=sorted(seen.values()))
 
 
@@ -365,9 +387,7 @@ def _loose(objects: list[JSON]) -> Loaded:
     missing = {r.kind: NOT_IN_FILE for r in RELATED if r.kind not in present}
     warnings = []
     if missing:
-        warnings.append(
-            "checks not possible, kinds not in the file: " + ", ".join(sorted(missing))
-        )
+        warnings.append("checks not possible, kinds not in the file: " + ", ".join(sorted(missing)))
     return Loaded(objects, discovery=_discovery_of(objects), unreadable=missing, warnings=warnings)
 
 
@@ -382,11 +402,11 @@ def _from_bundle(data: JSON, source: Path) -> Loaded:
         content = {
             str(ns): [
                 ContentListing(
-                    _resource(l["resource"]),
-                    tuple(i for i in l.get("items") or [] if isinstance(i, dict)),
-                    l.get("error"),
+                    _resource(listing["resource"]),
+                    tuple(i for i in listing.get("items") or [] if isinstance(i, dict)),
+                    listing.get("error"),
                 )
-                for l in listings
+                for listing in listings
             ]
             for ns, listings in (data.get("namespaceContent") or {}).items()
         }
@@ -420,7 +440,9 @@ def load(path: str) -> Loaded:
     first = documents[0]
     if len(documents) == 1 and isinstance(first, dict) and first.get("kind") == SNAPSHOT_KIND:
         if first.get("apiVersion") != SNAPSHOT_API_VERSION:
-            raise ConfigError(f"cannot read {source}: unknown snapshot version {first.get('apiVersion')}")
+            raise ConfigError(
+                f"cannot read {source}: unknown snapshot version {first.get('apiVersion')}"
+            )
         return _from_bundle(first, source)
     objects = [obj for document in documents for obj in _flatten(document)]
     if not objects:
@@ -444,7 +466,9 @@ def _in_scope(obj: JSON, namespace: str | None, selector: str | None) -> bool:
 
 
 def _sorted(objects: Iterable[JSON]) -> list[JSON]:
-    return sorted(objects, key=lambda o: (str(_meta(o).get("namespace") or ""), str(_meta(o).get("name"))))
+    return sorted(
+        objects, key=lambda o: (str(_meta(o).get("namespace") or ""), str(_meta(o).get("name")))
+    )
 
 
 class SnapshotSource:

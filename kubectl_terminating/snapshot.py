@@ -382,13 +382,59 @@ def _discovery_of(objects: Iterable[JSON]) -> Discovery:
     return Discovery(resources=sorted(seen.values()))
 
 
+_TIME_KEYS = frozenset(
+    {
+        "creationTimestamp",
+        "deletionTimestamp",
+        "firstTimestamp",
+        "lastTimestamp",
+        "eventTime",
+        "renewTime",
+        "lastTransitionTime",
+        "lastHeartbeatTime",
+    }
+)
+
+
+def newest_timestamp(value: Any) -> datetime | None:
+    """The latest timestamp anywhere in value: the earliest the data can have been taken."""
+    newest: datetime | None = None
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+            continue
+        if not isinstance(item, dict):
+            continue
+        for key, inner in item.items():
+            when = parse_time(inner) if key in _TIME_KEYS else None
+            if when is not None and (newest is None or when > newest):
+                newest = when
+            if isinstance(inner, dict | list):
+                stack.append(inner)
+    return newest
+
+
 def _loose(objects: list[JSON]) -> Loaded:
     present = {str(o.get("kind")) for o in objects}
     missing = {r.kind: NOT_IN_FILE for r in RELATED if r.kind not in present}
     warnings = []
     if missing:
         warnings.append("checks not possible, kinds not in the file: " + ", ".join(sorted(missing)))
-    return Loaded(objects, discovery=_discovery_of(objects), unreadable=missing, warnings=warnings)
+    captured = newest_timestamp(objects)
+    if captured is not None:
+        warnings.append(
+            f"the file has no capture time: ages are computed from its newest timestamp "
+            f"({format_time(captured)}); --now uses the current time"
+        )
+    return Loaded(
+        objects,
+        captured_at=captured,
+        discovery=_discovery_of(objects),
+        unreadable=missing,
+        warnings=warnings,
+    )
 
 
 def _from_bundle(data: JSON, source: Path) -> Loaded:

@@ -1,0 +1,162 @@
+"""Offline diagnosis: snapshot loading (bundles, kubectl get -o json, cluster-info dump)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from kubectl_terminating.errors import ConfigError, UsageError
+from kubectl_terminating.options import Options
+from kubectl_terminating.run import run
+from kubectl_terminating.selectors import parse_selector
+from kubectl_terminating.snapshot import load, scrub
+from tests.unit.golden import assert_golden
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "snapshots"
+KUBECTL_GET = FIXTURES / "kubectl-get-pods-nodes.json"
+CLUSTER_INFO_DUMP = FIXTURES / "cluster-info-dump"
+
+
+def _run(*, kind: str = "pods", **flags: object) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = run(Options(kind=kind, color="never", **flags), out, err)  # type: ignore[arg-type]
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_kubectl_get_json_is_explained_like_a_live_cluster() -> None:
+    code, out, err = _run(from_file=str(KUBECTL_GET), output="json")
+    assert code == 0, err
+    items = {i["name"]: i for i in json.loads(out)["items"]}
+    assert [b["type"] for b in items["web-1"]["blockers"]] == ["node-missing"]
+    assert items["web-0"]["blockers"][0]["type"] == "node-not-ready"
+    assert_golden("snapshots/kubectl-get-pods.json", out)
+
+
+def test_missing_kinds_are_checks_not_possible_never_absent() -> None:
+    code, _, err = _run(from_file=str(KUBECTL_GET))
+    assert code == 0
+    assert "checks not possible, kinds not in the file:" in err
+    assert "Lease" in err and "Event" in err
+    # a pod whose node IS in the file is judged by it; lease/event checks are reported as not made
+    assert "could not read" in err and "not in the snapshot" in err
+
+
+def test_cluster_info_dump_folder() -> None:
+    code, out, err = _run(from_file=str(CLUSTER_INFO_DUMP), explain=True)
+    assert code == 0, err
+    assert "Pod shop/web-1" in out and "[node-missing]" in out
+    assert_golden("snapshots/cluster-info-dump-explain.txt", out)
+
+
+def test_ages_come_from_the_newest_timestamp_unless_now(tmp_path: Path) -> None:
+    _, out, err = _run(from_file=str(KUBECTL_GET), output="json")
+    assert "ages are computed from its newest timestamp" in err
+    overdue_then = {i["name"]: i["overdueSeconds"] for i in json.loads(out)["items"]}
+    _, out_now, _ = _run(from_file=str(KUBECTL_GET), output="json", now=True)
+    overdue_now = {i["name"]: i["overdueSeconds"] for i in json.loads(out_now)["items"]}
+    assert all(overdue_now[n] > overdue_then[n] for n in overdue_then)
+
+
+def test_concatenated_documents_and_namespace_filter(tmp_path: Path) -> None:
+    data = json.loads(KUBECTL_GET.read_text())
+    pods = {
+        "kind": "List",
+        "apiVersion": "v1",
+        "items": [i for i in data["items"] if i["kind"] == "Pod"],
+    }
+    nodes = {
+        "kind": "NodeList",
+        "apiVersion": "v1",
+        "items": [
+            {k: v for k, v in i.items() if k != "kind"}
+            for i in data["items"]
+            if i["kind"] == "Node"
+        ],
+    }
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(pods, indent=2) + "\n" + json.dumps(nodes))
+    assert {o["kind"] for o in load(str(path)).objects} == {"Pod", "Node"}
+    code, out, _ = _run(from_file=str(path), namespace="shop", output="name")
+    assert code == 0 and out.splitlines() == ["pod/web-0", "pod/web-1"]
+    code, out, err = _run(from_file=str(path), namespace="elsewhere")
+    assert code == 0 and out == "" and "No resources found in elsewhere namespace." in err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "the file is empty"),
+        (b'{"kind": "List", "items": [', "not valid JSON at line 1"),
+        (b'{"hello": "world"}', "no Kubernetes objects in it"),
+        (
+            b'{"apiVersion": "terminating.kubectl.io/v9", "kind": "Snapshot"}',
+            "unknown snapshot version",
+        ),
+        (gzip.compress(b'{"kind": "List", "items": []}')[:-6], "gzip data is truncated or corrupt"),
+        (
+            b'{"apiVersion": "terminating.kubectl.io/v1", "kind": "Snapshot",'
+            b' "discovery": {"resources": [1]}}',
+            "malformed snapshot",
+        ),
+    ],
+)
+def test_bad_files_give_one_clear_error(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "bundle"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError, match=message):
+        load(str(path))
+    code, out, err = _run(from_file=str(path))
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and err.startswith("error: cannot read") and "Traceback" not in err
+
+
+def test_missing_file_and_empty_folder(tmp_path: Path) -> None:
+    code, _, err = _run(from_file=str(tmp_path / "absent.json"))
+    assert code == 1 and err.startswith("error: cannot read") and "No such file" in err
+    code, _, err = _run(from_file=str(tmp_path))
+    assert code == 1 and "no .json files" in err
+
+
+def test_secret_and_configmap_payloads_are_never_kept() -> None:
+    secret = {
+        "kind": "Secret",
+        "metadata": {
+            "name": "s",
+            "annotations": {
+                "kubectl.kubernetes.io/last-applied-configuration": '{"data":{"k":"c2VjcmV0"}}',
+                "a": "b",
+            },
+        },
+        "data": {"k": "c2VjcmV0"},
+        "stringData": {"k": "secret"},
+    }
+    cleaned = scrub(secret)
+    assert "data" not in cleaned and "stringData" not in cleaned
+    assert cleaned["metadata"]["annotations"] == {"a": "b"}
+    assert "binaryData" not in scrub(
+        {"kind": "ConfigMap", "metadata": {}, "binaryData": {"x": "eA=="}}
+    )
+
+
+@pytest.mark.parametrize(
+    ("selector", "labels", "expected"),
+    [
+        ("app=web", {"app": "web"}, True),
+        ("app==web,tier!=db", {"app": "web", "tier": "db"}, False),
+        ("app in (web, api),!legacy", {"app": "api"}, True),
+        ("app notin (web)", {"app": "web"}, False),
+        ("team", {"team": "x"}, True),
+        ("!team", {"team": "x"}, False),
+    ],
+)
+def test_label_selectors(selector: str, labels: dict[str, str], expected: bool) -> None:
+    assert parse_selector(selector)(labels) is expected
+
+
+def test_bad_selector_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="unable to parse requirement"):
+        parse_selector("app in web")

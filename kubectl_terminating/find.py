@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from kubectl_terminating.client import ACCEPT_METADATA, ACCEPT_TABLE, Client
 from kubectl_terminating.errors import ApiError, Forbidden, NotFound
 from kubectl_terminating.model import JSON
-from kubectl_terminating.resources import NAMESPACES, PODS, Resource
+from kubectl_terminating.resources import NAMESPACES, PODS, Resource, typed
 from kubectl_terminating.view import ClusterView
 
 TERMINATING_STATUSES = frozenset({"Terminating", "Unknown"})
@@ -108,7 +108,7 @@ def find_pods(client: Client, scope: Scope) -> Found:
     if len(candidates) > MAX_NAME_LOOKUPS:
         for pod in client.items(PODS.path(scope.namespace), {"labelSelector": scope.selector}):
             if _terminating(pod):
-                pods[_key(pod)] = pod
+                pods[_key(pod)] = typed(pod, PODS)
         return Found(list(pods.values()), [], [])
 
     def same_name(name: str) -> list[JSON]:
@@ -128,7 +128,7 @@ def find_pods(client: Client, scope: Scope) -> Found:
     for batch in client.map(lambda lookup: lookup(), lookups):
         for pod in batch:
             if _terminating(pod):
-                pods[_key(pod)] = pod
+                pods[_key(pod)] = typed(pod, PODS)
     return Found(sorted(pods.values(), key=_key), [], [])
 
 
@@ -136,7 +136,7 @@ def find_namespaces(client: Client, names: tuple[str, ...]) -> Found:
     if names:
         return _by_name(client, NAMESPACES, None, names)
     items = [
-        ns
+        typed(ns, NAMESPACES)
         for ns in client.items(NAMESPACES.path())
         if _terminating(ns) or (ns.get("status") or {}).get("phase") == "Terminating"
     ]
@@ -175,9 +175,6 @@ def find_all(
     for resource, items, error in client.map(list_type, types):
         if error:
             warnings.append(f"could not list {resource.qualified}: {error}")
-        objects.extend(
-            (resource, dict(item, kind=resource.kind, apiVersion=resource.api_version))
-            for item in items
-        )
+        objects.extend((resource, typed(item, resource)) for item in items)
     objects.sort(key=lambda pair: (pair[0].kind, *_key(pair[1])))
     return objects, warnings

@@ -35,6 +35,7 @@ from kubectl_terminating.resources import (
     VALIDATING_WEBHOOKS,
     VOLUME_ATTACHMENTS,
     Resource,
+    typed,
 )
 from kubectl_terminating.view import ContentListing, Discovery, ReadFailed
 
@@ -108,7 +109,10 @@ class LiveView:
         def load() -> list[JSON]:
             return self._read(
                 resource.qualified,
-                lambda: list(self.client.items(resource.path(namespace), params, accept)),
+                lambda: [
+                    typed(item, resource)
+                    for item in self.client.items(resource.path(namespace), params, accept)
+                ],
             )
 
         return self._memo(key, load)

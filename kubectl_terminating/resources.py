@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, order=True)
@@ -30,6 +31,15 @@ class Resource:
         if name is not None:
             base += f"/{name}"
         return base
+
+
+def typed(obj: dict[str, Any], resource: Resource) -> dict[str, Any]:
+    """obj with its kind and apiVersion: list items and metadata-only items lack them."""
+    if obj.get("kind") in (None, "", "PartialObjectMetadata"):
+        return dict(obj, kind=resource.kind, apiVersion=resource.api_version)
+    if "apiVersion" not in obj:
+        return dict(obj, apiVersion=resource.api_version)
+    return obj
 
 
 PODS = Resource("", "v1", "pods", "Pod")

@@ -42,6 +42,7 @@ from kubectl_terminating.resources import (
     VALIDATING_WEBHOOKS,
     VOLUME_ATTACHMENTS,
     Resource,
+    typed,
 )
 from kubectl_terminating.selectors import parse_selector
 from kubectl_terminating.staticview import StaticView
@@ -84,12 +85,7 @@ def _meta(obj: JSON) -> JSON:
 
 def scrub(obj: JSON, resource: Resource | None = None) -> JSON:
     """obj with kind/apiVersion set (list items lack them) and secret payloads removed."""
-    out = dict(obj)
-    if resource is not None:
-        out.setdefault("kind", resource.kind)
-        out.setdefault("apiVersion", resource.api_version)
-        if out.get("kind") == "PartialObjectMetadata":
-            out["kind"], out["apiVersion"] = resource.kind, resource.api_version
+    out = dict(typed(obj, resource) if resource is not None else obj)
     annotations = _meta(out).get("annotations")
     if (
         isinstance(annotations, dict)

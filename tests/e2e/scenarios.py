@@ -105,17 +105,18 @@ def pod_with_unreclaimed_volume(cp: ControlPlane, ns: str, name: str = "db-0") -
     create_bound_volume(cp, ns, "data", pv_name, MISSING_DRIVER, handle)
     create_node(cp, node, volumes_in_use=[csi_volume_name(MISSING_DRIVER, handle)])
     create_csinode(cp, node, drivers=[])  # the driver's node plugin is not registered
-    pod = create_pod(cp, ns, name, node=node, volumes=[pvc_volume("data", "data")])
+    pod = create_pod(cp, ns, name, node=node, volumes=[pvc_volume("data", "data")], grace_period=1)
     set_pod_status(cp, ns, name, "Running", {"app": "terminated:0"})
-    delete(cp, pod_path(ns, name), grace_period=0)
+    delete(cp, pod_path(ns, name))  # grace 0 would remove it at once: no kubelet to wait for
     create_event(
         cp,
         ns,
         {"kind": "Pod", "namespace": ns, "name": name, "uid": pod["metadata"]["uid"]},
         "FailedUnMount",
-        f"UnmountVolume.TearDown failed for volume \"data\": kubernetes.io/csi: "
+        f'UnmountVolume.TearDown failed for volume "data": kubernetes.io/csi: '
         f"driver name {MISSING_DRIVER} not found in the list of registered CSI drivers",
     )
+    time.sleep(1.2)  # let the 1s grace period run out
     return Stuck(ns, name, node)
 
 

@@ -111,5 +111,7 @@ def test_ages_from_capture_time_or_now(captured: tuple[dict[str, Any], Path]) ->
     now = json.loads(
         run_cli("pods", "-A", "--from-file", str(bundle), "--now", "-o", "json").stdout
     )
-    then = {i["name"]: i["terminatingSeconds"] for i in at_capture["items"]}
-    assert all(i["terminatingSeconds"] >= then[i["name"]] for i in now["items"])
+    then = {(i["namespace"], i["name"]): i["terminatingSeconds"] for i in at_capture["items"]}
+    later = {(i["namespace"], i["name"]): i["terminatingSeconds"] for i in now["items"]}
+    assert then.keys() == later.keys()
+    assert all(later[key] >= then[key] for key in then)

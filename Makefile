@@ -14,6 +14,10 @@ help:
 	@echo "make demo      start a local control plane with stuck pods/namespaces and explain them"
 	@echo "make demo-down stop the demo control plane"
 	@echo "make lint      ruff + mypy --strict"
+	@echo "make dist      the single-file executable and its archive (dist/)"
+	@echo "make krew-install  install that archive with real krew into build/krew-root"
+	@echo "make smoke     the krew-installed binary through real kubectl (CI runs it after test)"
+	@echo "make bench-startup  start-up times of the binary next to kubectl's"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)

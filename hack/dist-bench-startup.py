@@ -79,12 +79,16 @@ def main() -> int:
             cp.stop()
 
     width = max(map(len, times))
-    print(f"\nstart-up, {args.runs} interleaved runs each, {os.cpu_count()} cores "
-          f"(binary: {args.binary.stat().st_size / 1e6:.1f} MB)\n")
+    print(
+        f"\nstart-up, {args.runs} interleaved runs each, {os.cpu_count()} cores "
+        f"(binary: {args.binary.stat().st_size / 1e6:.1f} MB)\n"
+    )
     print(f"{'COMMAND':<{width}}   MEDIAN    MIN      MAX")
     for name, values in times.items():
-        print(f"{name:<{width}}   {statistics.median(values):.3f} s  "
-              f"{min(values):.3f} s  {max(values):.3f} s")
+        print(
+            f"{name:<{width}}   {statistics.median(values):.3f} s  "
+            f"{min(values):.3f} s  {max(values):.3f} s"
+        )
     help_median = statistics.median(times["kubectl-terminating --help"])
     verdict = "OK" if help_median < TARGET_HELP else "OVER TARGET"
     print(f"\n--help median {help_median:.3f} s, target < {TARGET_HELP} s: {verdict}")

@@ -95,38 +95,44 @@ def venv_python() -> Path:
     return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def pinned_names() -> set[str]:
-    names = set()
-    for line in REQUIREMENTS.read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pins() -> dict[str, str]:
+    """{name: version} from requirements-dist.txt (environment markers ignored)."""
+    found = {}
+    for raw in REQUIREMENTS.read_text().splitlines():
+        line = raw.split("#", 1)[0].split(";", 1)[0].strip()
         if line:
-            names.add(re.split(r"[=<>;\s]", line, 1)[0].lower().replace("_", "-"))
-    return names
+            name, _, version = line.partition("==")
+            found[canonical(name)] = version.strip()
+    return found
 
 
 def ensure_venv(fresh: bool) -> Path:
     """A venv holding exactly the pins; rebuilt when the pins or the interpreter change."""
     key = hashlib.sha256(REQUIREMENTS.read_bytes() + sys.version.encode()).hexdigest()
     stamp = VENV / ".requirements-dist.sha256"
-    if not fresh and stamp.is_file() and stamp.read_text() == key:
-        return venv_python()
-    log(f"creating a clean build venv in {VENV.relative_to(ROOT)} (python {platform.python_version()})")
-    shutil.rmtree(VENV, ignore_errors=True)
-    venv.create(VENV, with_pip=True, clear=True)
     python = venv_python()
     pip = [python, "-m", "pip", "--disable-pip-version-check", "--no-input", "--quiet"]
-    run(*pip, "install", "--no-cache-dir", "-r", REQUIREMENTS)
+    if fresh or not stamp.is_file() or stamp.read_text() != key:
+        log(f"creating a clean build venv in {VENV.relative_to(ROOT)}")
+        shutil.rmtree(VENV, ignore_errors=True)
+        venv.create(VENV, with_pip=True, clear=True)
+        run(*pip, "install", "--no-cache-dir", "-r", REQUIREMENTS)
+        stamp.write_text(key)
+    # Checked on every build, the reused venv too: every installed distribution is pinned
+    # (an unpinned one would drift silently) and nothing else was installed by hand.
     run(*pip, "check")
-    # Every installed distribution must be pinned: an unpinned one would drift silently.
-    installed = {
-        line.split("==", 1)[0].lower().replace("_", "-")
-        for line in run(*pip, "freeze", "--all").splitlines()
-        if "==" in line
-    }
-    unpinned = sorted(installed - pinned_names() - {"pip"})
-    if unpinned:
-        sys.exit(f"dist-build: not pinned in requirements-dist.txt: {', '.join(unpinned)}")
-    stamp.write_text(key)
+    wanted = pins()
+    drift = []
+    for line in run(*pip, "freeze", "--all").splitlines():
+        name, _, version = line.partition("==")
+        if canonical(name) != "pip" and wanted.get(canonical(name)) != version:
+            drift.append(line)
+    if drift:
+        sys.exit(f"dist-build: {VENV.name} differs from requirements-dist.txt: {drift}")
     return python
 
 
@@ -168,7 +174,10 @@ def add(tar: tarfile.TarFile, name: str, data: bytes, mode: int, epoch: int) -> 
 
 def pack(exe: Path, archive: Path, epoch: int, windows: bool) -> None:
     """A flat tar.gz (krew's `files` copy from its top level), the same bytes every time."""
-    members = {exe.name: (exe.read_bytes(), 0o755), "LICENSE": ((ROOT / "LICENSE").read_bytes(), 0o644)}
+    members = {
+        exe.name: (exe.read_bytes(), 0o755),
+        "LICENSE": ((ROOT / "LICENSE").read_bytes(), 0o644),
+    }
     if not windows:  # the helper is a shell script; kubectl on Windows does not run it
         members[COMPLETION_HELPER.name] = (COMPLETION_HELPER.read_bytes(), 0o755)
     raw = io.BytesIO()
@@ -176,9 +185,10 @@ def pack(exe: Path, archive: Path, epoch: int, windows: bool) -> None:
         for name in sorted(members):
             data, mode = members[name]
             add(tar, name, data, mode, epoch)
-    with open(archive, "wb") as out, gzip.GzipFile(
-        filename="", fileobj=out, mode="wb", compresslevel=9, mtime=0
-    ) as gz:
+    with (
+        open(archive, "wb") as out,
+        gzip.GzipFile(filename="", fileobj=out, mode="wb", compresslevel=9, mtime=0) as gz,
+    ):
         gz.write(raw.getvalue())
 
 
@@ -203,7 +213,8 @@ def main() -> None:
     DIST.mkdir(exist_ok=True)
     pack(exe, archive, epoch, windows=os_name == "windows")
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
-    Path(f"{archive}.sha256").write_text(f"{digest}  {archive.name}\n")
+    # sha256sum's format, with "\n" on Windows too (the release job checks it on Linux).
+    Path(f"{archive}.sha256").write_text(f"{digest}  {archive.name}\n", newline="\n")
     log(f"{archive.relative_to(ROOT)}: {archive.stat().st_size / 1e6:.1f} MB, sha256 {digest}")
     print(archive)
 

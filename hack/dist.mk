@@ -15,7 +15,8 @@ DIST_BUILD := $(PYTHON) hack/dist-build.py
 # The archive `make dist` writes for this machine (evaluated only when a target needs it).
 DIST_ARCHIVE = $(shell $(DIST_BUILD) --print-archive)
 DIST_PY := build/dist-venv/bin/python
-KREW_ROOT ?= $(CURDIR)/build/krew-root
+# Never the user's own KREW_ROOT: krew-install wipes this directory first.
+KREW_SANDBOX := $(CURDIR)/build/krew-root
 KREW_CHECK_MANIFEST := build/krew/terminating.yaml
 BENCH_RUNS ?= 15
 
@@ -29,11 +30,11 @@ krew-manifest: dist
 	$(DIST_PY) krew/generate.py --all-platforms $(DIST_ARCHIVE) -o $(KREW_CHECK_MANIFEST)
 
 krew-install: krew-manifest
-	KREW_ROOT=$(KREW_ROOT) bash hack/krew-install.sh plugin.yaml $(DIST_ARCHIVE) $(KREW_CHECK_MANIFEST)
+	KREW_SANDBOX=$(KREW_SANDBOX) bash hack/krew-install.sh plugin.yaml $(DIST_ARCHIVE) $(KREW_CHECK_MANIFEST)
 
 # Not part of `make test` (.ci/run calls it after): it needs the archive built and installed.
 smoke: krew-install $(STAMP)
-	KREW_ROOT=$(KREW_ROOT) $(BIN)/pytest -p no:cacheprovider tests/dist/smoke.py $(PYTEST_ARGS)
+	KREW_ROOT=$(KREW_SANDBOX) $(BIN)/pytest -p no:cacheprovider tests/dist/smoke.py $(PYTEST_ARGS)
 
 bench-startup: dist $(STAMP) control-plane
 	$(BIN)/python hack/dist-bench-startup.py --runs $(BENCH_RUNS) build/pyinstaller/dist/kubectl-terminating

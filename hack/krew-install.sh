@@ -3,18 +3,26 @@
 # throw-away KREW_ROOT with a real krew, exactly as a user's `kubectl krew install` would.
 #
 #   hack/krew-install.sh MANIFEST ARCHIVE [MORE_MANIFESTS_TO_VALIDATE...]
+#   KREW_VALIDATE_ONLY=1 hack/krew-install.sh MANIFEST...   # validate, install nothing
 #
 # krew and validate-krew-manifest are built from the Go module proxy, pinned, and cached
 # like the control plane (only the first run pays). kubectl comes from
-# hack/build-control-plane.sh (cached too). KREW_ROOT defaults to build/krew-root and is
-# wiped first. Prints KREW_ROOT on the last line.
+# hack/build-control-plane.sh (cached too). The KREW_ROOT used is KREW_SANDBOX (default
+# build/krew-root), never the caller's KREW_ROOT, and it is wiped first. Prints it last.
 set -euo pipefail
 
 KREW_VERSION="${KREW_VERSION:-v0.4.4}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
-manifest="$1" archive="$2"
-shift 2
-export KREW_ROOT="${KREW_ROOT:-$root/build/krew-root}"
+if [ "${KREW_VALIDATE_ONLY:-}" = 1 ]; then
+  manifest="$1" archive=""
+  shift
+else
+  [ $# -ge 2 ] || { echo "usage: $0 MANIFEST ARCHIVE [MANIFEST...]" >&2; exit 2; }
+  manifest="$1" archive="$2"
+  shift 2
+fi
+export KREW_ROOT="${KREW_SANDBOX:-$root/build/krew-root}"
+marker="$KREW_ROOT/.kubectl-terminating-sandbox"
 cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-terminating"
 tools="$cache_root/krew/$KREW_VERSION"
 say() { echo "krew-install: $*" >&2; }
@@ -62,14 +70,21 @@ validate() {
 
 build_krew
 for m in "$manifest" "$@"; do validate "$m"; done
+[ -z "$archive" ] && exit 0
 
 kubectl_dir=$(bash "$root/hack/build-control-plane.sh" | tail -n 1)
 export PATH="$KREW_ROOT/bin:$tools:$kubectl_dir:$PATH"
 export KREW_NO_UPGRADE_CHECK=1   # no network beyond the archive we hand it
 
+# Wipe only a directory this script made (or none): never somebody's real krew.
+if [ -e "$KREW_ROOT" ] && [ ! -e "$marker" ]; then
+  say "$KREW_ROOT exists and is not a sandbox made by this script; not touching it"
+  exit 1
+fi
 rm -rf "$KREW_ROOT"
+mkdir -p "$KREW_ROOT" && touch "$marker"
 say "kubectl krew install --manifest=$manifest --archive=$archive (KREW_ROOT=$KREW_ROOT)"
-kubectl krew install --manifest="$manifest" --archive="$archive" </dev/null
+kubectl krew install --manifest="$manifest" --archive="$archive"
 
 # What krew made of it: the link on PATH, the helper and the licence next to the binary.
 version=$(sed -n 's/^  version: //p' "$manifest")

@@ -23,7 +23,9 @@ from pathlib import Path
 import yaml
 
 TEMPLATE = Path(__file__).resolve().parent / "template.yaml"
-ARCHIVE_NAME = re.compile(r"^kubectl-terminating_(?P<version>[^_]+)_(?P<os>[a-z]+)_(?P<arch>[a-z0-9]+)\.tar\.gz$")
+ARCHIVE_NAME = re.compile(
+    r"^kubectl-terminating_(?P<version>[^_]+)_(?P<os>[a-z]+)_(?P<arch>[a-z0-9]+)\.tar\.gz$"
+)
 ADD_URI_AND_SHA = re.compile(r'\{\{\s*addURIAndSha\s+"(?P<url>[^"]+)"\s+\.TagName\s*\}\}')
 TAG_NAME = re.compile(r"\{\{\s*\.TagName\s*\}\}")
 VERSION = re.compile(r"\{\{\s*\.Version\s*\}\}")
@@ -59,7 +61,7 @@ def render(archives: list[Path], all_platforms: bool) -> str:
     for archive in archives:
         match = ARCHIVE_NAME.match(archive.name)
         if not match:
-            sys.exit(f"generate: {archive.name} is not kubectl-terminating_<version>_<os>_<arch>.tar.gz")
+            sys.exit(f"generate: {archive.name} is not kubectl-terminating_VERSION_OS_ARCH.tar.gz")
         versions.add(match["version"])
         by_platform[(match["os"], match["arch"])] = sha256(archive)
     if len(versions) != 1:

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from tests.e2e.controlplane import ControlPlane
 from tests.e2e.kubelet import (
+    JSON,
     condition,
+    create_apiservice,
     create_bound_volume,
     create_crd,
+    create_csidriver,
     create_csinode,
     create_custom_object,
     create_event,
@@ -22,9 +26,11 @@ from tests.e2e.kubelet import (
     create_node,
     create_pod,
     create_validating_webhook,
+    create_volume_attachment,
     csi_volume_name,
     delete,
     now,
+    owner_ref,
     pvc_volume,
     set_pod_status,
     stale_lease,
@@ -45,16 +51,43 @@ def pod_path(ns: str, name: str) -> str:
     return f"/api/v1/namespaces/{ns}/pods/{name}"
 
 
-def pod_on_missing_node(cp: ControlPlane, ns: str, name: str = "orphan-0") -> Stuck:
-    """The pod's node object is gone: no kubelet will ever confirm the deletion."""
+def wait_past_deadline(deleted: JSON) -> None:
+    """Sleep until a just-deleted pod shows as past its deadline (overdue by at least 1s).
+
+    deleted is the DELETE answer. deletionTimestamp has second precision, so the pod counts as
+    overdue only a second after the timestamp the API shows.
+    """
+    shown = datetime.fromisoformat(deleted["metadata"]["deletionTimestamp"].replace("Z", "+00:00"))
+    delay = (shown + timedelta(seconds=1.05) - now()).total_seconds()
+    if delay > 0:
+        time.sleep(delay)
+
+
+def _involved(pod: JSON) -> JSON:
+    m = pod["metadata"]
+    return {"kind": "Pod", "namespace": m["namespace"], "name": m["name"], "uid": m["uid"]}
+
+
+def pod_on_missing_node(
+    cp: ControlPlane, ns: str, name: str = "orphan-0", grace_period: int = 30
+) -> Stuck:
+    """The pod's node object is gone: no kubelet will ever confirm the deletion.
+
+    With the default 30s grace period the pod is still inside it when this returns.
+    """
     node = f"{ns}-gone"
-    create_pod(cp, ns, name, node=node)
+    create_pod(cp, ns, name, node=node, grace_period=grace_period)
     delete(cp, pod_path(ns, name))
     return Stuck(ns, name, node)
 
 
-def pod_on_dead_node(cp: ControlPlane, ns: str, name: str = "web-0") -> Stuck:
-    """The node stopped posting status: Ready=Unknown and a Lease not renewed for 10m."""
+def pod_on_dead_node(
+    cp: ControlPlane, ns: str, name: str = "web-0", grace_period: int = 30
+) -> Stuck:
+    """The node stopped posting status: Ready=Unknown and a Lease not renewed for 10m.
+
+    With the default 30s grace period the pod is still inside it when this returns.
+    """
     node = f"{ns}-dead"
     create_node(
         cp,
@@ -71,7 +104,7 @@ def pod_on_dead_node(cp: ControlPlane, ns: str, name: str = "web-0") -> Stuck:
         ],
     )
     stale_lease(cp, node, 600)
-    create_pod(cp, ns, name, node=node)
+    create_pod(cp, ns, name, node=node, grace_period=grace_period)
     set_pod_status(cp, ns, name, "Running", {"app": "running"})
     delete(cp, pod_path(ns, name))
     return Stuck(ns, name, node)
@@ -140,6 +173,156 @@ def pod_in_grace_period(cp: ControlPlane, ns: str, name: str = "slow-0") -> Stuc
     return Stuck(ns, name, node)
 
 
+# Each scenario below returns once its pod is past its deadline (a 1s grace period), so the
+# pod is stuck at once. Healthy nodes' Leases go stale 40s after creation (no kubelet renews
+# them): call kubelet.renew_lease(cp, stuck.node) before asking the plugin about them.
+
+
+def pod_on_silent_node(cp: ControlPlane, ns: str, name: str = "api-0") -> Stuck:
+    """Ready=True is still the last word, but the node Lease was last renewed 10m ago."""
+    node = f"{ns}-silent"
+    create_node(cp, node)
+    stale_lease(cp, node, 600)
+    create_pod(cp, ns, name, node=node, grace_period=1)
+    set_pod_status(cp, ns, name, "Running", {"app": "running"})
+    wait_past_deadline(delete(cp, pod_path(ns, name)))
+    return Stuck(ns, name, node)
+
+
+def pod_on_full_disk(cp: ControlPlane, ns: str, name: str = "logs-0") -> Stuck:
+    """The runtime cannot remove the container: DiskPressure=True, "no space left on device"."""
+    node = f"{ns}-full"
+    disk = condition(
+        "DiskPressure", "True", "KubeletHasDiskPressure", "kubelet has disk pressure", now(-900)
+    )
+    create_node(cp, node, conditions=[disk])
+    pod = create_pod(cp, ns, name, node=node, grace_period=1)
+    set_pod_status(cp, ns, name, "Running", {"app": "running"})
+    deleted = delete(cp, pod_path(ns, name))
+    create_event(
+        cp,
+        ns,
+        _involved(pod),
+        "FailedSync",
+        "error determining status: rpc error: code = Unknown desc = failed to remove container "
+        '"3b1f": write /var/lib/containerd/io.containerd.metadata.v1.bolt/meta.db: '
+        "no space left on device",
+        count=7,
+    )
+    wait_past_deadline(deleted)
+    return Stuck(ns, name, node)
+
+
+def pod_with_exec_hang(cp: ControlPlane, ns: str, name: str = "agent-0") -> Stuck:
+    """hostPID and a postStart exec hook: the exec into an exited container hangs (docker)."""
+    node = f"{ns}-exec"
+    create_node(cp, node)
+    create_pod(cp, ns, name, node=node, grace_period=1, host_pid=True, post_start=True)
+    set_pod_status(cp, ns, name, "Running", {"app": "running"})
+    wait_past_deadline(delete(cp, pod_path(ns, name)))
+    return Stuck(ns, name, node)
+
+
+def pod_with_unregistered_driver(cp: ControlPlane, ns: str, name: str = "db-1") -> Stuck:
+    """The CSIDriver object exists, but its node plugin is not registered on the pod's node."""
+    node = f"{ns}-csi"
+    driver = f"{ns}.csi.example.com"
+    handle = f"vol-{ns}"
+    create_csidriver(cp, driver)
+    create_bound_volume(cp, ns, "data", f"pv-{ns}", driver, handle)
+    create_node(cp, node, volumes_in_use=[csi_volume_name(driver, handle)])
+    create_csinode(cp, node, drivers=[])
+    pod = create_pod(cp, ns, name, node=node, volumes=[pvc_volume("data", "data")], grace_period=1)
+    set_pod_status(cp, ns, name, "Running", {"app": "terminated:0"})
+    deleted = delete(cp, pod_path(ns, name))
+    create_event(
+        cp,
+        ns,
+        _involved(pod),
+        "FailedUnMount",
+        f'UnmountVolume.TearDown failed for volume "data": kubernetes.io/csi: '
+        f"driver name {driver} not found in the list of registered CSI drivers",
+    )
+    wait_past_deadline(deleted)
+    return Stuck(ns, name, node)
+
+
+DETACH_ERROR = "rpc error: code = DeadlineExceeded desc = context deadline exceeded"
+
+
+def pod_with_failing_detach(cp: ControlPlane, ns: str, name: str = "db-2") -> Stuck:
+    """Driver installed and registered, containers exited, but detaching the volume fails."""
+    node = f"{ns}-att"
+    driver = f"{ns}.csi.example.com"
+    handle = f"vol-{ns}"
+    pv = f"pv-{ns}"
+    create_csidriver(cp, driver)
+    create_bound_volume(cp, ns, "data", pv, driver, handle)
+    unique = csi_volume_name(driver, handle)
+    create_node(cp, node, volumes_in_use=[unique], volumes_attached=[unique])
+    create_csinode(cp, node, drivers=[driver])
+    create_volume_attachment(cp, None, node, pv, attacher=driver, detach_error=DETACH_ERROR)
+    create_pod(cp, ns, name, node=node, volumes=[pvc_volume("data", "data")], grace_period=1)
+    set_pod_status(cp, ns, name, "Running", {"app": "terminated:0"})
+    wait_past_deadline(delete(cp, pod_path(ns, name)))
+    return Stuck(ns, name, node)
+
+
+def pod_with_job_tracking_finalizer(cp: ControlPlane, ns: str, name: str = "job-1") -> Stuck:
+    """A failed Job pod the job controller (not running here) never released."""
+    node = f"{ns}-jobs"
+    create_node(cp, node)
+    create_pod(cp, ns, name, node=node, finalizers=["batch.kubernetes.io/job-tracking"])
+    set_pod_status(cp, ns, name, "Failed", {"app": "terminated:1"})
+    delete(cp, pod_path(ns, name), grace_period=0)
+    return Stuck(ns, name, node)
+
+
+def pod_with_foreground_dependents(cp: ControlPlane, ns: str, name: str = "parent-0") -> Stuck:
+    """Deleted with propagationPolicy Foreground; a dependent ConfigMap is held by its own
+    finalizer, so the garbage collector never removes the pod's foregroundDeletion."""
+    node = f"{ns}-fg"
+    create_node(cp, node)
+    pod = create_pod(cp, ns, name, node=node)
+    set_pod_status(cp, ns, name, "Succeeded", {"app": "terminated:0"})
+    dependent = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": f"{name}-state",
+            "finalizers": ["example.com/hold"],
+            "ownerReferences": [owner_ref(pod)],
+        },
+        "data": {"k": "v"},
+    }
+    cp.api("POST", f"/api/v1/namespaces/{ns}/configmaps", dependent)
+    delete(cp, pod_path(ns, name), propagation="Foreground")
+    return Stuck(ns, name, node)
+
+
+def pod_webhook_name(ns: str) -> str:
+    return f"{ns}-pod-guard"
+
+
+def pod_blocked_by_webhook(cp: ControlPlane, ns: str, name: str = "guarded-0") -> Stuck:
+    """A webhook (failurePolicy Fail, no Service) rejects the UPDATE that removes the pod's
+    finalizer. Scoped to ns; delete ValidatingWebhookConfiguration pod_webhook_name(ns) after."""
+    node = f"{ns}-wh"
+    create_node(cp, node)
+    create_pod(cp, ns, name, node=node, finalizers=["example.com/audit"])
+    set_pod_status(cp, ns, name, "Succeeded", {"app": "terminated:0"})
+    delete(cp, pod_path(ns, name), grace_period=0)
+    create_validating_webhook(
+        cp,
+        pod_webhook_name(ns),
+        service_ns=ns,
+        service_name="pod-guard",
+        rules=[webhook_rule(["UPDATE"], ["pods"])],
+        namespace=ns,
+    )
+    return Stuck(ns, name, node)
+
+
 # -- namespaces --------------------------------------------------------------------------------
 
 
@@ -155,7 +338,8 @@ def namespace_with_orphaned_custom_resource(cp: ControlPlane, ns: str, group: st
 
 
 def namespace_with_blocking_webhook(cp: ControlPlane, ns: str, group: str) -> Stuck:
-    """The operator could remove its finalizer, but a webhook with a dead backend rejects it."""
+    """A webhook with a dead backend (failurePolicy Fail, UPDATE and DELETE of the kind) rejects
+    the namespace controller's delete, and would reject the finalizer's removal too."""
     create_namespace(cp, ns, labels={"webhook-test": ns})
     create_crd(cp, group, "Gadget", "gadgets")
     create_custom_object(
@@ -195,8 +379,75 @@ def namespace_with_metadata_finalizer(cp: ControlPlane, ns: str) -> Stuck:
     return Stuck(ns, ns)
 
 
-def namespace_with_stuck_pod(cp: ControlPlane, ns: str) -> Stuck:
+def namespace_with_stuck_pod(cp: ControlPlane, ns: str, grace_period: int = 30) -> Stuck:
+    """A pod on a node that is gone holds the namespace (its containers may still run)."""
     create_namespace(cp, ns)
-    stuck = pod_on_missing_node(cp, ns)
+    stuck = pod_on_missing_node(cp, ns, grace_period=grace_period)
     delete(cp, f"/api/v1/namespaces/{ns}")
     return stuck
+
+
+def namespace_with_webhook_blocking_finalizer_removal(
+    cp: ControlPlane, ns: str, group: str
+) -> Stuck:
+    """The namespace controller deletes the custom resource, but a webhook with a dead backend
+    (failurePolicy Fail, UPDATE only) rejects the UPDATE that would remove its finalizer."""
+    create_namespace(cp, ns)
+    create_crd(cp, group, "Lock", "locks")
+    create_custom_object(
+        cp, group, "v1", "locks", "Lock", "held", ns=ns, finalizers=[f"{group}/release"]
+    )
+    create_validating_webhook(
+        cp,
+        f"{ns}-finalizer-guard",
+        service_ns=ns,
+        service_name="guard",
+        rules=[webhook_rule(["UPDATE"], ["locks"], api_groups=[group])],
+        namespace=ns,
+    )
+    delete(cp, f"/api/v1/namespaces/{ns}")
+    return Stuck(ns, "held")
+
+
+def namespace_with_spec_finalizer(
+    cp: ControlPlane, ns: str, finalizer: str = "example.com/custom"
+) -> Stuck:
+    """Content all gone, but spec.finalizers lists one more than `kubernetes`: the namespace
+    controller removes only its own, and nothing removes the other."""
+    create_namespace(cp, ns, spec_finalizers=[finalizer])
+    delete(cp, f"/api/v1/namespaces/{ns}")
+    return Stuck(ns, finalizer)
+
+
+def namespace_with_unavailable_apiservice(cp: ControlPlane, ns: str, group: str) -> Stuck:
+    """An aggregated API whose Service does not exist: discovery fails, so the namespace
+    controller never finishes ANY namespace. Stuck.name is the APIService: delete it when done."""
+    create_namespace(cp, ns)
+    apiservice = create_apiservice(cp, group, "v1alpha1", ns, "api")
+    delete(cp, f"/api/v1/namespaces/{ns}")
+    return Stuck(ns, apiservice["metadata"]["name"])
+
+
+@dataclass(frozen=True)
+class InUse:
+    """A claim and its volume deleted while still in use (names for the caller)."""
+
+    namespace: str
+    claim: str
+    volume: str
+    pod: str
+    node: str
+
+
+def volume_in_use(cp: ControlPlane, ns: str, pod: str = "app-0") -> InUse:
+    """A claim deleted while a running pod uses it (kubernetes.io/pvc-protection) and its volume
+    deleted while still Bound (kubernetes.io/pv-protection). Admission adds both finalizers;
+    the harness runs neither protection controller, so they stay even once the cause is gone."""
+    node, claim, volume = f"{ns}-disk", f"data-{pod}", f"pv-{ns}-{pod}"
+    create_node(cp, node)
+    create_bound_volume(cp, ns, claim, volume, f"{ns}.csi.example.com")
+    create_pod(cp, ns, pod, node=node, volumes=[pvc_volume(claim, claim)])
+    set_pod_status(cp, ns, pod, "Running", {"app": "running"})
+    delete(cp, f"/api/v1/namespaces/{ns}/persistentvolumeclaims/{claim}")
+    delete(cp, f"/api/v1/persistentvolumes/{volume}")
+    return InUse(ns, claim, volume, pod, node)

@@ -19,7 +19,7 @@ from kubectl_terminating.client import ACCEPT_METADATA, ACCEPT_TABLE, Client
 from kubectl_terminating.errors import ApiError, Forbidden, NotFound
 from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import NAMESPACES, PODS, Resource, typed
-from kubectl_terminating.view import ClusterView
+from kubectl_terminating.view import ClusterView, ReadFailed
 
 TERMINATING_STATUSES = frozenset({"Terminating", "Unknown"})
 TERMINAL_PHASES = "status.phase!=Pending,status.phase!=Running,status.phase!=Unknown"
@@ -65,6 +65,9 @@ def _by_name(
             found.missing.append(answer)
         elif _terminating(answer):
             found.objects.append(answer)
+        else:
+            name = (answer.get("metadata") or {}).get("name")
+            found.warnings.append(f'{resource.plural} "{name}" exists but is not terminating')
     return found
 
 
@@ -147,7 +150,10 @@ def find_all(
     client: Client, view: ClusterView, scope: Scope
 ) -> tuple[list[tuple[Resource, JSON]], list[str]]:
     """Every object of any listable type with a deletionTimestamp (metadata only)."""
-    discovery = view.discovery()
+    try:
+        discovery = view.discovery()
+    except ReadFailed as failed:  # without the list of types there is nothing to look at
+        raise ApiError(str(failed)) from None
     warnings = [
         f"could not discover {gv}: {why}" for gv, why in sorted(discovery.failed_groups.items())
     ]
@@ -160,11 +166,11 @@ def find_all(
         params = {"labelSelector": scope.selector}
         namespace = scope.namespace if resource.namespaced else None
         try:
-            items = [
-                item
-                for item in client.items(resource.path(namespace), params, ACCEPT_METADATA)
-                if _terminating(item)
-            ]
+            # a check read: one slow aggregated API costs a warning, not a stalled run
+            listed = client.items(
+                resource.path(namespace), params, ACCEPT_METADATA, deadline=client.check_deadline
+            )
+            items = [item for item in listed if _terminating(item)]
         except Forbidden:
             return resource, [], "forbidden"
         except ApiError as error:  # one broken type must not hide the others

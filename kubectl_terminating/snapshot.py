@@ -535,18 +535,23 @@ class SnapshotSource:
 
     def find_pods(self, scope: Scope) -> Found:
         pods = [p for p in self._of_kind("Pod") if _in_scope(p, scope.namespace, scope.selector)]
-        return self._by_names(pods, scope.names)
+        return self._by_names(pods, scope.names, "pods")
 
     def find_namespaces(self, names: tuple[str, ...]) -> Found:
-        return self._by_names(self._of_kind("Namespace"), names)
+        return self._by_names(self._of_kind("Namespace"), names, "namespaces")
 
-    def _by_names(self, objects: list[JSON], names: tuple[str, ...]) -> Found:
+    def _by_names(self, objects: list[JSON], names: tuple[str, ...], plural: str) -> Found:
         warnings = list(self.loaded.warnings)
-        if names:
-            by_name = {str(_meta(o).get("name")): o for o in objects}
-            found = [by_name[n] for n in names if n in by_name and _terminating(by_name[n])]
-            return Found(found, [n for n in names if n not in by_name], warnings)
-        return Found(_sorted(o for o in objects if _terminating(o)), [], warnings)
+        if not names:
+            return Found(_sorted(o for o in objects if _terminating(o)), [], warnings)
+        by_name = {str(_meta(o).get("name")): o for o in objects}
+        found = [by_name[n] for n in names if n in by_name and _terminating(by_name[n])]
+        warnings += [
+            f'{plural} "{n}" exists but is not terminating'
+            for n in names
+            if n in by_name and not _terminating(by_name[n])
+        ]
+        return Found(found, [n for n in names if n not in by_name], warnings)
 
     def find_all(self, scope: Scope) -> tuple[list[tuple[Resource, JSON]], list[str]]:
         resources = {(r.api_version, r.kind): r for r in self.view.discovery().resources}

@@ -101,6 +101,8 @@ BOILERPLATE = re.compile(
     r"^(Failed to delete all resource types, \d+ remaining: )?(Internal error occurred: )?"
 )
 FAILED_WEBHOOK = re.compile(r'failed calling webhook "([^"]+)"')
+# "conversion webhook for widgets.example.com/v1, Kind=Widget failed: ..." (apiextensions)
+FAILED_CONVERSION = re.compile(r"conversion webhook for ([a-z0-9.-]+)/[a-z0-9]+, Kind=(\w+) failed")
 GROUP_VERSION = re.compile(r"([a-z0-9][a-z0-9.-]*\.[a-z0-9-]+/v[0-9][a-z0-9]*):")
 
 
@@ -489,12 +491,44 @@ def crd_serves(crd: JSON, group: str, plural: str) -> bool:
     return text(spec.get("group")) == group and text(names.get("plural")) == plural
 
 
+def failing_conversions(ns: JSON) -> set[tuple[str, str]]:
+    """(group, kind) of every conversion webhook a failure condition of ns names."""
+    return {
+        (m.group(1), m.group(2))
+        for c in namespace_conditions(ns)
+        if failure_reason(c) is not None
+        for m in FAILED_CONVERSION.finditer(text(c.get("message")))
+    }
+
+
+def names_conversion(crd: JSON, failing: set[tuple[str, str]]) -> bool:
+    spec = as_dict(crd.get("spec"))
+    kind = text(as_dict(spec.get("names")).get("kind"))
+    return (text(spec.get("group")), kind) in failing
+
+
 def content_conversion_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Blocker]:
-    """Only CRDs with objects left here (or whose listing failed) hold this namespace."""
+    """CRDs with objects left here (or whose listing failed) hold this namespace, and so do
+    CRDs its conditions name: a conversion webhook that fails for objects in another namespace
+    still fails the controller's lists here (the watch cache of that version cannot start)."""
     involved = [c.resource for c in content.listings if c.items or c.error]
-    crds = [crd for crd in view.crds() if any(crd_serves(crd, r.group, r.plural) for r in involved)]
-    found = (conversion_blocker(crd, view) for crd in crds)
-    return [b for b in found if b is not None]
+    failing = failing_conversions(ns)
+    blockers = []
+    for crd in view.crds():
+        here = any(crd_serves(crd, r.group, r.plural) for r in involved)
+        if not here and not names_conversion(crd, failing):
+            continue
+        blocker = conversion_blocker(crd, view)
+        if blocker is not None and not here:
+            named = Evidence(
+                "none of its objects is here, but the namespace controller's lists of it fail "
+                "in this namespace too (its content failure condition names the webhook)",
+                ns_ref(ns),
+            )
+            blocker = replace(blocker, evidence=(*blocker.evidence, named))
+        if blocker is not None:
+            blockers.append(blocker)
+    return blockers
 
 
 # -- the namespace's own finalizers ----------------------------------------------------------

@@ -1,37 +1,87 @@
 """`make demo`: a local control plane with realistic stuck pods and namespaces, explained.
 
     python -m tests.e2e.demo up --state-dir .demo
+
+A fresh state dir is seeded once; every run then plays the kubelet of the healthy nodes (renews
+their Leases), shows what is stuck and why, and last breaks the metrics APIService to show how
+one unavailable APIService holds every terminating namespace. `make demo-down` stops it all.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.e2e import scenarios
-from tests.e2e.controlplane import ControlPlane, ControlPlaneError, attach, up
-from tests.e2e.kubelet import create_apiservice, create_namespace, get_or_none
+from tests.e2e.controlplane import ApiError, ControlPlane, ControlPlaneError, attach, up
+from tests.e2e.kubelet import (
+    apiservice_condition,
+    create_apiservice,
+    create_namespace,
+    delete,
+    get,
+    get_or_none,
+    namespace_conditions,
+    renew_lease,
+    wait_for,
+)
+
+METRICS = "v1beta1.metrics.k8s.io"
+METRICS_PATH = f"/apis/apiregistration.k8s.io/v1/apiservices/{METRICS}"
+NAMESPACES = ("legacy-app", "payments", "old-team", "archive", "ci-runners", "analytics")
 
 
 def seed(cp: ControlPlane) -> None:
     create_namespace(cp, "shop")
-    scenarios.pod_on_dead_node(cp, "shop", "web-0")
+    scenarios.pod_on_dead_node(cp, "shop", "web-0", grace_period=1)
     scenarios.pod_with_running_containers(cp, "shop", "hung-worker-0")
     scenarios.pod_with_unreclaimed_volume(cp, "shop", "db-0")
     scenarios.pod_with_finalizer(cp, "shop", "batch-0")
-    scenarios.pod_on_missing_node(cp, "shop", "cache-0")
+    scenarios.pod_on_missing_node(cp, "shop", "cache-0", grace_period=1)
     scenarios.pod_in_grace_period(cp, "shop", "slow-shutdown-0")
+    scenarios.volume_in_use(cp, "shop", "reports-0")  # a claim and a volume held while in use
     scenarios.namespace_with_orphaned_custom_resource(cp, "legacy-app", "widgets.demo.example.com")
     scenarios.namespace_with_blocking_webhook(cp, "payments", "gadgets.demo.example.com")
-    scenarios.namespace_with_broken_conversion(cp, "analytics", "gizmos.demo.example.com")
     scenarios.namespace_with_metadata_finalizer(cp, "old-team")
-    scenarios.namespace_with_stuck_pod(cp, "ci-runners")
-    # The classic: a metrics APIService whose backend was removed stalls every namespace.
-    if get_or_none(cp, "/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.k8s.io") is None:
+    scenarios.namespace_with_spec_finalizer(cp, "archive", "backup.example.com/archive")
+    scenarios.namespace_with_stuck_pod(cp, "ci-runners", grace_period=1)
+    # Last: about 30 s after a conversion webhook starts failing, the API server cannot serve
+    # lists of that type any more, which stalls the namespace controller for every namespace.
+    scenarios.namespace_with_broken_conversion(cp, "analytics", "gizmos.demo.example.com")
+
+
+def play_kubelets(cp: ControlPlane) -> None:
+    """Renew the Lease of every node that reports Ready=True, as its kubelet would."""
+    for node in get(cp, "/api/v1/nodes").get("items") or []:
+        conditions = node.get("status", {}).get("conditions") or []
+        if any(c["type"] == "Ready" and c["status"] == "True" for c in conditions):
+            with contextlib.suppress(ApiError):  # a node without a Lease: nothing to renew
+                renew_lease(cp, node["metadata"]["name"])
+
+
+def wait_for_namespace_controller(cp: ControlPlane, timeout: float = 30.0) -> None:
+    """Until the namespace controller has written its conditions on the demo's namespaces."""
+
+    def written() -> bool:
+        return all(
+            get_or_none(cp, f"/api/v1/namespaces/{ns}") is None or namespace_conditions(cp, ns)
+            for ns in NAMESPACES
+        )
+
+    with contextlib.suppress(TimeoutError):  # show what there is rather than fail the demo
+        wait_for(written, timeout, interval=0.5, message="namespace conditions")
+
+
+def break_metrics_apiservice(cp: ControlPlane) -> None:
+    """The classic: metrics-server removed, its APIService left behind."""
+    if get_or_none(cp, METRICS_PATH) is None:
         create_apiservice(cp, "metrics.k8s.io", "v1beta1", "kube-system", "metrics-server")
+    with contextlib.suppress(TimeoutError):
+        wait_for(lambda: apiservice_condition(cp, METRICS), 15.0, message=f"{METRICS} status")
 
 
 def _plugin(kubeconfig: Path, *args: str) -> None:
@@ -41,25 +91,44 @@ def _plugin(kubeconfig: Path, *args: str) -> None:
     subprocess.run([sys.executable, "-m", "kubectl_terminating", *args], env=env, check=False)
 
 
+def _say(text: str) -> None:
+    print(f"\n# {text}")
+
+
 def demo(state_dir: Path) -> int:
     kubeconfig = up(state_dir)
     cp = attach(state_dir)
     try:
         if get_or_none(cp, "/api/v1/namespaces/shop") is None:  # a fresh cluster
-            print("seeding stuck pods and namespaces...", file=sys.stderr)
+            print("seeding stuck pods and namespaces...", file=sys.stderr, flush=True)
             seed(cp)
+        if get_or_none(cp, METRICS_PATH) is not None:  # left by an earlier run: start without
+            delete(cp, METRICS_PATH)
+        play_kubelets(cp)
+        wait_for_namespace_controller(cp)
     finally:
         cp.detach()
     _plugin(kubeconfig, "pods", "-A")
     _plugin(kubeconfig, "ns")
-    _plugin(kubeconfig, "ns", "--explain")
+    _say("analytics: its CRD's conversion webhook is gone. About 30 s later (1.36) the API server")
+    print("# cannot list that type at all, which stalls the namespace controller everywhere.")
+    _plugin(kubeconfig, "ns", "payments", "--explain")
     _plugin(kubeconfig, "all", "-A")
+    _say("Now metrics-server goes away and leaves its APIService behind: discovery fails, and")
+    print("# no namespace can finish any more, whatever else holds it.")
+    cp = attach(state_dir)
+    try:
+        break_metrics_apiservice(cp)
+    finally:
+        cp.detach()
+    _plugin(kubeconfig, "ns")
     kubectl = Path(cp.binaries_dir) / "kubectl"
     print(
         f"""
 The demo cluster keeps running. Point your own tools at it:
     export KUBECONFIG={kubeconfig}
     {kubectl} get pods -A
+    .venv/bin/kubectl-terminating ns --explain
     .venv/bin/kubectl-terminating pods -n shop web-0 --explain
 Stop it (only the processes the demo started):
     make demo-down""",

@@ -247,6 +247,20 @@ def test_broken_conversion_webhook_and_an_unlistable_type() -> None:
     assert not of_type(finding, model.NAMESPACE_FINALIZER)  # unknown content is not "no content"
 
 
+def test_conversion_webhook_named_by_a_condition_holds_a_namespace_without_its_objects() -> None:
+    # Seen on 1.36: once a CRD's conversion webhook fails, the watch cache of its served
+    # version cannot start, so the controller's lists fail in every namespace ("storage is
+    # (re)initializing"), though this one has no such object and lists it fine itself.
+    found = scenario("conversion-webhook", unreadable=None)
+    finding = explain_namespace(found.namespace, found.view)
+    assert finding.remaining == []
+    conversion = one(finding, model.CONVERSION_WEBHOOK)
+    assert conversion.summary == "conversion webhook of backups.storage.example.com is down"
+    assert "none of its objects is here" in messages(conversion)
+    # a CRD the condition does not name stays out
+    assert "snapshots.storage.example.com" not in conversion.summary
+
+
 def test_silent_namespace_controller() -> None:
     finding = explained("controller-silent")
     assert finding.conditions == []

@@ -46,6 +46,7 @@ from kubectl_terminating.model import (
     CONTENT_REMAINING,
     CONVERSION_WEBHOOK,
     FINALIZER,
+    GRACE_PERIOD,
     JSON,
     NAMESPACE_CONDITION,
     NAMESPACE_CONTROLLER,
@@ -95,6 +96,7 @@ KUBERNETES_FINALIZER = "kubernetes"
 SILENT_CONTROLLER_SECONDS = 300  # the controller writes conditions within seconds of a delete
 MAX_EXPLAINED_PER_TYPE = 20  # objects per type whose finalizers are explained one by one
 MAX_MERGED = 10  # objects named in one merged blocker
+MAX_EXPLAINED_PODS = 50  # remaining pods explained per namespace
 SUMMARY_WIDTH = 70
 # "Failed to delete all resource types, 1 remaining: Internal error occurred: ..."
 BOILERPLATE = re.compile(
@@ -691,11 +693,48 @@ def remaining_pods(content: Content | None, finding: Finding, view: ClusterView)
     pods, failure = try_read(lambda: view.pods(finding.name))
     if failure is not None:
         finding.warnings.append(failure.message)
-    return [explain_pod(pod, view) for pod in pods or []]
+    pods = sorted(pods or [], key=lambda p: text(meta(p).get("name")))
+    if len(pods) > MAX_EXPLAINED_PODS:
+        finding.warnings.append(f"explained the first {MAX_EXPLAINED_PODS} of {len(pods)} pods")
+    return [explain_pod(pod, view) for pod in pods[:MAX_EXPLAINED_PODS]]
+
+
+def stuck_pod_blockers(namespace: str, pods: Sequence[Finding]) -> list[Blocker]:
+    """The pods' own main blockers, raised to the namespace: the namespace controller only
+    says "unexpected items still remain", the pods say why."""
+    by_type: dict[str, list[tuple[Finding, Blocker]]] = {}
+    for pod in pods:
+        main = pod.main_blocker
+        if main is not None and main.type != GRACE_PERIOD:
+            by_type.setdefault(main.type, []).append((pod, main))
+    blockers = []
+    for blocker_type, group in by_type.items():
+        first_pod, first = group[0]
+        more = f" (+{len(group) - 1} more pods)" if len(group) > 1 else ""
+        explain = Remedy(
+            f"see why pod {first_pod.name} is stuck, with evidence and every remedy",
+            command=f"kubectl terminating pods -n {namespace} {first_pod.name} --explain",
+        )
+        blockers.append(
+            Blocker(
+                type=blocker_type,
+                summary=clip(f"pod {first_pod.name}: {first.summary}{more}"),
+                evidence=tuple(
+                    Evidence(message=main.summary, object=ObjectRef("Pod", pod.name, namespace))
+                    for pod, main in group[:MAX_MERGED]
+                ),
+                remedy=(explain, *first.remedy),
+            )
+        )
+    return blockers
 
 
 def explain_namespace(ns: JSON, view: ClusterView, explain_pods: bool = True) -> Finding:
-    """Everything known about why a terminating namespace has not gone, safest fixes first."""
+    """Everything known about why a terminating namespace has not gone, safest fixes first.
+
+    Remaining pods are always explained (their blockers are the namespace's); they are
+    attached as `children` only when explain_pods (the detailed views).
+    """
     finding = base_finding(ns, view, "Namespace", "v1")
     finding.conditions = namespace_conditions(ns)
     content = read_content(finding, view)
@@ -703,6 +742,9 @@ def explain_namespace(ns: JSON, view: ClusterView, explain_pods: bool = True) ->
         finding.remaining = content.types()
         finding.warnings.extend(w for w in content.warnings() if w not in finding.warnings)
     run_explainers(finding, ns, view, namespace_explainers(content))
+    pods = remaining_pods(content, finding, view)
+    finding.blockers.extend(stuck_pod_blockers(finding.name, pods))
+    finding.sort_blockers()
     if explain_pods:
-        finding.children = remaining_pods(content, finding, view)
+        finding.children = pods
     return finding

@@ -54,3 +54,15 @@ clean:
 
 # Single-file executable and Krew distribution (issue: dist/krew): targets live in their own file.
 include hack/dist.mk
+
+# --- Benchmark (issue: pods and namespaces at scale) --------------------------------------------
+# make bench: a fresh control plane in .bench/ (stopped at the end, Ctrl-C included) is filled
+# with realistic pods, stuck pods, M terminating namespaces and K CRD types; kubectl terminating
+# is timed next to the kubectl pipelines; the table goes to stdout and .bench/report.md.
+#   make bench N=50000                     sizes 2000,5000,20000,50000 (BENCH_SIZES=a,b,c to pick)
+#   make bench M=40 K=300 REPEAT=3          more terminating namespaces, more CRD types, fewer runs
+#   make bench BENCH_BIN=dist/...           measure another executable (the single-file build)
+.PHONY: bench
+bench: $(STAMP) control-plane
+	BENCH_SIZES="$(BENCH_SIZES)" N="$(N)" M="$(M)" K="$(K)" REPEAT="$(REPEAT)" \
+	BENCH_BIN="$(BENCH_BIN)" $(BIN)/python hack/bench.py

@@ -25,6 +25,7 @@ from kubectl_terminating import __version__
 from kubectl_terminating.errors import (
     ApiError,
     ConfigError,
+    DeadlineExceeded,
     Forbidden,
     Gone,
     NotFound,
@@ -47,8 +48,16 @@ ACCEPT_DISCOVERY = (
 PAGE_SIZE = 500
 MAX_ATTEMPTS = 4
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+BACKOFF = 0.2  # first pause between attempts; doubles each time, up to MAX_BACKOFF
 MAX_BACKOFF = 2.0
 MAX_RETRY_AFTER = 5.0
+CONNECT_TIMEOUT = 30.0
+CHUNK_SIZE = 256 * 1024
+# A check read (discovery, listing one type, a related object the explainers ask for) gets at
+# most this long, or the request timeout if lower: one slow aggregated API then costs a
+# warning ("could not list X: no answer within 10s"), not a run stalled for the API server's
+# own 60 s proxy timeout. The main lists (pods, namespaces) only have the request timeout.
+CHECK_DEADLINE = 10.0
 # API Priority and Fairness gives each user a handful of concurrent seats; more than this
 # only queues on the server.
 DEFAULT_WORKERS = 8
@@ -114,6 +123,7 @@ class Client:
         self.stats = Stats()
         self._pool: urllib3.PoolManager | None = None
         self._headers: dict[str, str] = {}
+        self._secrets: tuple[str, ...] = ()  # redacted from error messages
         self._setup_lock = threading.Lock()
         self._alive = False  # a first answer came: later connection errors are worth a retry
 
@@ -149,9 +159,15 @@ class Client:
             headers.update(
                 urllib3.make_headers(basic_auth=f"{conn.username}:{conn.password or ''}")
             )
+        credentials = headers.get("Authorization", "").partition(" ")[2]  # token or base64
+        self._secrets = tuple(
+            secret for secret in (credentials, token, conn.password) if secret and len(secret) > 3
+        )
         context = self._ssl_context(cert, key)
         timeout = urllib3.Timeout(
-            connect=min(self.request_timeout, 30.0) if self.request_timeout else 30.0,
+            connect=min(self.request_timeout, CONNECT_TIMEOUT)
+            if self.request_timeout
+            else CONNECT_TIMEOUT,
             read=self.request_timeout or None,
         )
         options: dict[str, Any] = {
@@ -193,37 +209,56 @@ class Client:
         return context
 
     # -- requests -------------------------------------------------------------------------------
+    @property
+    def check_deadline(self) -> float:
+        """The deadline of a check read: CHECK_DEADLINE, or the request timeout if lower."""
+        if self.request_timeout:
+            return min(CHECK_DEADLINE, self.request_timeout)
+        return CHECK_DEADLINE
+
     def get(
-        self, path: str, params: dict[str, Any] | None = None, accept: str = ACCEPT_JSON
+        self,
+        path: str,
+        params: dict[str, Any] | None = None,
+        accept: str = ACCEPT_JSON,
+        deadline: float | None = None,
     ) -> JSON:
-        """GET path and decode the JSON body; retries idempotent reads on passing faults."""
+        """GET path and decode the JSON body; retries idempotent reads on passing faults.
+
+        The request timeout, or `deadline` when given (check reads: see `check_deadline`),
+        bounds the whole read: connecting, every retry and its backoff, and the body. A read
+        that runs out of time is not retried: that would multiply the time the user allowed.
+        A missed `deadline` raises DeadlineExceeded (a warning for the caller), a missed
+        request timeout Unreachable (the run's one error line).
+        """
         url = self.connection.server + path
         if params:
             url += "?" + urlencode({k: v for k, v in params.items() if v not in (None, "")})
         pool = self._ensure_pool()
         headers = dict(self._headers, Accept=accept)
+        limit = deadline if deadline is not None else self.request_timeout
+        give_up_at = time.monotonic() + limit if limit else None
         attempt = 0
         while True:
             attempt += 1
             started = time.monotonic()
             try:
-                response = pool.request("GET", url, headers=headers, preload_content=True)
-            except urllib3.exceptions.HTTPError as exc:
-                if self._alive and attempt < MAX_ATTEMPTS and _transient(exc):
-                    self._backoff(attempt, None)
+                status, body, retry_after = self._send(pool, url, headers, give_up_at)
+            except (urllib3.exceptions.HTTPError, _OutOfTime) as exc:
+                if _timed_out(exc):
+                    if deadline is not None:
+                        raise DeadlineExceeded(
+                            f"no answer within {deadline:g}s", 0, "Timeout"
+                        ) from None
+                    raise self._unreachable(exc) from None
+                if _transient(exc, self._alive) and self._retry(attempt, give_up_at, None):
                     continue
                 raise self._unreachable(exc) from None
-            elapsed = time.monotonic() - started
-            body: bytes = response.data or b""
-            self.stats.add(len(body), elapsed)
-            self._alive = True
-            if self.verbosity >= 6:
-                print(f"GET {url} {response.status} in {elapsed * 1000:.0f} ms", file=self.log)
-            if response.status in RETRY_STATUSES and attempt < MAX_ATTEMPTS:
-                self._backoff(attempt, response.headers.get("Retry-After"))
+            self._log_request(url, status, len(body), started)
+            if status in RETRY_STATUSES and self._retry(attempt, give_up_at, retry_after):
                 continue
-            if response.status >= 400:
-                raise self._api_error(response.status, body, path)
+            if status >= 400:
+                raise self._api_error(status, body, path)
             try:
                 decoded = json.loads(body)
             except ValueError:
@@ -232,13 +267,53 @@ class Client:
                 raise ApiError(f"the server sent an unexpected response for {path}")
             return decoded
 
-    def _backoff(self, attempt: int, retry_after: str | None) -> None:
-        with self.stats.lock:
-            self.stats.retries += 1
-        delay = min(0.2 * 2 ** (attempt - 1), MAX_BACKOFF)
+    def _send(
+        self,
+        pool: urllib3.PoolManager,
+        url: str,
+        headers: dict[str, str],
+        give_up_at: float | None,
+    ) -> tuple[int, bytes, str | None]:
+        """One attempt: status, body and Retry-After. The body is read in chunks so that a
+        server trickling bytes cannot hold the read past give_up_at (urllib3's read timeout
+        bounds each socket read, not the whole response)."""
+        timeout: urllib3.Timeout | None = None  # the pool's default
+        if give_up_at is not None:
+            left = give_up_at - time.monotonic()
+            if left <= 0:
+                raise _OutOfTime
+            timeout = urllib3.Timeout(connect=min(left, CONNECT_TIMEOUT), read=left)
+        response = pool.request("GET", url, headers=headers, preload_content=False, timeout=timeout)
+        # read1: what one socket read brings (read(n) waits for all n bytes); urllib3 < 2.2
+        # lacks it, and there only each read is bounded, by the read timeout.
+        read = getattr(response, "read1", None) or response.read
+        chunks: list[bytes] = []
+        try:
+            while chunk := read(CHUNK_SIZE):
+                chunks.append(chunk)
+                if give_up_at is not None and time.monotonic() > give_up_at:
+                    raise _OutOfTime
+        except BaseException:
+            response.close()  # a half-read connection must not be reused
+            raise
+        finally:
+            response.release_conn()  # back to the pool (closed or not): its size is bounded
+        return response.status, b"".join(chunks), response.headers.get("Retry-After")
+
+    def _retry(self, attempt: int, give_up_at: float | None, retry_after: str | None) -> bool:
+        """Sleep before the next attempt and say True, or say False when out of attempts or
+        when the backoff would end past the deadline."""
+        if attempt >= MAX_ATTEMPTS:
+            return False
+        delay = min(BACKOFF * 2 ** (attempt - 1), MAX_BACKOFF)
         if retry_after and retry_after.strip().isdigit():  # seconds; HTTP dates are rare here
             delay = min(float(retry_after), MAX_RETRY_AFTER)
+        if give_up_at is not None and time.monotonic() + delay >= give_up_at:
+            return False
+        with self.stats.lock:
+            self.stats.retries += 1
         time.sleep(delay)
+        return True
 
     def _unreachable(self, exc: Exception) -> Unreachable:
         conn = self.connection
@@ -249,6 +324,10 @@ class Client:
 
     def _api_error(self, status: int, body: bytes, path: str) -> ApiError:
         message, reason = _status_message(body)
+        # A proxy or a broken server may echo the request (Authorization header included)
+        # into its error body: never pass our credentials on to the user's terminal or logs.
+        for secret in self._secrets:
+            message = message.replace(secret, "<redacted>")
         context = self.connection.context
         if status == 401:
             return Unauthorized(
@@ -269,6 +348,66 @@ class Client:
             reason,
         )
 
+    def stream(
+        self, path: str, params: dict[str, Any] | None = None, accept: str = ACCEPT_JSON
+    ) -> Iterator[bytes]:
+        """GET path and yield the body as it arrives, chunk by chunk: memory stays one chunk
+        however large the answer (a whole list in one request). Faults and statuses before
+        the body starts are retried and raised as in get(); the request timeout bounds the
+        whole read. A fault once the body has started raises Unreachable (no retry: the
+        caller has already consumed part of it)."""
+        url = self.connection.server + path
+        if params:
+            url += "?" + urlencode({k: v for k, v in params.items() if v not in (None, "")})
+        pool = self._ensure_pool()
+        headers = dict(self._headers, Accept=accept)
+        give_up_at = time.monotonic() + self.request_timeout if self.request_timeout else None
+        attempt = 0
+        while True:
+            attempt += 1
+            started = time.monotonic()
+            try:
+                response = pool.request("GET", url, headers=headers, preload_content=False)
+            except urllib3.exceptions.HTTPError as exc:
+                retry = not _timed_out(exc) and _transient(exc, self._alive)
+                if retry and self._retry(attempt, give_up_at, None):
+                    continue
+                raise self._unreachable(exc) from None
+            if response.status == 200:
+                break
+            body = response.data or b""
+            response.release_conn()
+            self._log_request(url, response.status, len(body), started)
+            if response.status in RETRY_STATUSES and self._retry(
+                attempt, give_up_at, response.headers.get("Retry-After")
+            ):
+                continue
+            raise self._api_error(response.status, body, path)
+        size = 0
+        read = getattr(response, "read1", None) or response.read  # see _send
+        try:
+            while chunk := read(CHUNK_SIZE):
+                size += len(chunk)
+                if give_up_at is not None and time.monotonic() > give_up_at:
+                    raise _OutOfTime
+                yield chunk
+        except (urllib3.exceptions.HTTPError, _OutOfTime) as exc:
+            response.close()
+            raise self._unreachable(exc) from None
+        except BaseException:  # the consumer stopped early: the rest stays unread
+            response.close()
+            raise
+        finally:
+            response.release_conn()
+        self._log_request(url, 200, size, started)
+
+    def _log_request(self, url: str, status: int, size: int, started: float) -> None:
+        elapsed = time.monotonic() - started
+        self.stats.add(size, elapsed)
+        self._alive = True
+        if self.verbosity >= 6:  # one write per line: threads must not interleave them
+            self.log.write(f"GET {url} {status} in {elapsed * 1000:.0f} ms\n")
+
     # -- lists ----------------------------------------------------------------------------------
     def pages(
         self,
@@ -276,12 +415,14 @@ class Client:
         params: dict[str, Any] | None = None,
         accept: str = ACCEPT_JSON,
         limit: int = PAGE_SIZE,
+        deadline: float | None = None,
     ) -> Iterator[JSON]:
-        """Each page of a list, following `continue`: memory is bounded by the page size."""
+        """Each page of a list, following `continue`: memory is bounded by the page size.
+        A deadline applies to each page (each is one request)."""
         query = dict(params or {})
         query["limit"] = limit
         while True:
-            page = self.get(path, query, accept)
+            page = self.get(path, query, accept, deadline)
             yield page
             token = (page.get("metadata") or {}).get("continue")
             if not token:
@@ -294,8 +435,9 @@ class Client:
         params: dict[str, Any] | None = None,
         accept: str = ACCEPT_JSON,
         limit: int = PAGE_SIZE,
+        deadline: float | None = None,
     ) -> Iterator[JSON]:
-        for page in self.pages(path, params, accept, limit):
+        for page in self.pages(path, params, accept, limit, deadline):
             for item in page.get("items") or []:
                 if isinstance(item, dict):
                     yield item
@@ -323,14 +465,36 @@ def _load_client_cert(context: ssl.SSLContext, cert: bytes, key: bytes, name: st
         os.unlink(path)
 
 
-def _transient(exc: Exception) -> bool:
-    return isinstance(
-        exc,
-        urllib3.exceptions.ProtocolError
-        | urllib3.exceptions.NewConnectionError
-        | urllib3.exceptions.MaxRetryError
-        | urllib3.exceptions.ReadTimeoutError,
-    ) and not isinstance(getattr(exc, "reason", None), urllib3.exceptions.SSLError)
+class _OutOfTime(Exception):
+    """The deadline of a read passed between two chunks of its body, or before an attempt."""
+
+
+def _timed_out(exc: Exception) -> bool:
+    errors = urllib3.exceptions
+    # NewConnectionError (refused, no such host) subclasses ConnectTimeoutError: not a timeout
+    return isinstance(exc, _OutOfTime | errors.ReadTimeoutError) or (
+        isinstance(exc, errors.ConnectTimeoutError)
+        and not isinstance(exc, errors.NewConnectionError)
+    )
+
+
+def _transient(exc: Exception, alive: bool) -> bool:
+    """A fault worth another attempt of an idempotent read.
+
+    A connection reset or dropped by the server (a restart, a load balancer, a stale
+    keep-alive connection) is retried always: the server was there. A refused connection or
+    an unknown host only once the server has answered in this run (it is restarting);
+    before that the address is simply wrong and the user hears so at once. TLS failures and
+    timeouts are never retried.
+    """
+    errors = urllib3.exceptions
+    if isinstance(exc, errors.SSLError) or isinstance(
+        getattr(exc, "reason", None), errors.SSLError
+    ):
+        return False
+    if isinstance(exc, errors.ProtocolError):
+        return True
+    return alive and isinstance(exc, errors.NewConnectionError | errors.MaxRetryError)
 
 
 def _describe_connection_error(exc: Exception) -> str:
@@ -352,7 +516,7 @@ def _describe_connection_error(exc: Exception) -> str:
         return _short_socket_error(text)
     if either(errors.ConnectTimeoutError):
         return "connection timed out"
-    if either(errors.ReadTimeoutError):
+    if isinstance(exc, _OutOfTime) or either(errors.ReadTimeoutError):
         return "the server did not answer within the request timeout"
     return _short_socket_error(text)
 
@@ -366,6 +530,7 @@ def _short_socket_error(text: str) -> str:
         ("No route to host", "no route to host"),
         ("Network is unreachable", "network is unreachable"),
         ("Connection reset", "connection reset by peer"),
+        ("Remote end closed connection", "the server closed the connection"),
         ("timed out", "connection timed out"),
     ):
         if marker in text:

@@ -18,8 +18,11 @@ def discover(client: Client) -> Discovery:
     `failed_groups` and the rest is still returned.
     """
     result = Discovery()
-    core = client.get("/api", accept=ACCEPT_DISCOVERY)
-    groups = client.get("/apis", accept=ACCEPT_DISCOVERY)
+    # Check reads: a slow aggregated API answers (or not) within the client's check deadline
+    # and is reported in failed_groups, instead of stalling the run.
+    deadline = client.check_deadline
+    core = client.get("/api", accept=ACCEPT_DISCOVERY, deadline=deadline)
+    groups = client.get("/apis", accept=ACCEPT_DISCOVERY, deadline=deadline)
     if _is_aggregated(core) and _is_aggregated(groups):
         for document in (core, groups):
             _read_aggregated(document, result)
@@ -69,6 +72,7 @@ def _aggregated_resource(group: str, version: str, entry: JSON) -> Resource | No
 
 def _read_legacy(client: Client, core: JSON, groups: JSON, result: Discovery) -> None:
     versions: list[tuple[str, str]] = [("", v) for v in core.get("versions") or ["v1"]]
+    deadline = client.check_deadline
     for group in groups.get("groups") or []:
         preferred = (group.get("preferredVersion") or {}).get("version")
         if preferred:
@@ -78,7 +82,7 @@ def _read_legacy(client: Client, core: JSON, groups: JSON, result: Discovery) ->
         group, version = gv
         path = f"/apis/{group}/{version}" if group else f"/api/{version}"
         try:
-            return gv, client.get(path)
+            return gv, client.get(path, deadline=deadline)
         except (ApiError, Unreachable) as exc:
             return gv, exc
 

@@ -51,3 +51,11 @@ class NotFound(ApiError):
 
 class Gone(ApiError):
     """A continue token or resourceVersion expired (HTTP 410)."""
+
+
+class DeadlineExceeded(ApiError):
+    """A check read (discovery, a per-type list, a related object) got no answer in time.
+
+    An ApiError, so the explainers' runner turns it into a warning ("could not list X: no
+    answer within 10s") like a 403, instead of letting one slow API stall or fail the run.
+    """

@@ -4,16 +4,23 @@ Pods: a full list moves every pod's spec, status and managedFields (tens of MB a
 pods). Instead:
   1. a server-side Table list without objects (about 1/30 of the bytes) names the candidates:
      the printer shows STATUS `Terminating` (or `Unknown` for NodeLost) for every non-terminal
-     pod with a deletionTimestamp;
+     pod with a deletionTimestamp. It is one request served from the API server's watch cache
+     (`resourceVersion=0`; paging a list makes the server read each page from etcd), streamed:
+     only the rows that mention those statuses are decoded, so memory does not grow with the
+     number of pods. The cache may trail etcd by its delivery delay (milliseconds), which
+     step 3 does not: it reads each candidate consistently;
   2. terminal pods (Succeeded/Failed) print their phase even while terminating, so they are
      listed apart, metadata only, with a field selector on status.phase;
-  3. only the candidates are then read in full and verified.
+  3. only the candidates are then read in full and verified, by name and node (the server
+     indexes pods by spec.nodeName, so a lookup does not scan every pod).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import json
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from kubectl_terminating.client import ACCEPT_METADATA, ACCEPT_TABLE, Client
 from kubectl_terminating.errors import ApiError, Forbidden, NotFound
@@ -71,26 +78,146 @@ def _by_name(
     return found
 
 
-def _status_column(table: JSON) -> int | None:
+def _column(table: JSON, name: str) -> int | None:
     for index, column in enumerate(table.get("columnDefinitions") or []):
-        if str(column.get("name", "")).lower() == "status":
+        if str(column.get("name", "")).lower() == name:
             return index
     return None
 
 
-def _candidate_pod_names(client: Client, scope: Scope) -> set[str]:
-    names: set[str] = set()
-    params = {"labelSelector": scope.selector, "includeObject": "None"}
-    column: int | None = None
-    for page in client.pages(PODS.path(scope.namespace), params, ACCEPT_TABLE):
-        if page.get("kind") != "Table":  # a server without Table support: verify every pod
-            return {str(i.get("metadata", {}).get("name")) for i in page.get("items") or []}
-        column = _status_column(page) if column is None else column
-        for row in page.get("rows") or []:
-            cells = row.get("cells") or []
-            if column is None or (column < len(cells) and cells[column] in TERMINATING_STATUSES):
-                names.add(str(cells[0]))
-    return names
+ROW_START = b'{"cells":['
+TABLE_NEEDLES = tuple(f'"{status}"'.encode() for status in sorted(TERMINATING_STATUSES))
+_ROWS_KEY = b'"rows":'
+_ROWS_FORMS = (b"null", b"[]", b"[" + ROW_START)  # what compact JSON has after "rows":
+
+
+def scan_table(
+    chunks: Iterable[bytes], needles: tuple[bytes, ...] = ()
+) -> Generator[JSON, None, None]:
+    """A Table answer read as it streams in: first the Table without its rows, then each row
+    whose bytes hold one of `needles` (every row when there are none).
+
+    Memory is a chunk and a row, not the whole answer, and rows without a needle are never
+    decoded. This leans on the compact JSON the API server writes, where the rows follow
+    the column definitions and each starts with the bytes `{"cells":[` (inside a JSON
+    string a quote is always escaped, so no cell can hold them). An answer of any other
+    shape, or not a Table, is decoded whole: the document first, then (a Table) every row.
+    """
+    stream = iter(chunks)
+    buffer = bytearray()
+    start = searched = -1
+    for chunk in stream:
+        buffer += chunk
+        if start < 0:
+            start = buffer.find(_ROWS_KEY, max(0, searched - len(_ROWS_KEY)))
+            searched = len(buffer)
+        if start >= 0:
+            after = bytes(buffer[start + len(_ROWS_KEY) :][: len(_ROWS_FORMS[2])])
+            if any(after.startswith(form) for form in _ROWS_FORMS):
+                break
+            if not any(form.startswith(after) for form in _ROWS_FORMS):
+                start = -1  # rows in another shape
+                break
+    head = None
+    if start > 0:
+        try:
+            head = json.loads(bytes(buffer[:start]) + _ROWS_KEY + b"[]}")
+        except ValueError:
+            head = None
+    if not isinstance(head, dict) or head.get("kind") != "Table":
+        for chunk in stream:
+            buffer += chunk
+        document = json.loads(bytes(buffer))
+        rows = document.pop("rows", None) if document.get("kind") == "Table" else None
+        yield document
+        yield from (row for row in rows or [] if isinstance(row, dict))
+        return
+    rest = buffer[start + len(_ROWS_KEY) :]
+    del buffer
+    head.pop("rows")
+    yield head
+    if rest.startswith(b"null"):
+        return
+    del rest[:1]  # the opening [
+    yield from _whole_rows(rest, needles)
+    for chunk in stream:
+        rest += chunk
+        yield from _whole_rows(rest, needles)
+    if rest.startswith(ROW_START) and (not needles or any(n in rest for n in needles)):
+        row, _ = json.JSONDecoder().raw_decode(rest.decode())  # the last row, then `]}`
+        yield row
+
+
+def _whole_rows(rest: bytearray, needles: tuple[bytes, ...]) -> Iterator[JSON]:
+    """The rows before the last row start in `rest` (all whole), removed from it."""
+    last = rest.rfind(ROW_START)
+    if last > 0:
+        segment = bytes(rest[:last])
+        del rest[:last]
+        yield from _rows_in(segment, needles)
+
+
+def _rows_in(segment: bytes, needles: tuple[bytes, ...]) -> Iterator[JSON]:
+    """Rows `{"cells":[...],...},{"cells":[...],...},` whose bytes hold a needle, decoded."""
+    if needles:
+        starts = sorted(
+            {
+                segment.rfind(ROW_START, 0, found + 1)
+                for needle in needles
+                for found in _occurrences(segment, needle)
+            }
+        )
+    else:
+        starts = list(_occurrences(segment, ROW_START))
+    for begin in starts:
+        end = segment.find(ROW_START, begin + 1)
+        yield json.loads(segment[begin : end if end > 0 else len(segment)].rstrip(b", \t\r\n"))
+
+
+def _occurrences(data: bytes, needle: bytes) -> Iterator[int]:
+    at = data.find(needle)
+    while at >= 0:
+        yield at
+        at = data.find(needle, at + 1)
+
+
+def _candidate_pods(client: Client, scope: Scope) -> set[tuple[str, str | None]]:
+    """(name, node) of each pod the server's Table shows as terminating (node None when the
+    Table has no Node column or the pod none)."""
+    params: dict[str, Any] = {
+        "labelSelector": scope.selector,
+        "includeObject": "None",
+        "resourceVersion": "0",
+    }
+
+    def table(needles: tuple[bytes, ...]) -> Generator[JSON, None, None]:
+        stream = client.stream(PODS.path(scope.namespace), params, ACCEPT_TABLE)
+        return scan_table(stream, needles)
+
+    answer = table(TABLE_NEEDLES)
+    try:
+        head = next(answer)
+    except ApiError as error:
+        if error.status != 429:
+            raise
+        # 429: the watch cache is (re)initializing and only serves consistent reads (etcd)
+        del params["resourceVersion"]
+        answer = table(TABLE_NEEDLES)
+        head = next(answer)
+    if head.get("kind") != "Table":  # a server without Table support: verify every pod
+        return {(str(i.get("metadata", {}).get("name")), None) for i in head.get("items") or []}
+    status, node = _column(head, "status"), _column(head, "node")
+    if status is None:  # no STATUS to narrow by: every pod is a candidate
+        answer.close()
+        answer = table(())
+        next(answer)
+    found: set[tuple[str, str | None]] = set()
+    for row in answer:
+        cells: list[Any] = row.get("cells") or []
+        if status is None or (status < len(cells) and cells[status] in TERMINATING_STATUSES):
+            on = str(cells[node]) if node is not None and node < len(cells) else ""
+            found.add((str(cells[0]), on if on and on != "<none>" else None))
+    return found
 
 
 def _terminal_pods(client: Client, scope: Scope) -> list[tuple[str, str]]:
@@ -105,7 +232,7 @@ def _terminal_pods(client: Client, scope: Scope) -> list[tuple[str, str]]:
 def find_pods(client: Client, scope: Scope) -> Found:
     if scope.names:
         return _by_name(client, PODS, scope.namespace, scope.names)
-    candidates = _candidate_pod_names(client, scope)
+    candidates = _candidate_pods(client, scope)
     exact = _terminal_pods(client, scope)
     pods: dict[tuple[str, str], JSON] = {}
     if len(candidates) > MAX_NAME_LOOKUPS:
@@ -114,8 +241,9 @@ def find_pods(client: Client, scope: Scope) -> Found:
                 pods[_key(pod)] = typed(pod, PODS)
         return Found(list(pods.values()), [], [])
 
-    def same_name(name: str) -> list[JSON]:
-        params = {"fieldSelector": f"metadata.name={name}", "labelSelector": scope.selector}
+    def same_name(name: str, node: str | None) -> list[JSON]:
+        selector = f"metadata.name={name}" + (f",spec.nodeName={node}" if node else "")
+        params = {"fieldSelector": selector, "labelSelector": scope.selector}
         return list(client.items(PODS.path(scope.namespace), params))
 
     def exact_pod(key: tuple[str, str]) -> list[JSON]:
@@ -124,9 +252,10 @@ def find_pods(client: Client, scope: Scope) -> Found:
         except NotFound:  # gone since it was listed
             return []
 
+    names = {name for name, _ in candidates}
     lookups: list[Callable[[], list[JSON]]] = [
-        *(lambda n=n: same_name(n) for n in sorted(candidates)),
-        *(lambda k=k: exact_pod(k) for k in exact if k[1] not in candidates),
+        *(lambda c=c: same_name(*c) for c in sorted(candidates, key=str)),
+        *(lambda k=k: exact_pod(k) for k in exact if k[1] not in names),
     ]
     for batch in client.map(lambda lookup: lookup(), lookups):
         for pod in batch:

@@ -1,8 +1,9 @@
 """The ClusterView over a live API server: lazy, memoised, thread-safe reads.
 
 Each related object or list is read at most once per run, and only when an explainer asks.
-A read the user may not make (403) or that the server cannot serve becomes ReadFailed, which
-the explainers' runner reports as a warning; losing the server altogether stays an error.
+A read the user may not make (403), that the server cannot serve, or that misses its check
+deadline (a slow aggregated API: Client.check_deadline) becomes ReadFailed, which the
+explainers' runner reports as a warning; losing the server altogether stays an error.
 """
 
 from __future__ import annotations
@@ -88,7 +89,9 @@ class LiveView:
 
     def _get_or_none(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
         try:
-            return self.client.get(resource.path(namespace, name))
+            return self.client.get(
+                resource.path(namespace, name), deadline=self.client.check_deadline
+            )
         except NotFound:
             return None
         except Unauthorized:
@@ -111,7 +114,12 @@ class LiveView:
                 resource.qualified,
                 lambda: [
                     typed(item, resource)
-                    for item in self.client.items(resource.path(namespace), params, accept)
+                    for item in self.client.items(
+                        resource.path(namespace),
+                        params,
+                        accept,
+                        deadline=self.client.check_deadline,
+                    )
                 ],
             )
 
@@ -175,7 +183,10 @@ class LiveView:
         return self._list(CRDS)
 
     def discovery(self) -> Discovery:
-        return self._memo(("discovery",), lambda: discover(self.client))
+        # /api and /apis failing (or timing out) is a check not made, like any other read
+        return self._memo(
+            ("discovery",), lambda: self._read("API discovery", lambda: discover(self.client))
+        )
 
     def namespace_content(self, namespace: str) -> list[ContentListing]:
         return self._memo(("content", namespace), lambda: self._content(namespace))

@@ -88,11 +88,20 @@ def _explain_all(
     mapper: Callable[[Callable[[T], Finding], Sequence[T]], list[Finding]],
     err: IO[str],
     label: str,
+    unexplained: Callable[[T, Exception], Finding],
 ) -> list[Finding]:
     progress = Progress(err, len(items), label)
 
     def one(item: T) -> Finding:
-        finding = explain(item)
+        try:
+            finding = explain(item)
+        except TerminatingError:
+            raise  # the server or the credentials are gone: the run's one error line
+        except Exception as error:
+            # An explainer bug on one odd object must not cost the answer for every other
+            # one, nor print a traceback: the object is listed bare with a warning. (The
+            # property tests in tests/unit/test_properties.py hunt for such bugs.)
+            finding = unexplained(item, error)
         progress.step()
         return finding
 
@@ -173,7 +182,12 @@ def _collect(options: Options, source: Source, namespace: str | None, err: IO[st
 
         found = source.find_pods(Scope(namespace, options.names, options.selector))
         findings = _explain_all(
-            found.objects, lambda p: explain_pod(p, view), source.map, err, "explaining pods"
+            found.objects,
+            lambda p: explain_pod(p, view),
+            source.map,
+            err,
+            "explaining pods",
+            lambda p, error: _unexplained(p, PODS, view, error),
         )
         return Result(findings, found.warnings, [f'pods "{n}"' for n in found.missing], namespace)
     if options.kind == "namespaces":
@@ -186,13 +200,30 @@ def _collect(options: Options, source: Source, namespace: str | None, err: IO[st
             source.map,
             err,
             "explaining namespaces",
+            lambda ns, error: _unexplained(ns, NAMESPACES, view, error),
         )
         return Result(findings, found.warnings, [f'namespaces "{n}"' for n in found.missing])
     objects, warnings = source.find_all(Scope(namespace, (), options.selector))
     findings = _explain_all(
-        objects, lambda pair: _object_finding(pair, view, detailed), source.map, err, "explaining"
+        objects,
+        lambda pair: _object_finding(pair, view, detailed),
+        source.map,
+        err,
+        "explaining",
+        lambda pair, error: _unexplained(pair[1], pair[0], view, error),
     )
     return Result(findings, warnings, [], namespace)
+
+
+def _unexplained(obj: JSON, resource: Resource, view: ClusterView, error: Exception) -> Finding:
+    from kubectl_terminating.explain.common import base_finding
+
+    finding = base_finding(obj, view, resource.kind, resource.api_version)
+    finding.warnings.append(
+        f"could not explain it: internal error {type(error).__name__}: {error} "
+        "(a bug in kubectl-terminating: please report it)"
+    )
+    return finding
 
 
 def _object_finding(pair: tuple[Resource, JSON], view: ClusterView, detailed: bool) -> Finding:

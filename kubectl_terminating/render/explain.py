@@ -90,7 +90,7 @@ def _remaining(content: Sequence[ContentType], pad: str) -> list[str]:
 
 
 def _blocker(blocker: Blocker, index: int, style: Style, pad: str) -> list[str]:
-    head = f"{index}. [{blocker.type}] {safe(blocker.summary)}"
+    head = f"{index}. [{safe(blocker.type)}] {safe(blocker.summary)}"
     lines = [pad + style.bold(head)]
     if blocker.evidence:
         lines.append(f"{pad}{INDENT}Evidence:")

@@ -44,16 +44,29 @@ def overdue_cell(finding: Finding) -> str:
     return "-" if finding.overdue_seconds < 0 else human_duration(finding.overdue_seconds)
 
 
+def not_possible(finding: Finding, style: Style) -> str:
+    """` (2 checks not possible)` when reads failed (RBAC, a slow API): the one-line answer
+    may then be incomplete, and the table must say so, not only stderr (`--explain` and
+    `-o json` name each check)."""
+    count = len(finding.warnings)
+    if not count:
+        return ""
+    return " " + style.yellow(f"({count} check{'' if count == 1 else 's'} not possible)")
+
+
 def blocker_cell(finding: Finding, style: Style) -> str:
     main = finding.main_blocker
     if main is None:
-        return style.yellow("unknown: nothing found that holds it")
-    text = safe(main.summary)
-    if len(finding.blockers) > 1 and main.type != GRACE_PERIOD:
-        text += f" (+{len(finding.blockers) - 1} more)"
-    if main.type == GRACE_PERIOD:
-        return style.dim(text)
-    return style.red(text) if finding.stuck else text
+        text = style.yellow("unknown: nothing found that holds it")
+    else:
+        text = safe(main.summary)
+        if len(finding.blockers) > 1 and main.type != GRACE_PERIOD:
+            text += f" (+{len(finding.blockers) - 1} more)"
+        if main.type == GRACE_PERIOD:
+            text = style.dim(text)
+        elif finding.stuck:
+            text = style.red(text)
+    return text + not_possible(finding, style)
 
 
 def _finalizers(finding: Finding) -> str:
@@ -120,7 +133,7 @@ def objects_table(
             safe(f.name),
             human_duration(f.terminating_seconds),
             _finalizers(f),
-            blocker_cell(f, style) if f.blockers else "-",
+            blocker_cell(f, style) if f.blockers else "-" + not_possible(f, style),
         ]
         if all_namespaces:
             row.insert(0, safe(f.namespace or ""))

@@ -1,0 +1,250 @@
+"""What the namespace controller says about a namespace it cannot finish: the conditions it
+writes, the unavailable APIServices behind a discovery failure, and its silence when it writes
+none. Also the summary clipping and Namespace reference every namespace explainer uses.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating.explain.finalizers import lease_liveness
+from kubectl_terminating.explain.knowledge import KCM_LEASE
+from kubectl_terminating.model import (
+    APISERVICE_UNAVAILABLE,
+    JSON,
+    NAMESPACE_CONDITION,
+    NAMESPACE_CONTROLLER,
+    Blocker,
+    Evidence,
+    ObjectRef,
+    Remedy,
+)
+from kubectl_terminating.timeutil import human_duration, seconds_since
+from kubectl_terminating.view import ClusterView
+
+# The conditions pkg/controller/namespace/deletion writes (status_condition_utils.go).
+DISCOVERY_FAILURE = "NamespaceDeletionDiscoveryFailure"
+GV_PARSING_FAILURE = "NamespaceDeletionGroupVersionParsingFailure"
+CONTENT_FAILURE = "NamespaceDeletionContentFailure"
+CONTENT_REMAINING_CONDITION = "NamespaceContentRemaining"
+FINALIZERS_REMAINING_CONDITION = "NamespaceFinalizersRemaining"
+CONDITION_TYPES = (
+    DISCOVERY_FAILURE,
+    GV_PARSING_FAILURE,
+    CONTENT_FAILURE,
+    CONTENT_REMAINING_CONDITION,
+    FINALIZERS_REMAINING_CONDITION,
+)
+FAILURE_REASONS = {
+    "DiscoveryFailed": "discovery failed",
+    "GroupVersionParsingFailed": "group-version parsing failed",
+    "ContentDeletionFailed": "content deletion failed",
+}
+FAILURE_TYPES = {
+    DISCOVERY_FAILURE: "DiscoveryFailed",
+    GV_PARSING_FAILURE: "GroupVersionParsingFailed",
+    CONTENT_FAILURE: "ContentDeletionFailed",
+}
+# Reasons of the two "remaining" conditions; releases differ on the plural.
+REMAINING_REASONS = frozenset(
+    {"SomeResourcesRemain", "SomeFinalizersRemain", "SomeFinalizerRemain"}
+)
+SILENT_CONTROLLER_SECONDS = 300  # the controller writes conditions within seconds of a delete
+SUMMARY_WIDTH = 70
+# "Failed to delete all resource types, 1 remaining: Internal error occurred: ..."
+BOILERPLATE = re.compile(
+    r"^(Failed to delete all resource types, \d+ remaining: )?(Internal error occurred: )?"
+)
+FAILED_WEBHOOK = re.compile(r'failed calling webhook "([^"]+)"')
+GROUP_VERSION = re.compile(r"([a-z0-9][a-z0-9.-]*\.[a-z0-9-]+/v[0-9][a-z0-9]*):")
+
+
+def clip(line: str, width: int = SUMMARY_WIDTH) -> str:
+    line = " ".join(line.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def ns_ref(ns: JSON) -> ObjectRef:
+    return ObjectRef("Namespace", text(meta(ns).get("name")), None, "v1")
+
+
+# -- conditions ------------------------------------------------------------------------------
+
+
+def namespace_conditions(ns: JSON) -> list[JSON]:
+    """The conditions, each with its string fields only: a value of another type (a corrupted
+    or hand-edited object) reads as absent, so no explainer has to guard against it."""
+    keys = ("type", "status", "reason", "message", "lastTransitionTime")
+    return [
+        {key: c[key] if isinstance(c.get(key), str) else None for key in keys}
+        for c in as_list(as_dict(ns.get("status")).get("conditions"))
+        if isinstance(c, dict)
+    ]
+
+
+def failure_reason(condition: JSON) -> str | None:
+    """The failure a True condition reports, by reason or (for unknown reasons) by type."""
+    if condition.get("status") != "True":
+        return None
+    reason = text(condition.get("reason"))
+    if reason in FAILURE_REASONS:
+        return reason
+    return FAILURE_TYPES.get(text(condition.get("type")))
+
+
+def condition_summary(reason: str, message: str) -> str:
+    if reason == "DiscoveryFailed":
+        groups = list(dict.fromkeys(GROUP_VERSION.findall(message)))
+        more = f" (+{len(groups) - 1} more)" if len(groups) > 1 else ""
+        return clip(f"discovery failed for {groups[0] if groups else 'some groups'}{more}")
+    webhook = FAILED_WEBHOOK.search(message)
+    cause = f"webhook {webhook.group(1)}" if webhook else BOILERPLATE.sub("", message)
+    return clip(f"{FAILURE_REASONS[reason]}: {cause}")
+
+
+CONDITION_REMEDIES = {
+    "DiscoveryFailed": Remedy(
+        "fix or remove the APIServices that fail discovery (the apiservice-unavailable "
+        "blockers); the namespace controller then retries by itself",
+        "kubectl get apiservices",
+    ),
+    "GroupVersionParsingFailed": Remedy(
+        "fix the API group named in the message (a malformed APIService or CRD version)",
+        "kubectl get apiservices",
+    ),
+    "ContentDeletionFailed": Remedy(
+        "fix what rejects the deletes named in the message (often an admission or "
+        "conversion webhook); the namespace controller then retries by itself"
+    ),
+}
+
+
+def condition_blockers(ns: JSON, view: ClusterView) -> list[Blocker]:
+    blockers = []
+    for condition in namespace_conditions(ns):
+        reason = failure_reason(condition)
+        if reason is None:
+            continue
+        message = text(condition.get("message"))
+        evidence = Evidence(
+            f"{text(condition.get('type'))}={condition.get('status')} ({reason}): {message}",
+            ns_ref(ns),
+            condition,
+        )
+        blockers.append(
+            Blocker(
+                NAMESPACE_CONDITION,
+                condition_summary(reason, message),
+                (evidence,),
+                (CONDITION_REMEDIES[reason],),
+            )
+        )
+    return blockers
+
+
+def remaining_condition_evidence(ns: JSON) -> list[Evidence]:
+    return [
+        Evidence(f"{c.get('type')}: {text(c.get('message'))}", ns_ref(ns), c)
+        for c in namespace_conditions(ns)
+        if c.get("status") == "True" and c.get("reason") in REMAINING_REASONS
+    ]
+
+
+# -- APIServices -----------------------------------------------------------------------------
+
+
+def available_condition(apiservice: JSON) -> JSON | None:
+    conditions = as_list(as_dict(apiservice.get("status")).get("conditions"))
+    return next((as_dict(c) for c in conditions if as_dict(c).get("type") == "Available"), None)
+
+
+def apiservice_remedies(name: str, service: JSON) -> tuple[Remedy, ...]:
+    namespace, svc = text(service.get("namespace")), text(service.get("name"))
+    fix = Remedy("fix the extension API server behind it; the namespace controller retries")
+    if namespace and svc:
+        fix = Remedy(
+            f"fix the extension API server behind service {namespace}/{svc} (its pods and "
+            "endpoints); the namespace controller then retries by itself",
+            f"kubectl get endpointslices -n {shlex.quote(namespace)} "
+            f"-l kubernetes.io/service-name={shlex.quote(svc)}",
+        )
+    delete = Remedy(
+        f"LAST RESORT: delete APIService {name}; its API disappears from the cluster",
+        f"kubectl delete apiservice {shlex.quote(name)}",
+        destructive=True,
+        when="the extension API server was uninstalled for good and nothing needs its API",
+    )
+    return fix, delete
+
+
+def apiservice_blocker(apiservice: JSON) -> Blocker | None:
+    condition = available_condition(apiservice)
+    if condition is None or condition.get("status") == "True":
+        return None
+    name = text(meta(apiservice).get("name"))
+    spec = as_dict(apiservice.get("spec"))
+    service = as_dict(spec.get("service"))
+    reason, message = text(condition.get("reason")), text(condition.get("message"))
+    evidence = Evidence(
+        f"Available={condition.get('status')} ({reason}): {message}",
+        ObjectRef("APIService", name, None, "apiregistration.k8s.io/v1"),
+        {
+            "reason": reason,
+            "message": message,
+            "group": spec.get("group"),
+            "version": spec.get("version"),
+            "service": f"{text(service.get('namespace'))}/{text(service.get('name'))}"
+            if service
+            else None,
+        },
+    )
+    return Blocker(
+        APISERVICE_UNAVAILABLE,
+        clip(f"APIService {name} unavailable: {reason or 'no reason given'}"),
+        (evidence,),
+        apiservice_remedies(name, service),
+    )
+
+
+def apiservice_blockers(ns: JSON, view: ClusterView) -> list[Blocker]:
+    """Any unavailable APIService fails discovery, which stalls every namespace deletion."""
+    found = (apiservice_blocker(a) for a in view.apiservices())
+    return [b for b in found if b is not None]
+
+
+# -- the namespace controller itself ---------------------------------------------------------
+
+
+def controller_blocker(ns: JSON, view: ClusterView) -> list[Blocker]:
+    """No condition long after the delete: the namespace controller never looked at it."""
+    written = {c.get("type") for c in namespace_conditions(ns)}
+    deleted = meta(ns).get("deletionTimestamp")
+    age = seconds_since(deleted, view.now)
+    if written & set(CONDITION_TYPES) or age is None or age <= SILENT_CONTROLLER_SECONDS:
+        return []
+    controller = lease_liveness((KCM_LEASE,), view)
+    silent = Evidence(
+        f"deleted {human_duration(age)} ago and no deletion condition was written",
+        ns_ref(ns),
+        {"deletionTimestamp": deleted, "conditions": []},
+    )
+    return [
+        Blocker(
+            NAMESPACE_CONTROLLER,
+            f"no conditions {human_duration(age)} after delete: namespace controller down?",
+            (silent, *controller.evidence),
+            (
+                Remedy(
+                    "make sure kube-controller-manager runs and its namespace controller is "
+                    "enabled (--controllers)",
+                    "kubectl get pods -n kube-system -l component=kube-controller-manager",
+                ),
+                Remedy(
+                    "check its leader-election lease is renewed",
+                    "kubectl get lease -n kube-system kube-controller-manager -o yaml",
+                ),
+            ),
+        )
+    ]

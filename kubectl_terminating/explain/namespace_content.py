@@ -1,0 +1,322 @@
+"""What a terminating namespace still holds and why it cannot be deleted: the content left
+type by type, finalizers and webhooks holding it (merged into one blocker per cause), and CRDs
+whose conversion webhook is down.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import TypeVar
+
+from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating.explain.finalizers import (
+    finalizer_blockers,
+    service_backend,
+    short_owner,
+    webhook_service,
+)
+from kubectl_terminating.explain.knowledge import lookup
+from kubectl_terminating.explain.namespace_conditions import (
+    clip,
+    failure_reason,
+    namespace_conditions,
+    ns_ref,
+    remaining_condition_evidence,
+)
+from kubectl_terminating.explain.webhooks import webhook_blockers
+from kubectl_terminating.model import (
+    CONTENT_REMAINING,
+    CONVERSION_WEBHOOK,
+    JSON,
+    Blocker,
+    ContentType,
+    Evidence,
+    ObjectRef,
+    Remedy,
+)
+from kubectl_terminating.view import ClusterView, ContentListing
+
+T = TypeVar("T")
+
+MAX_EXPLAINED_PER_TYPE = 20  # objects per type whose finalizers are explained one by one
+MAX_MERGED = 10  # objects named in one merged blocker
+# "conversion webhook for widgets.example.com/v1, Kind=Widget failed: ..." (apiextensions)
+FAILED_CONVERSION = re.compile(r"conversion webhook for ([a-z0-9.-]+)/[a-z0-9]+, Kind=(\w+) failed")
+
+
+def finalizers_of(obj: JSON) -> list[str]:
+    return [f for f in as_list(meta(obj).get("finalizers")) if isinstance(f, str) and f]
+
+
+# -- merging: one blocker per cause, not per object ------------------------------------------
+
+
+def _unique(items: Iterable[T]) -> list[T]:
+    seen: list[T] = []
+    for item in items:
+        if item not in seen:  # Evidence holds a dict: compare, do not hash
+            seen.append(item)
+    return seen
+
+
+def merge_group(group: Sequence[Blocker]) -> Blocker:
+    if len(group) == 1:
+        return group[0]
+    shown = group[:MAX_MERGED]
+    evidence = _unique(e for b in shown for e in b.evidence)
+    if len(group) > MAX_MERGED:
+        evidence.append(Evidence(f"and {len(group) - MAX_MERGED} more objects with the same cause"))
+    remedies = _unique(r for b in shown for r in b.remedy)
+    # one of each safe step (they differ only in the object named), every destructive one
+    safe = {r.description: r for r in reversed(remedies) if not r.destructive}
+    remedies = [r for r in remedies if r.destructive or safe[r.description] is r]
+    remedies.sort(key=lambda r: r.destructive)  # stable: safe steps first, in their order
+    return replace(group[0], evidence=tuple(evidence), remedy=tuple(remedies))
+
+
+def merge_blockers(blockers: Iterable[Blocker]) -> list[Blocker]:
+    groups: dict[tuple[str, str], list[Blocker]] = {}
+    for blocker in blockers:
+        groups.setdefault((blocker.type, blocker.summary), []).append(blocker)
+    return [merge_group(group) for group in groups.values()]
+
+
+# -- content left ----------------------------------------------------------------------------
+
+
+def object_summary(obj: JSON) -> JSON:
+    finalizers = finalizers_of(obj)
+    return {
+        "name": text(meta(obj).get("name")),
+        "deletionTimestamp": meta(obj).get("deletionTimestamp"),
+        "finalizers": finalizers,
+        "owners": {f: short_owner(lookup(f)) for f in finalizers},
+    }
+
+
+def content_type(listing: ContentListing) -> ContentType:
+    held = (i for i in listing.items if finalizers_of(i) or meta(i).get("deletionTimestamp"))
+    return ContentType(
+        resource=listing.resource.qualified,
+        kind=listing.resource.kind,
+        count=len(listing.items),
+        objects=tuple(object_summary(i) for i in held),
+        error=listing.error,
+    )
+
+
+@dataclass(frozen=True)
+class Content:
+    """What the namespace still holds, type by type, as listed (metadata only)."""
+
+    listings: tuple[ContentListing, ...]
+
+    @property
+    def left(self) -> list[ContentListing]:
+        return [c for c in self.listings if c.items]
+
+    @property
+    def unlisted(self) -> list[ContentListing]:
+        return [c for c in self.listings if c.error]
+
+    @property
+    def empty(self) -> bool:
+        return not self.left and not self.unlisted
+
+    def types(self) -> list[ContentType]:
+        return [content_type(c) for c in self.listings if c.items or c.error]
+
+    def warnings(self) -> list[str]:
+        return [f"could not list {c.resource.qualified}: {c.error}" for c in self.unlisted]
+
+
+def type_evidence(listing: ContentListing) -> Evidence:
+    counts: dict[str, int] = {}
+    for item in listing.items:
+        for finalizer in finalizers_of(item):
+            counts[finalizer] = counts.get(finalizer, 0) + 1
+    held = sum(1 for i in listing.items if finalizers_of(i))
+    detail = f", {held} with finalizers ({', '.join(sorted(counts))})" if held else ""
+    return Evidence(
+        f"{listing.resource.qualified}: {len(listing.items)} left{detail}",
+        fields={
+            "resource": listing.resource.qualified,
+            "count": len(listing.items),
+            "finalizers": counts,
+        },
+    )
+
+
+def count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def content_summary(content: Content) -> str:
+    left = content.left
+    total = sum(len(c.items) for c in left)
+    held = sum(1 for c in left for i in c.items if finalizers_of(i))
+    parts = [f"{count(total, 'object')} left in {count(len(left), 'type')}"] if left else []
+    if held:
+        parts.append(f"{held} with finalizers")
+    if content.unlisted:
+        parts.append(f"{count(len(content.unlisted), 'type')} not listable")
+    return ", ".join(parts)
+
+
+def content_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Blocker]:
+    if content.empty:
+        return []
+    name = text(meta(ns).get("name"))
+    unlisted = [
+        Evidence(
+            f"{c.resource.qualified}: could not list ({c.error}); objects may be left",
+            fields={"resource": c.resource.qualified, "error": c.error},
+        )
+        for c in content.unlisted
+    ]
+    remedies = [
+        Remedy(
+            "the namespace controller deletes these by itself once nothing holds them; fix "
+            "the other blockers, then wait",
+            f"kubectl terminating all -n {shlex.quote(name)} --explain",
+        )
+    ]
+    if unlisted:
+        remedies.append(Remedy("fix access to (or the API of) the types that could not be listed"))
+    evidence = [*(type_evidence(c) for c in content.left), *unlisted]
+    return [
+        Blocker(
+            CONTENT_REMAINING,
+            content_summary(content),
+            (*evidence, *remaining_condition_evidence(ns)),
+            tuple(remedies),
+        )
+    ]
+
+
+def content_finalizer_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Blocker]:
+    blockers: list[Blocker] = []
+    for listing in content.left:
+        held = [i for i in listing.items if finalizers_of(i)]
+        for item in held[:MAX_EXPLAINED_PER_TYPE]:
+            blockers.extend(finalizer_blockers(item, listing.resource, view))
+    return merge_blockers(blockers)
+
+
+def content_webhook_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Blocker]:
+    """Deleting the content needs DELETE; removing finalizers needs UPDATE."""
+    name = text(meta(ns).get("name"))
+    blockers: list[Blocker] = []
+    for listing in content.left:
+        held = any(finalizers_of(i) for i in listing.items)
+        operations = ["DELETE", "UPDATE"] if held else ["DELETE"]
+        blockers.extend(webhook_blockers(listing.resource, operations, name, view))
+    return merge_blockers(blockers)
+
+
+# -- conversion webhooks ---------------------------------------------------------------------
+
+
+def conversion_service(crd: JSON) -> tuple[str, str] | None:
+    """The conversion webhook's service, or None when the CRD converts without one (or by URL)."""
+    conversion = as_dict(as_dict(crd.get("spec")).get("conversion"))
+    if conversion.get("strategy") != "Webhook":
+        return None
+    # v1 nests clientConfig under `webhook`; v1beta1 called it webhookClientConfig
+    config = as_dict(conversion.get("webhook")).get("clientConfig") or conversion.get(
+        "webhookClientConfig"
+    )
+    namespace, name = webhook_service(config)
+    return (namespace, name) if namespace and name else None
+
+
+def conversion_remedies(crd_name: str, namespace: str, service: str) -> tuple[Remedy, ...]:
+    no_conversion = json.dumps({"spec": {"conversion": {"strategy": "None", "webhook": None}}})
+    return (
+        Remedy(
+            f"restore the conversion webhook behind service {namespace}/{service} (usually "
+            "the operator that owns the CRD); deletion then resumes by itself",
+            f"kubectl get endpointslices -n {shlex.quote(namespace)} "
+            f"-l kubernetes.io/service-name={shlex.quote(service)}",
+        ),
+        Remedy(
+            f"LAST RESORT: turn off conversion for CRD {crd_name}",
+            f"kubectl patch crd {shlex.quote(crd_name)} --type=merge "
+            f"-p {shlex.quote(no_conversion)}",
+            destructive=True,
+            when="every stored version has the same schema (objects are then served unconverted)",
+        ),
+    )
+
+
+def conversion_blocker(crd: JSON, view: ClusterView) -> Blocker | None:
+    """A CRD whose conversion webhook has no backend: its objects can be neither read nor
+    deleted, so a namespace holding them (or the CRD's own cleanup) cannot finish."""
+    service = conversion_service(crd)
+    if service is None:
+        return None
+    backend = service_backend(*service, view)
+    if backend.up is not False:
+        return None
+    name = text(meta(crd).get("name"))
+    uses = Evidence(
+        f"CRD {name} converts versions through service {service[0]}/{service[1]}",
+        ObjectRef("CustomResourceDefinition", name, None, "apiextensions.k8s.io/v1"),
+        {"strategy": "Webhook", "service": f"{service[0]}/{service[1]}"},
+    )
+    return Blocker(
+        CONVERSION_WEBHOOK,
+        clip(f"conversion webhook of {name} is down"),
+        (uses, backend.evidence),
+        conversion_remedies(name, *service),
+    )
+
+
+def crd_serves(crd: JSON, group: str, plural: str) -> bool:
+    spec = as_dict(crd.get("spec"))
+    names = as_dict(spec.get("names"))
+    return text(spec.get("group")) == group and text(names.get("plural")) == plural
+
+
+def failing_conversions(ns: JSON) -> set[tuple[str, str]]:
+    """(group, kind) of every conversion webhook a failure condition of ns names."""
+    return {
+        (m.group(1), m.group(2))
+        for c in namespace_conditions(ns)
+        if failure_reason(c) is not None
+        for m in FAILED_CONVERSION.finditer(text(c.get("message")))
+    }
+
+
+def names_conversion(crd: JSON, failing: set[tuple[str, str]]) -> bool:
+    spec = as_dict(crd.get("spec"))
+    kind = text(as_dict(spec.get("names")).get("kind"))
+    return (text(spec.get("group")), kind) in failing
+
+
+def content_conversion_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Blocker]:
+    """CRDs with objects left here (or whose listing failed) hold this namespace, and so do
+    CRDs its conditions name: a conversion webhook that fails for objects in another namespace
+    still fails the controller's lists here (the watch cache of that version cannot start)."""
+    involved = [c.resource for c in content.listings if c.items or c.error]
+    failing = failing_conversions(ns)
+    blockers = []
+    for crd in view.crds():
+        here = any(crd_serves(crd, r.group, r.plural) for r in involved)
+        if not here and not names_conversion(crd, failing):
+            continue
+        blocker = conversion_blocker(crd, view)
+        if blocker is not None and not here:
+            named = Evidence(
+                "none of its objects is here, but the namespace controller's lists of it fail "
+                "in this namespace too (its content failure condition names the webhook)",
+                ns_ref(ns),
+            )
+            blocker = replace(blocker, evidence=(*blocker.evidence, named))
+        if blocker is not None:
+            blockers.append(blocker)
+    return blockers

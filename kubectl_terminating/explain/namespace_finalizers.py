@@ -1,0 +1,118 @@
+"""The namespace's own finalizers: `kubernetes` in spec.finalizers left with no content, spec
+finalizers other controllers put there, and metadata.finalizers.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import replace
+
+from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating.explain.finalizers import (
+    Held,
+    finalizer_blockers,
+    lease_liveness,
+    owner_evidence,
+    owner_liveness,
+    owner_phrase,
+    owner_remedies,
+)
+from kubectl_terminating.explain.knowledge import KCM_LEASE, lookup
+from kubectl_terminating.explain.namespace_conditions import clip, ns_ref
+from kubectl_terminating.explain.namespace_content import Content
+from kubectl_terminating.model import (
+    FINALIZER,
+    JSON,
+    NAMESPACE_FINALIZER,
+    Blocker,
+    Evidence,
+    Remedy,
+)
+from kubectl_terminating.resources import NAMESPACES
+from kubectl_terminating.view import ClusterView
+
+KUBERNETES_FINALIZER = "kubernetes"
+
+
+# -- the namespace's own finalizers ----------------------------------------------------------
+
+
+def finalize_command(name: str, finalizer: str) -> str:
+    jq = f".spec.finalizers -= [{json.dumps(finalizer)}]"
+    quoted = shlex.quote(name)
+    return (
+        f"kubectl get namespace {quoted} -o json | jq {shlex.quote(jq)} | "
+        f"kubectl replace --raw /api/v1/namespaces/{quoted}/finalize -f -"
+    )
+
+
+def kubernetes_finalizer_blocker(ns: JSON, view: ClusterView) -> Blocker:
+    name = text(meta(ns).get("name"))
+    controller = lease_liveness((KCM_LEASE,), view)
+    left = Evidence(
+        "spec.finalizers still lists kubernetes though no content is left",
+        ns_ref(ns),
+        {"specFinalizers": as_list(as_dict(ns.get("spec")).get("finalizers"))},
+    )
+    return Blocker(
+        NAMESPACE_FINALIZER,
+        "finalizer kubernetes left with no content (controller behind?)",
+        (left, *controller.evidence),
+        (
+            Remedy(
+                "make sure kube-controller-manager runs with its namespace controller; it "
+                "removes the finalizer once the content is gone",
+                "kubectl get lease -n kube-system kube-controller-manager -o yaml",
+            ),
+            Remedy(
+                "LAST RESORT: remove the kubernetes finalizer through /finalize",
+                finalize_command(name, KUBERNETES_FINALIZER),
+                destructive=True,
+                when="nothing is left in the namespace, no APIService is unavailable, and it "
+                "still stays for several minutes",
+            ),
+        ),
+    )
+
+
+def foreign_spec_finalizer_blocker(
+    ns: JSON, index: int, finalizer: str, view: ClusterView
+) -> Blocker:
+    """A spec finalizer some other controller put there: it has to remove it itself."""
+    held = Held(ns, NAMESPACES, finalizer, index)
+    owner = lookup(finalizer)
+    liveness = owner_liveness(owner, finalizer, NAMESPACES, view)
+    fact = Evidence(f"spec.finalizers lists {finalizer}", ns_ref(ns), {"specFinalizer": finalizer})
+    finalize = Remedy(
+        f"LAST RESORT: remove spec finalizer {finalizer} through /finalize",
+        finalize_command(held.name, finalizer),
+        destructive=True,
+        when="its controller is gone for good and its cleanup is done by hand",
+    )
+    return Blocker(
+        NAMESPACE_FINALIZER,
+        clip(f"spec finalizer {finalizer} ({owner_phrase(owner, liveness.state)})"),
+        (fact, owner_evidence(held, owner), *liveness.evidence),
+        (*owner_remedies(held, owner, liveness.state), finalize),
+    )
+
+
+def spec_finalizer_blockers(content: Content | None, ns: JSON, view: ClusterView) -> list[Blocker]:
+    blockers = []
+    for index, finalizer in enumerate(as_list(as_dict(ns.get("spec")).get("finalizers"))):
+        if not isinstance(finalizer, str) or not finalizer:
+            continue
+        if finalizer != KUBERNETES_FINALIZER:
+            blockers.append(foreign_spec_finalizer_blocker(ns, index, finalizer, view))
+        elif content is not None and content.empty:
+            blockers.append(kubernetes_finalizer_blocker(ns, view))
+    return blockers
+
+
+def metadata_finalizer_blockers(ns: JSON, view: ClusterView) -> list[Blocker]:
+    """metadata.finalizers on the namespace itself: explained like any object's finalizer."""
+    return [
+        replace(b, type=NAMESPACE_FINALIZER) if b.type == FINALIZER else b
+        for b in finalizer_blockers(ns, NAMESPACES, view)
+    ]

@@ -1,0 +1,352 @@
+"""What the pod explainers read: the pod's containers and events, the health of its node
+(Ready condition, heartbeat Lease) and PodFacts, which makes the reads they share once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+
+from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating.model import JSON, Evidence, Finding, ObjectRef, Remedy
+from kubectl_terminating.timeutil import human_duration, seconds_since
+from kubectl_terminating.view import ClusterView, ReadFailed
+
+# A node Lease not renewed for this long means its kubelet stopped. 40s is the node lifecycle
+# controller's --node-monitor-grace-period default (50s since Kubernetes 1.32); the kubelet
+# renews every 10s, so 40s is four missed renewals. A longer leaseDurationSeconds wins.
+NODE_LEASE_GRACE_SECONDS = 40
+NODE_LEASE_NAMESPACE = "kube-node-lease"
+CONTAINER_STATES = ("running", "terminated", "waiting")
+
+
+def spec_of(obj: JSON) -> JSON:
+    return as_dict(obj.get("spec"))
+
+
+def status_of(obj: JSON) -> JSON:
+    return as_dict(obj.get("status"))
+
+
+def duration_text(seconds: int | None) -> str:
+    return human_duration(seconds) if seconds is not None else "?"
+
+
+def unique_remedies(items: Iterable[Remedy]) -> tuple[Remedy, ...]:
+    """Remedies in order, each command once (several hints can suggest the same step)."""
+    seen: set[str] = set()
+    out: list[Remedy] = []
+    for item in items:
+        key = item.command or item.description
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return tuple(out)
+
+
+# -- containers (wide output) ------------------------------------------------------------------
+
+
+def container_state(status: JSON) -> JSON:
+    """One container status as the wide output shows it."""
+    state = as_dict(status.get("state"))
+    name = next((s for s in CONTAINER_STATES if isinstance(state.get(s), dict)), "unknown")
+    detail = as_dict(state.get(name))
+    exit_code = detail.get("exitCode")
+    return {
+        "name": text(status.get("name")),
+        "state": name,
+        "reason": text(detail.get("reason")) or None,
+        "exitCode": exit_code if isinstance(exit_code, int) else None,
+        "startedAt": text(detail.get("startedAt")) or None,
+        "finishedAt": text(detail.get("finishedAt")) or None,
+    }
+
+
+def container_states(pod: JSON) -> list[JSON]:
+    """Init, regular and ephemeral container states; declared containers with no status are
+    `unknown` (the kubelet never reported them)."""
+    status = status_of(pod)
+    reported = [
+        container_state(as_dict(s))
+        for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
+        for s in as_list(status.get(key))
+    ]
+    known = {c["name"] for c in reported}
+    for container in as_list(spec_of(pod).get("containers")):
+        name = text(as_dict(container).get("name"))
+        if name and name not in known:
+            reported.append(container_state({"name": name}))
+    return reported
+
+
+def running_containers(finding: Finding) -> list[str]:
+    return [c["name"] for c in finding.containers if c.get("state") == "running"]
+
+
+# -- events ------------------------------------------------------------------------------------
+
+
+def event_time(event: JSON) -> str:
+    series = as_dict(event.get("series"))
+    for value in (
+        series.get("lastObservedTime"),
+        event.get("lastTimestamp"),
+        event.get("eventTime"),
+        event.get("firstTimestamp"),
+    ):
+        if text(value):
+            return text(value)
+    return ""
+
+
+def event_evidence(event: JSON) -> Evidence:
+    reason, message = text(event.get("reason")), text(event.get("message"))
+    clipped = message if len(message) <= 200 else message[:197] + "..."
+    m = meta(event)
+    count = event.get("count")
+    return Evidence(
+        f"event {reason}: {clipped}",
+        ObjectRef("Event", text(m.get("name")), text(m.get("namespace")) or None, "v1"),
+        {
+            "reason": reason,
+            "message": message,
+            "count": count if isinstance(count, int) else None,
+            "lastTimestamp": event_time(event) or None,
+        },
+    )
+
+
+def newest_event(
+    events: list[JSON], reasons: Iterable[str] = (), phrases: Iterable[str] = ()
+) -> JSON | None:
+    """The newest event with one of reasons, or whose message contains one of phrases."""
+    reasons, phrases = set(reasons), [p.lower() for p in phrases]
+    found = [
+        e
+        for e in events
+        if text(e.get("reason")) in reasons
+        or any(p in text(e.get("message")).lower() for p in phrases)
+    ]
+    return max(found, key=event_time) if found else None
+
+
+# -- the node ----------------------------------------------------------------------------------
+
+
+def condition_of(node: JSON, kind: str) -> JSON | None:
+    for condition in as_list(status_of(node).get("conditions")):
+        if as_dict(condition).get("type") == kind:
+            return as_dict(condition)
+    return None
+
+
+def node_ref(name: str) -> ObjectRef:
+    return ObjectRef("Node", name, api_version="v1")
+
+
+@dataclass(frozen=True)
+class NodeProblem:
+    summary: str
+    evidence: Evidence
+
+
+def _why_not_ready(condition: JSON) -> str:
+    reason = text(condition.get("reason"))
+    if reason == "NodeStatusUnknown":
+        return "kubelet stopped posting"
+    return reason or text(condition.get("status")) or "no reason given"
+
+
+def ready_problem(name: str, node: JSON, now: datetime) -> NodeProblem | None:
+    """The Ready condition is not True (False, Unknown, or never reported)."""
+    ready = condition_of(node, "Ready")
+    if ready is None:
+        return NodeProblem(
+            f"node {name} has never reported Ready",
+            Evidence(f"Node {name} has no Ready condition", node_ref(name), {"Ready": None}),
+        )
+    if ready.get("status") == "True":
+        return None
+    since = text(ready.get("lastTransitionTime"))
+    age = seconds_since(since, now)
+    for_how_long = f" for {human_duration(age)}" if age is not None else ""
+    return NodeProblem(
+        f"node {name} NotReady{for_how_long} ({_why_not_ready(ready)})",
+        Evidence(
+            f"Node {name} Ready={text(ready.get('status'))} since {since or '?'}: "
+            f"{text(ready.get('message')) or text(ready.get('reason'))}",
+            node_ref(name),
+            {
+                "Ready": text(ready.get("status")) or None,
+                "reason": text(ready.get("reason")) or None,
+                "message": text(ready.get("message")) or None,
+                "lastTransitionTime": since or None,
+                "lastHeartbeatTime": text(ready.get("lastHeartbeatTime")) or None,
+            },
+        ),
+    )
+
+
+def lease_problem(name: str, lease: JSON | None, now: datetime) -> NodeProblem | None:
+    """The node's heartbeat Lease has not been renewed for longer than the grace."""
+    spec = spec_of(lease or {})
+    renewed = text(spec.get("renewTime"))
+    age = seconds_since(renewed, now)
+    duration = spec.get("leaseDurationSeconds")
+    limit = max(duration if isinstance(duration, int) else 0, NODE_LEASE_GRACE_SECONDS)
+    if age is None or age <= limit:
+        return None  # no lease (or no renewTime) proves nothing either way
+    return NodeProblem(
+        f"node {name} lease not renewed for {human_duration(age)}",
+        Evidence(
+            f"Lease {NODE_LEASE_NAMESPACE}/{name} last renewed {renewed}, {age}s ago "
+            f"(stale after {limit}s: the node lifecycle controller's default grace is 40s)",
+            ObjectRef("Lease", name, NODE_LEASE_NAMESPACE, "coordination.k8s.io/v1"),
+            {"renewTime": renewed, "secondsSinceRenew": age, "staleAfterSeconds": limit},
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class NodeCheck:
+    """What is known of the pod's node: missing, unhealthy (with why), healthy, or unreadable."""
+
+    name: str
+    node: JSON | None = None
+    unreadable: str = ""
+    problem: NodeProblem | None = None
+
+    @property
+    def missing(self) -> bool:
+        return bool(self.name) and not self.unreadable and self.node is None
+
+    @property
+    def unhealthy(self) -> bool:
+        return self.missing or self.problem is not None
+
+    def unknown_evidence(self) -> list[Evidence]:
+        """Said on blockers that assume a healthy node when its health could not be read."""
+        if not self.unreadable:
+            return []
+        return [
+            Evidence(
+                f"health of node {self.name} not checked ({self.unreadable}); if it is down, "
+                "that is the cause instead",
+                node_ref(self.name),
+            )
+        ]
+
+
+# -- the reads the explainers share ------------------------------------------------------------
+
+
+class PodFacts:
+    """The pod and the reads several explainers share, made once and only when needed.
+
+    A shared read that fails becomes a warning on the finding and an "unknown" answer, so one
+    missing permission costs one piece of evidence, not every check after it.
+    """
+
+    def __init__(self, pod: JSON, view: ClusterView, finding: Finding) -> None:
+        self.pod = pod
+        self.view = view
+        self.finding = finding
+
+    @property
+    def namespace(self) -> str:
+        return self.finding.namespace or ""
+
+    @property
+    def name(self) -> str:
+        return self.finding.name
+
+    @property
+    def uid(self) -> str:
+        return self.finding.uid or "<pod uid>"
+
+    @property
+    def node_name(self) -> str:
+        return self.finding.node or ""
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef("Pod", self.name, self.namespace or None, "v1")
+
+    @property
+    def overdue(self) -> int | None:
+        return self.finding.overdue_seconds
+
+    def warn(self, failed: ReadFailed) -> None:
+        if str(failed) not in self.finding.warnings:
+            self.finding.warnings.append(str(failed))
+
+    @property
+    def kubelet_pending(self) -> bool:
+        """The pod's kubelet still has to confirm the deletion. Once it has (or after a forced
+        delete) deletionGracePeriodSeconds is 0 and only finalizers can hold the pod."""
+        grace = meta(self.pod).get("deletionGracePeriodSeconds")
+        return bool(self.node_name) and grace != 0
+
+    @property
+    def kubelet_overdue(self) -> bool:
+        """Past the deadline, the kubelet's work not done, and no known node problem."""
+        return (
+            self.kubelet_pending
+            and self.overdue is not None
+            and self.overdue > 0
+            and not self.node.unhealthy
+        )
+
+    @cached_property
+    def node(self) -> NodeCheck:
+        name = self.node_name
+        if not name:
+            return NodeCheck("")
+        try:
+            node = self.view.node(name)
+        except ReadFailed as failed:
+            self.warn(failed)
+            return NodeCheck(name, unreadable=failed.reason)
+        if node is None:
+            return NodeCheck(name)
+        problem = ready_problem(name, node, self.view.now)
+        if problem is None:
+            try:
+                problem = lease_problem(name, self.view.node_lease(name), self.view.now)
+            except ReadFailed as failed:
+                self.warn(failed)  # Ready=True stands on its own
+        return NodeCheck(name, node, problem=problem)
+
+    @cached_property
+    def events(self) -> list[JSON]:
+        if not self.finding.uid:
+            return []  # events are matched by uid; without one any match would be wrong
+        try:
+            return [as_dict(e) for e in self.view.events_for(self.namespace, self.finding.uid)]
+        except ReadFailed as failed:
+            self.warn(failed)
+            return []
+
+    def on_node(self, what: str) -> str:
+        return f"on node {self.node_name or '?'}: {what}"
+
+    def kubelet_log(self, why: str = "read the kubelet's log for the pod") -> Remedy:
+        return Remedy(self.on_node(why), f"journalctl -u kubelet --since -1h | grep {self.uid}")
+
+    def force_delete(self, when: str) -> Remedy:
+        return Remedy(
+            "force delete the pod object",
+            f"kubectl delete pod -n {self.namespace} {self.name} --grace-period=0 --force",
+            destructive=True,
+            when=when,
+        )
+
+
+def pending_writes(facts: PodFacts) -> tuple[str, ...]:
+    """The writes deletion still needs: finalizer removal (UPDATE) and the kubelet's final
+    delete with grace period 0 (DELETE)."""
+    writes = ("UPDATE",) if facts.finding.finalizers else ()
+    return writes + (("DELETE",) if facts.kubelet_pending else ())

@@ -1,0 +1,90 @@
+"""A pod whose node is gone or not ready: no kubelet will confirm its deletion."""
+
+from __future__ import annotations
+
+from kubectl_terminating.explain.common import as_dict, as_list
+from kubectl_terminating.explain.pod_facts import NodeProblem, PodFacts, node_ref, spec_of
+from kubectl_terminating.model import JSON, NODE_MISSING, NODE_NOT_READY, Blocker, Evidence, Remedy
+
+OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"
+
+
+# -- node missing / not ready ------------------------------------------------------------------
+
+
+def _node_missing(facts: PodFacts) -> Blocker:
+    name = facts.node_name
+    return Blocker(
+        NODE_MISSING,
+        f"node {name} no longer exists",
+        (
+            Evidence(
+                f"spec.nodeName {name} names a Node that does not exist: no kubelet will ever "
+                "confirm the deletion (the pod garbage collector, if running, removes such pods)",
+                facts.ref,
+                {"nodeName": name, "nodeExists": False},
+            ),
+        ),
+        (
+            Remedy(
+                f"confirm node {name} is gone for good (not re-registering)",
+                f"kubectl get node {name}",
+            ),
+            facts.force_delete(
+                f"node {name} is gone and its machine will not come back with the pod's "
+                "containers still running"
+            ),
+        ),
+    )
+
+
+def _has_out_of_service_taint(node: JSON | None) -> bool:
+    return any(
+        as_dict(t).get("key") == OUT_OF_SERVICE_TAINT
+        for t in as_list(spec_of(node or {}).get("taints"))
+    )
+
+
+def _node_not_ready(facts: PodFacts, problem: NodeProblem) -> Blocker:
+    name = facts.node_name
+    evidence = [problem.evidence]
+    remedies = [
+        Remedy("check the node and its recent events", f"kubectl describe node {name}"),
+        Remedy(
+            facts.on_node("check the kubelet, if the machine is reachable"),
+            "systemctl status kubelet; journalctl -u kubelet --since -1h",
+        ),
+    ]
+    if _has_out_of_service_taint(facts.node.node):
+        evidence.append(
+            Evidence(f"Node {name} already has the {OUT_OF_SERVICE_TAINT} taint", node_ref(name))
+        )
+    else:
+        remedies.append(
+            Remedy(
+                "mark the shut-down node out of service: its pods are then deleted and their "
+                "volumes detached (safer than force deleting pods one by one)",
+                f"kubectl taint nodes {name} {OUT_OF_SERVICE_TAINT}=nodeshutdown:NoExecute",
+                destructive=True,
+                when=f"node {name} is shut down (not just unreachable); remove the taint once "
+                "it is back",
+            )
+        )
+    remedies.append(
+        facts.force_delete(
+            f"node {name} is known to be down; while it may still run, the containers could "
+            "keep running and a replacement pod would run beside them"
+        )
+    )
+    return Blocker(NODE_NOT_READY, problem.summary, tuple(evidence), tuple(remedies))
+
+
+def explain_node(facts: PodFacts) -> list[Blocker]:
+    if not facts.kubelet_pending:
+        return []
+    check = facts.node
+    if check.missing:
+        return [_node_missing(facts)]
+    if check.problem is not None:
+        return [_node_not_ready(facts, check.problem)]
+    return []

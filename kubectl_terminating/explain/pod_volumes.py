@@ -1,0 +1,370 @@
+"""No container running, yet the pod stays: its volumes were not reclaimed. Each volume is
+followed PVC -> PV -> CSI driver -> node -> VolumeAttachment to find what holds the teardown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating.explain.pod_containers import busy_remedies
+from kubectl_terminating.explain.pod_facts import (
+    PodFacts,
+    duration_text,
+    event_evidence,
+    event_time,
+    newest_event,
+    node_ref,
+    pending_writes,
+    running_containers,
+    spec_of,
+    status_of,
+    unique_remedies,
+)
+from kubectl_terminating.explain.webhooks import matching_webhooks, unverified_webhooks
+from kubectl_terminating.model import (
+    CSI_DRIVER_MISSING,
+    JSON,
+    VOLUME_ATTACHMENT,
+    VOLUMES_NOT_RECLAIMED,
+    Blocker,
+    Evidence,
+    ObjectRef,
+    Remedy,
+)
+from kubectl_terminating.resources import PODS
+from kubectl_terminating.view import ReadFailed
+
+# kubelet event reasons (pkg/kubelet/events) about volume set-up and teardown; some drivers and
+# older releases spell the unmount one "FailedUnmount".
+VOLUME_EVENT_REASONS = frozenset(
+    {"FailedUnMount", "FailedUnmount", "FailedDetachVolume", "FailedMount", "FailedUnmapDevice"}
+)
+KUBELET_VOLUMES_LOG = "Pod is terminated, but some volumes have not been cleaned up"
+
+
+# -- volumes not reclaimed ---------------------------------------------------------------------
+
+
+@dataclass
+class VolumeTrace:
+    """One pod volume followed PVC -> PV -> CSI driver -> node -> VolumeAttachment."""
+
+    volume: str
+    claim: str = ""
+    pv: str = ""
+    driver: str = ""
+    handle: str = ""
+    evidence: list[Evidence] = field(default_factory=list)
+    driver_problem: Evidence | None = None
+    attachment: JSON | None = None
+    attachment_problem: Evidence | None = None
+    in_use: bool = False
+
+    @property
+    def unique_name(self) -> str:
+        """The name the kubelet reports in node.status.volumesInUse."""
+        return (
+            f"kubernetes.io/csi/{self.driver}^{self.handle}" if self.driver and self.handle else ""
+        )
+
+
+def _claim_of(volume: JSON, pod_name: str) -> str:
+    claim = text(as_dict(volume.get("persistentVolumeClaim")).get("claimName"))
+    if claim:
+        return claim
+    # A generic ephemeral volume's PVC is named <pod>-<volume>.
+    if isinstance(volume.get("ephemeral"), dict):
+        return f"{pod_name}-{text(volume.get('name'))}"
+    return ""
+
+
+def _follow_claim(trace: VolumeTrace, facts: PodFacts) -> None:
+    if not trace.claim:
+        return
+    pvc = facts.view.pvc(facts.namespace, trace.claim)
+    claim_ref = ObjectRef("PersistentVolumeClaim", trace.claim, facts.namespace, "v1")
+    if pvc is None:
+        trace.evidence.append(Evidence(f"PVC {trace.claim} not found", claim_ref))
+        return
+    trace.pv = text(spec_of(pvc).get("volumeName"))
+    pv = facts.view.pv(trace.pv) if trace.pv else None
+    if pv is None:
+        trace.evidence.append(
+            Evidence(
+                f"PVC {trace.claim} is bound to no existing PV",
+                claim_ref,
+                {"volumeName": trace.pv or None},
+            )
+        )
+        return
+    csi = as_dict(spec_of(pv).get("csi"))
+    trace.driver, trace.handle = text(csi.get("driver")), text(csi.get("volumeHandle"))
+    trace.evidence.append(
+        Evidence(
+            f"volume {trace.volume}: PVC {trace.claim} -> PV {trace.pv} -> "
+            f"{'CSI driver ' + trace.driver if trace.driver else 'no CSI driver (in-tree)'}",
+            ObjectRef("PersistentVolume", trace.pv, api_version="v1"),
+            {
+                "volume": trace.volume,
+                "claim": trace.claim,
+                "persistentVolume": trace.pv,
+                "driver": trace.driver or None,
+                "volumeHandle": trace.handle or None,
+            },
+        )
+    )
+
+
+def _check_driver(trace: VolumeTrace, facts: PodFacts) -> None:
+    if not trace.driver:
+        return
+    driver = trace.driver
+    if facts.view.csi_driver(driver) is None:
+        trace.driver_problem = Evidence(
+            f"CSIDriver {driver} does not exist: the driver was uninstalled (or never registered)",
+            ObjectRef("CSIDriver", driver, api_version="storage.k8s.io/v1"),
+            {"driver": driver, "csiDriverExists": False},
+        )
+        return
+    csi_node = facts.view.csi_node(facts.node_name)
+    registered = [
+        text(as_dict(d).get("name")) for d in as_list(spec_of(csi_node or {}).get("drivers"))
+    ]
+    if driver not in registered:
+        trace.driver_problem = Evidence(
+            f"driver {driver} is not registered on node {facts.node_name} (its node plugin is "
+            "not running there)",
+            ObjectRef("CSINode", facts.node_name, api_version="storage.k8s.io/v1"),
+            {
+                "driver": driver,
+                "registeredDrivers": registered,
+                "csiNodeExists": csi_node is not None,
+            },
+        )
+
+
+def _check_in_use(trace: VolumeTrace, facts: PodFacts) -> None:
+    unique = trace.unique_name
+    if not unique or unique not in as_list(status_of(facts.node.node or {}).get("volumesInUse")):
+        return
+    trace.in_use = True
+    trace.evidence.append(
+        Evidence(
+            f"node {facts.node_name} still reports {unique} in status.volumesInUse",
+            node_ref(facts.node_name),
+            {"volumesInUse": unique},
+        )
+    )
+
+
+def _attachment_for(pv: str, node: str, attachments: list[JSON]) -> JSON | None:
+    for attachment in map(as_dict, attachments):
+        spec = spec_of(attachment)
+        source = as_dict(spec.get("source"))
+        if source.get("persistentVolumeName") == pv and spec.get("nodeName") == node:
+            return attachment
+    return None
+
+
+def _check_attachment(trace: VolumeTrace, facts: PodFacts) -> None:
+    if not trace.pv:
+        return
+    attachment = _attachment_for(trace.pv, facts.node_name, facts.view.volume_attachments())
+    if attachment is None:
+        return
+    trace.attachment = attachment
+    name = text(meta(attachment).get("name"))
+    status = status_of(attachment)
+    error = as_dict(status.get("detachError"))
+    deleting = text(meta(attachment).get("deletionTimestamp"))
+    fields = {
+        "attacher": text(spec_of(attachment).get("attacher")) or None,
+        "attached": status.get("attached"),
+        "detachError": text(error.get("message")) or None,
+        "detachErrorTime": text(error.get("time")) or None,
+        "deletionTimestamp": deleting or None,
+    }
+    ref = ObjectRef("VolumeAttachment", name, api_version="storage.k8s.io/v1")
+    if error or deleting:
+        trace.attachment_problem = Evidence(
+            f"VolumeAttachment {name} of PV {trace.pv} to node {facts.node_name}: "
+            + (f"detach failing: {text(error.get('message'))}" if error else "stuck deleting"),
+            ref,
+            fields,
+        )
+    else:
+        trace.evidence.append(
+            Evidence(
+                f"VolumeAttachment {name} still attaches PV {trace.pv} to {facts.node_name}",
+                ref,
+                fields,
+            )
+        )
+
+
+def trace_volume(facts: PodFacts, volume: JSON) -> VolumeTrace:
+    name = text(volume.get("name"))
+    trace = VolumeTrace(name, claim=_claim_of(volume, facts.name))
+    trace.driver = text(as_dict(volume.get("csi")).get("driver"))  # inline CSI volume
+    try:
+        for step in (_follow_claim, _check_driver, _check_in_use, _check_attachment):
+            step(trace, facts)
+    except ReadFailed as failed:
+        facts.warn(failed)  # keep what was found before the read that failed
+    return trace
+
+
+def _unmount_command(facts: PodFacts, traces: list[VolumeTrace]) -> str:
+    if any(t.driver for t in traces):
+        return f"umount /var/lib/kubelet/pods/{facts.uid}/volumes/kubernetes.io~csi/*/mount"
+    return f"umount <mount point listed by: mount | grep {facts.uid}>"
+
+
+def volume_remedies(facts: PodFacts, traces: list[VolumeTrace]) -> tuple[Remedy, ...]:
+    """Restore the driver first, then look at and unmount on the node; the VolumeAttachment
+    is deleted last, if ever (deleting it first can leave a disk attached to two nodes)."""
+    node = facts.node_name
+    steps: list[Remedy] = []
+    broken = sorted({t.driver for t in traces if t.driver_problem is not None})
+    if broken:
+        steps.append(
+            Remedy(
+                f"restore CSI driver {', '.join(broken)} (reinstall it; its node plugin must "
+                f"run on {node}); the kubelet then finishes the unmount itself",
+                f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}",
+            )
+        )
+    steps += [
+        Remedy(facts.on_node("see what is still mounted for the pod"), f"mount | grep {facts.uid}"),
+        facts.kubelet_log(f"read why the kubelet waits ('{KUBELET_VOLUMES_LOG}')"),
+    ]
+    if newest_event(facts.events, phrases=("device or resource busy",)) is not None:
+        steps += busy_remedies(facts, None)
+    steps.append(
+        Remedy(
+            facts.on_node("unmount what is left; the kubelet then removes the pod"),
+            _unmount_command(facts, traces),
+            destructive=True,
+            when="the driver cannot be restored and no process holds the mount; this skips "
+            "the driver's own cleanup",
+        )
+    )
+    steps += [
+        Remedy(
+            f"delete VolumeAttachment {text(meta(t.attachment).get('name'))}",
+            f"kubectl delete volumeattachment {text(meta(t.attachment).get('name'))}",
+            destructive=True,
+            when="last, only once the volume is unmounted on the node and the storage backend "
+            "shows it detached: deleting it first can leave the disk attached to two nodes",
+        )
+        for t in traces
+        if t.attachment is not None
+    ]
+    return unique_remedies(steps)
+
+
+def _url_webhooks(facts: PodFacts) -> list[Evidence]:
+    """URL webhooks on the writes deletion needs: unverifiable, so only named when nothing
+    more concrete was found."""
+    writes = pending_writes(facts)
+    try:
+        hooks = matching_webhooks(PODS, writes, facts.namespace, facts.view) if writes else []
+    except ReadFailed:
+        return []  # already a warning from the webhook check
+    return unverified_webhooks(hooks, PODS)
+
+
+def _volume_events(facts: PodFacts) -> list[JSON]:
+    found = [e for e in facts.events if text(e.get("reason")) in VOLUME_EVENT_REASONS]
+    return sorted(found, key=event_time, reverse=True)
+
+
+def _exited_evidence(facts: PodFacts) -> Evidence:
+    phase = facts.finding.phase
+    return Evidence(
+        f"no container is running, yet the pod is still here {duration_text(facts.overdue)} after "
+        f"its deadline (phase {phase or '?'})",
+        facts.ref,
+        {
+            "phase": phase,
+            "containers": {c["name"]: c["state"] for c in facts.finding.containers},
+            "overdueSeconds": facts.overdue,
+            "nodeName": facts.node_name,
+        },
+    )
+
+
+def _reclaim_blocker(
+    facts: PodFacts, traces: list[VolumeTrace], remedies: tuple[Remedy, ...]
+) -> Blocker:
+    events = _volume_events(facts)
+    in_use = [t.volume for t in traces if t.in_use]
+    states = {c["state"] for c in facts.finding.containers}
+    # "exited" only when the kubelet reported every container terminated
+    done = "containers exited" if states == {"terminated"} else "no container running"
+    if in_use:
+        what = f"volume {in_use[0]}" if len(in_use) == 1 else f"{len(in_use)} volumes"
+        summary = f"{done}; {what} still in use on {facts.node_name}"
+    elif events:
+        summary = f"{done}; volume teardown failing ({text(events[0].get('reason'))})"
+    else:
+        summary = f"{done}; kubelet has not finished volume teardown"
+    evidence = [
+        _exited_evidence(facts),
+        *facts.node.unknown_evidence(),
+        *(e for t in traces for e in t.evidence),
+        *(event_evidence(e) for e in events[:3]),
+        *([] if in_use or events else _url_webhooks(facts)),
+    ]
+    return Blocker(VOLUMES_NOT_RECLAIMED, summary, tuple(evidence), remedies)
+
+
+def _driver_blockers(
+    facts: PodFacts, traces: list[VolumeTrace], remedies: tuple[Remedy, ...]
+) -> list[Blocker]:
+    blockers: dict[str, Blocker] = {}
+    for t in traces:
+        if t.driver_problem is None or t.driver in blockers:
+            continue
+        gone = t.driver_problem.fields.get("csiDriverExists") is False
+        where = "not installed" if gone else f"not running on {facts.node_name}"
+        blockers[t.driver] = Blocker(
+            CSI_DRIVER_MISSING,
+            f"CSI driver {t.driver} {where}",
+            (t.driver_problem, *t.evidence[:1]),
+            remedies,
+        )
+    return list(blockers.values())
+
+
+def _attachment_blockers(
+    facts: PodFacts, traces: list[VolumeTrace], remedies: tuple[Remedy, ...]
+) -> list[Blocker]:
+    return [
+        Blocker(
+            VOLUME_ATTACHMENT,
+            f"detach of {t.pv} from {facts.node_name} failing"
+            if t.attachment_problem.fields.get("detachError")
+            else f"VolumeAttachment of {t.pv} stuck deleting",
+            (t.attachment_problem,),
+            remedies,
+        )
+        for t in traces
+        if t.attachment_problem is not None
+    ]
+
+
+def explain_volumes(facts: PodFacts) -> list[Blocker]:
+    if running_containers(facts.finding) or not facts.kubelet_overdue:
+        return []
+    traces = [
+        trace_volume(facts, as_dict(v))
+        for v in as_list(spec_of(facts.pod).get("volumes"))
+        if _claim_of(as_dict(v), facts.name) or as_dict(as_dict(v).get("csi")).get("driver")
+    ]
+    remedies = volume_remedies(facts, traces)
+    return [
+        _reclaim_blocker(facts, traces, remedies),
+        *_driver_blockers(facts, traces, remedies),
+        *_attachment_blockers(facts, traces, remedies),
+    ]

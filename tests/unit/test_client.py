@@ -1,0 +1,440 @@
+"""Client against a fault injector: a small HTTP server on 127.0.0.1, started by the test,
+that answers with scripted responses (statuses, Retry-After, resets, delays, trickled bodies).
+
+Not a mock of the Kubernetes API: only the transport faults are scripted; the real client
+code (urllib3, retries, deadlines, typed errors) runs unchanged. Faults that need a real API
+server (RBAC, a restart, a slow aggregated API) are in tests/e2e/test_reliability.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import json
+import socket
+import struct
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from kubectl_terminating import client as client_module
+from kubectl_terminating.client import Client
+from kubectl_terminating.discovery import discover
+from kubectl_terminating.errors import (
+    ApiError,
+    DeadlineExceeded,
+    Forbidden,
+    NotFound,
+    Unauthorized,
+    Unreachable,
+)
+from kubectl_terminating.kubeconfig import Connection
+from kubectl_terminating.live import LiveView
+from kubectl_terminating.view import ReadFailed
+
+TOKEN = "kt-fault-injector-secret-token-7f3a9c"
+OK: dict[str, Any] = {"kind": "Thing", "apiVersion": "v1", "metadata": {"name": "x"}}
+
+
+@dataclass
+class Step:
+    """One scripted answer. The last step of a path repeats forever."""
+
+    status: int = 200
+    body: Any = field(default_factory=lambda: OK)
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # before the status line
+    reset: bool = False  # TCP RST instead of an answer
+    trickle: float = 0.0  # pause between body bytes
+
+
+@dataclass
+class Seen:
+    path: str
+    at: float
+    headers: dict[str, str]
+
+
+class FaultServer:
+    def __init__(self, port: int = 0) -> None:
+        self.script: dict[str, list[Step]] = {}
+        self.seen: list[Seen] = []
+        self.stopping = threading.Event()
+        self.connections: set[socket.socket] = set()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, like the API server
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def setup(self) -> None:
+                super().setup()
+                server.connections.add(self.connection)
+
+            def do_GET(self) -> None:
+                path = self.path.split("?")[0]
+                server.seen.append(Seen(self.path, time.monotonic(), dict(self.headers)))
+                steps = server.script.get(path) or [Step(404, {"kind": "Status", "code": 404})]
+                step = steps.pop(0) if len(steps) > 1 else steps[0]
+                try:
+                    self.answer(step)
+                except OSError:  # the client gave up first: expected in timeout tests
+                    self.close_connection = True
+
+            def answer(self, step: Step) -> None:
+                if step.reset:
+                    linger = struct.pack("ii", 1, 0)  # close with RST: "connection reset"
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+                    self.connection.close()
+                    self.close_connection = True
+                    return
+                if server.stopping.wait(step.delay):
+                    return
+                raw = step.body if isinstance(step.body, bytes) else json.dumps(step.body).encode()
+                self.send_response(step.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                for key, value in step.headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                if not step.trickle:
+                    self.wfile.write(raw)
+                    return
+                for byte in raw:
+                    if server.stopping.wait(step.trickle):
+                        return
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+
+            def finish(self) -> None:
+                with contextlib.suppress(OSError):
+                    super().finish()
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                pass  # resets and clients that hung up: part of the script
+
+        self.httpd = Server(("127.0.0.1", port), Handler)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self.thread.start()
+
+    def on(self, path: str, *steps: Step) -> None:
+        self.script[path] = list(steps)
+
+    def requests(self, path: str) -> list[Seen]:
+        return [s for s in self.seen if s.path.split("?")[0] == path]
+
+    def stop(self) -> None:
+        """Like a process exiting: stop listening and close every open connection."""
+        self.stopping.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        for connection in list(self.connections):
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+            connection.close()
+
+
+REAL_BACKOFF = client_module.BACKOFF
+
+
+@pytest.fixture(autouse=True)
+def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests about timing set the real backoff again; the others need not wait for it."""
+    monkeypatch.setattr(client_module, "BACKOFF", 0.02)
+
+
+@pytest.fixture
+def server() -> Iterator[FaultServer]:
+    fault = FaultServer()
+    yield fault
+    fault.stop()
+
+
+def make_client(server: FaultServer | int, request_timeout: float = 0.0, **kwargs: Any) -> Client:
+    port = server if isinstance(server, int) else server.port
+    connection = Connection(
+        server=f"http://127.0.0.1:{port}", context="faulty", namespace="default", token=TOKEN
+    )
+    return Client(connection, request_timeout=request_timeout, **kwargs)
+
+
+def timed(function: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
+    started = time.monotonic()
+    try:
+        return function(*args, **kwargs), time.monotonic() - started
+    except Exception as error:
+        return error, time.monotonic() - started
+
+
+def gaps(seen: list[Seen]) -> list[float]:
+    return [round(b.at - a.at, 2) for a, b in itertools.pairwise(seen)]
+
+
+# -- 5xx, 429 and Retry-After ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("statuses", [(500, 502, 503), (504, 504, 504)])
+def test_5xx_is_retried_then_answers(server: FaultServer, statuses: tuple[int, ...]) -> None:
+    server.on("/api/v1/x", *(Step(status, {}) for status in statuses), Step())
+    client = make_client(server)
+    assert client.get("/api/v1/x") == OK
+    assert len(server.requests("/api/v1/x")) == 4
+    assert client.stats.retries == 3
+
+
+def test_backoff_doubles_and_is_capped(
+    server: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(client_module, "MAX_ATTEMPTS", 6)
+    monkeypatch.setattr(client_module, "BACKOFF", 0.05)
+    monkeypatch.setattr(client_module, "MAX_BACKOFF", 0.15)
+    server.on("/api/v1/x", Step(503, {"kind": "Status", "message": "busy", "code": 503}))
+    error, _ = timed(make_client(server).get, "/api/v1/x")
+    assert isinstance(error, ApiError) and error.status == 503
+    seen = server.requests("/api/v1/x")
+    assert len(seen) == 6  # then gives up: one typed error
+    for got, want in zip(gaps(seen), [0.05, 0.1, 0.15, 0.15, 0.15], strict=True):
+        assert want <= got < want + 0.1
+
+
+def test_5xx_gives_up_after_max_attempts_with_one_clear_error(server: FaultServer) -> None:
+    body = {"kind": "Status", "message": "etcdserver: request timed out", "code": 500}
+    server.on("/api/v1/x", Step(500, body))
+    error, _ = timed(make_client(server).get, "/api/v1/x")
+    assert isinstance(error, ApiError)
+    assert str(error) == "the server answered 500 for /api/v1/x: etcdserver: request timed out"
+    assert len(server.requests("/api/v1/x")) == client_module.MAX_ATTEMPTS
+
+
+def test_429_waits_as_long_as_retry_after_says(server: FaultServer) -> None:
+    server.on("/api/v1/x", Step(429, {}, {"Retry-After": "1"}), Step())
+    client = make_client(server)
+    assert client.get("/api/v1/x") == OK
+    (gap,) = gaps(server.requests("/api/v1/x"))
+    assert 1.0 <= gap < 1.3  # Retry-After, not the 0.2 s backoff
+
+
+def test_retry_after_is_capped(server: FaultServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(client_module, "MAX_RETRY_AFTER", 0.3)
+    server.on("/api/v1/x", Step(429, {}, {"Retry-After": "3600"}), Step())
+    result, elapsed = timed(make_client(server).get, "/api/v1/x")
+    assert result == OK
+    assert elapsed < 1.0
+
+
+def test_retry_after_in_http_date_form_falls_back_to_backoff(
+    server: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(client_module, "BACKOFF", REAL_BACKOFF)
+    date = "Wed, 21 Oct 2026 07:28:00 GMT"
+    server.on("/api/v1/x", Step(503, {}, {"Retry-After": date}), Step())
+    assert make_client(server).get("/api/v1/x") == OK
+    (gap,) = gaps(server.requests("/api/v1/x"))
+    assert 0.2 <= gap < 0.4
+
+
+@pytest.mark.parametrize(
+    ("status", "error_type"),
+    [(400, ApiError), (401, Unauthorized), (403, Forbidden), (404, NotFound), (410, ApiError)],
+)
+def test_client_errors_are_not_retried(
+    server: FaultServer, status: int, error_type: type[Exception]
+) -> None:
+    server.on("/api/v1/x", Step(status, {"kind": "Status", "message": "no", "code": status}))
+    error, _ = timed(make_client(server).get, "/api/v1/x")
+    assert isinstance(error, error_type)
+    assert len(server.requests("/api/v1/x")) == 1
+
+
+def test_unauthorized_names_the_context_not_the_token(server: FaultServer) -> None:
+    server.on("/api/v1/x", Step(401, {"kind": "Status", "message": "Unauthorized", "code": 401}))
+    error, _ = timed(make_client(server).get, "/api/v1/x")
+    assert isinstance(error, Unauthorized)
+    assert 'context "faulty"' in str(error) and TOKEN not in str(error)
+
+
+def test_deadline_spans_retries(server: FaultServer) -> None:
+    """A 503 with Retry-After: 1 and a 1.5 s deadline: one retry fits, a second would not."""
+    server.on("/api/v1/x", Step(503, {"kind": "Status", "code": 503}, {"Retry-After": "1"}))
+    error, elapsed = timed(make_client(server).get, "/api/v1/x", deadline=1.5)
+    assert isinstance(error, ApiError) and error.status == 503
+    assert len(server.requests("/api/v1/x")) == 2
+    assert elapsed < 1.5
+
+
+# -- connection resets, refused connections, a restarted server ------------------------------
+
+
+def test_connection_reset_is_retried(server: FaultServer) -> None:
+    server.on("/api/v1/x", Step(reset=True), Step(reset=True), Step())
+    client = make_client(server)
+    assert client.get("/api/v1/x") == OK
+    assert client.stats.retries == 2
+
+
+def test_persistent_reset_is_one_clear_error(server: FaultServer) -> None:
+    server.on("/api/v1/x", Step(reset=True))
+    error, _ = timed(make_client(server).get, "/api/v1/x")
+    assert isinstance(error, Unreachable)
+    assert str(error) == (
+        f"unable to connect to the server http://127.0.0.1:{server.port} "
+        f'(context "faulty"): connection reset by peer'
+    )
+    assert len(server.requests("/api/v1/x")) == client_module.MAX_ATTEMPTS
+
+
+def test_refused_before_any_answer_fails_at_once() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound, not listening: refused
+        error, elapsed = timed(make_client(port).get, "/api/v1/x")
+    assert isinstance(error, Unreachable) and str(error).endswith("connection refused")
+    assert elapsed < 0.5  # a wrong address is not retried
+
+
+def test_server_restarting_mid_run_is_retried(
+    server: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server answered, went away and came back on the same port within the retries."""
+    monkeypatch.setattr(client_module, "BACKOFF", REAL_BACKOFF)
+    server.on("/api/v1/x", Step())
+    client = make_client(server)
+    assert client.get("/api/v1/x") == OK
+    port = server.port
+    server.stop()
+    restarted: list[FaultServer] = []
+
+    def restart() -> None:
+        again = FaultServer(port)
+        again.on("/api/v1/y", Step())
+        restarted.append(again)
+
+    timer = threading.Timer(0.5, restart)
+    timer.start()
+    try:
+        assert client.get("/api/v1/y") == OK
+        assert client.stats.retries >= 1
+    finally:
+        timer.join()
+        for again in restarted:
+            again.stop()
+
+
+def test_server_gone_mid_run_is_one_clear_error(server: FaultServer) -> None:
+    server.on("/api/v1/x", Step())
+    client = make_client(server)
+    client.get("/api/v1/x")
+    server.stop()
+    error, elapsed = timed(client.get, "/api/v1/y")
+    assert isinstance(error, Unreachable) and str(error).endswith("connection refused")
+    assert client.stats.retries == client_module.MAX_ATTEMPTS - 1
+    assert elapsed < 1.0
+
+
+# -- timeouts and deadlines -------------------------------------------------------------------
+
+
+def test_request_timeout_is_honoured_and_not_retried(server: FaultServer) -> None:
+    server.on("/api/v1/x", Step(delay=10))
+    error, elapsed = timed(make_client(server, request_timeout=0.5).get, "/api/v1/x")
+    assert isinstance(error, Unreachable)
+    assert "did not answer within the request timeout" in str(error)
+    assert 0.5 <= elapsed < 0.9
+    assert len(server.requests("/api/v1/x")) == 1
+
+
+def test_request_timeout_bounds_a_trickled_body(server: FaultServer) -> None:
+    """Each byte comes well within the read timeout; the whole answer would take 10 s."""
+    server.on("/api/v1/x", Step(body=b"{" + b" " * 48 + b"}", trickle=0.2))
+    error, elapsed = timed(make_client(server, request_timeout=0.5).get, "/api/v1/x")
+    assert isinstance(error, Unreachable)
+    assert 0.5 <= elapsed < 0.9
+
+
+def test_check_deadline_is_ten_seconds_or_the_request_timeout_if_lower(
+    server: FaultServer,
+) -> None:
+    assert make_client(server).check_deadline == 10.0
+    assert make_client(server, request_timeout=3).check_deadline == 3.0
+    assert make_client(server, request_timeout=60).check_deadline == 10.0
+
+
+def test_missed_deadline_is_a_typed_error_for_a_warning(server: FaultServer) -> None:
+    server.on("/apis/slow.example.com/v1/things", Step(delay=10))
+    client = make_client(server)  # no request timeout at all
+    error, elapsed = timed(client.get, "/apis/slow.example.com/v1/things", deadline=0.5)
+    assert isinstance(error, DeadlineExceeded)
+    assert str(error) == "no answer within 0.5s"
+    assert 0.5 <= elapsed < 0.9
+
+
+def test_slow_group_does_not_stall_discovery(
+    server: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Legacy (per-group) discovery with one group that never answers: bounded, reported."""
+    monkeypatch.setattr(client_module, "CHECK_DEADLINE", 0.5)
+    server.on("/api", Step(body={"kind": "APIVersions", "versions": ["v1"]}))
+    groups = [
+        {"name": g, "preferredVersion": {"groupVersion": f"{g}/v1", "version": "v1"}}
+        for g in ("fast.example.com", "slow.example.com")
+    ]
+    server.on("/apis", Step(body={"kind": "APIGroupList", "groups": groups}))
+    resource = {"name": "things", "kind": "Thing", "namespaced": True, "verbs": ["list"]}
+    server.on("/api/v1", Step(body={"kind": "APIResourceList", "resources": [resource]}))
+    server.on(
+        "/apis/fast.example.com/v1", Step(body={"kind": "APIResourceList", "resources": [resource]})
+    )
+    server.on("/apis/slow.example.com/v1", Step(delay=10))
+    discovery, elapsed = timed(discover, make_client(server))
+    assert elapsed < 1.5
+    assert discovery.failed_groups == {"slow.example.com/v1": "no answer within 0.5s"}
+    assert {r.group for r in discovery.resources} == {"", "fast.example.com"}
+
+
+# -- the live view turns read failures into warnings ------------------------------------------
+
+
+def test_live_view_read_failures(server: FaultServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(client_module, "CHECK_DEADLINE", 0.5)
+    forbidden = {"kind": "Status", "reason": "Forbidden", "code": 403, "message": "no"}
+    server.on("/api/v1/nodes/n1", Step(403, forbidden))
+    server.on("/apis/storage.k8s.io/v1/volumeattachments", Step(delay=10))
+    server.on("/api/v1/nodes/n2", Step(401, {"kind": "Status", "code": 401}))
+    view = LiveView(make_client(server))
+    with pytest.raises(ReadFailed, match=r"^could not read nodes: forbidden$"):
+        view.node("n1")
+    with pytest.raises(ReadFailed, match=r"^could not read .*: no answer within 0.5s$"):
+        view.volume_attachments()
+    with pytest.raises(Unauthorized):  # wrong credentials stay the run's one error
+        view.node("n2")
+
+
+# -- secrets ---------------------------------------------------------------------------------
+
+
+def test_credentials_echoed_by_a_broken_proxy_are_redacted(server: FaultServer) -> None:
+    echo = f"bad gateway; request was: GET /api/v1/x Authorization: Bearer {TOKEN}".encode()
+    server.on("/api/v1/x", Step(400, echo))
+    log = io.StringIO()
+    client = make_client(server, verbosity=6, log=log)
+    error, _ = timed(client.get, "/api/v1/x")
+    assert isinstance(error, ApiError)
+    assert TOKEN not in str(error) and "<redacted>" in str(error)
+    assert "GET http://127.0.0.1" in log.getvalue() and TOKEN not in log.getvalue()
+    assert server.seen[0].headers["Authorization"] == f"Bearer {TOKEN}"  # it was sent
+    assert TOKEN not in repr(client.connection)

@@ -492,7 +492,9 @@ def test_slow_aggregated_api_costs_a_warning_not_a_stall(
     )
     elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stderr
-    assert 3 <= elapsed < 8, elapsed  # the slow list got its 3 s, the rest was not held up
+    # the slow list got its 3 s, and nothing waited for the 10 s check deadline (slack for a
+    # loaded CI machine)
+    assert 3 <= elapsed < 9.5, elapsed
     assert f"{things}: cannot list: no answer within 3s" in result.stdout
     assert f"could not list {things}: no answer within 3s" in warnings_of(result.stderr)
     assert "node-missing" in result.stdout  # everything else is answered
@@ -502,7 +504,7 @@ def test_slow_aggregated_api_costs_a_warning_not_a_stall(
     table = run_cli("ns", ns, kubeconfig=cp.kubeconfig_path)
     elapsed = time.monotonic() - started
     assert table.returncode == 0, table.stderr
-    assert 10 <= elapsed < 16, elapsed
+    assert 10 <= elapsed < 30, elapsed  # not the server's own 60 s proxy timeout
     (row,) = [line for line in table.stdout.splitlines() if line.startswith(ns)]
     assert row.endswith("(1 check not possible)"), table.stdout
     assert f"could not list {things}: no answer within 10s" in warnings_of(table.stderr)
@@ -510,7 +512,7 @@ def test_slow_aggregated_api_costs_a_warning_not_a_stall(
     # `all -A` lists every type across namespaces: the slow one is skipped with a warning
     started = time.monotonic()
     data = run_json("all", "-A", "--request-timeout", "2s", kubeconfig=cp.kubeconfig_path)
-    assert time.monotonic() - started < 7
+    assert time.monotonic() - started < 9.5  # the 2 s deadline, not the 10 s default
     assert f"could not list {things}: no answer within 2s" in data["warnings"]
     assert (ns, "orphan-0") in {(i["namespace"], i["name"]) for i in data["items"]}
 

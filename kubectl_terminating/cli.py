@@ -168,17 +168,15 @@ def _command(kind: str, summary: str) -> Callable[[F], click.Command]:
     return wrap
 
 
-@_command("pods", "List terminating Pods and what blocks each (aliases: pod, po).")
+@_command("pods", "Terminating Pods and what blocks each (aliases: po, pod).")
 def pods() -> None: ...
 
 
-@_command(
-    "namespaces", "List terminating Namespaces and what blocks each (aliases: ns, namespace)."
-)
+@_command("namespaces", "Terminating Namespaces and what blocks each (alias: ns).")
 def namespaces() -> None: ...
 
 
-@_command("all", "List every terminating object of any kind (metadata only).")
+@_command("all", "Every terminating object of any kind (metadata only).")
 def all_objects() -> None: ...
 
 
@@ -192,7 +190,7 @@ def all_objects() -> None: ...
 )
 @with_options(SCOPE_OPTIONS, CONNECTION_OPTIONS)
 def dump(filename: str, **flags: Any) -> None:
-    """Save what the diagnosis needs, for offline use with --from-file.
+    """Save what the diagnosis needs, for offline use (--from-file).
 
     Finds every terminating object in scope and records exactly what the explainers read
     for it: the objects, their nodes, leases, volumes, CSI objects, events, webhooks,

@@ -31,6 +31,7 @@ def _dump(options: Options, client: Client, path: str, err: IO[str]) -> int:
     from kubectl_terminating.find import Scope, find_all
     from kubectl_terminating.live import LiveView
     from kubectl_terminating.render.style import safe
+    from kubectl_terminating.resources import NAMESPACES
     from kubectl_terminating.snapshot import (
         Capture,
         RecordingView,
@@ -46,6 +47,7 @@ def _dump(options: Options, client: Client, path: str, err: IO[str]) -> int:
     capture = Capture()
     recorder = RecordingView(live, capture)
     objects, warnings = find_all(client, recorder, scope)
+    live.expect_content([obj for resource, obj in objects if resource == NAMESPACES])
     for resource, obj in objects:
         capture.add(obj, resource)
     # The explainers' reads are what make the snapshot complete: run them all.

@@ -252,10 +252,13 @@ def find_pods(client: Client, scope: Scope) -> Found:
         except NotFound:  # gone since it was listed
             return []
 
-    names = {name for name, _ in candidates}
+    # A terminal pod prints its phase, never Terminating, so it is not among the candidates
+    # (only a phase change between the two lists makes it both: then `pods` dedupes it).
+    # Candidates carry no namespace, so no name may be skipped here: a pod of the same name
+    # in another namespace could be the terminal one.
     lookups: list[Callable[[], list[JSON]]] = [
         *(lambda c=c: same_name(*c) for c in sorted(candidates, key=str)),
-        *(lambda k=k: exact_pod(k) for k in exact if k[1] not in names),
+        *(lambda k=k: exact_pod(k) for k in exact),
     ]
     for batch in client.map(lambda lookup: lookup(), lookups):
         for pod in batch:

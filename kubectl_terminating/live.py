@@ -4,12 +4,17 @@ Each related object or list is read at most once per run, and only when an expla
 A read the user may not make (403), that the server cannot serve, or that misses its check
 deadline (a slow aggregated API: Client.check_deadline) becomes ReadFailed, which the
 explainers' runner reports as a warning; losing the server altogether stays an error.
+
+Namespace content is one metadata-only list per namespaced type. When several namespaces are
+being explained, a type with few objects in the whole cluster (most CRDs) is listed once for
+all of them instead of once per namespace: see LiveView.expect_content.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
@@ -43,6 +48,9 @@ from kubectl_terminating.view import ContentListing, Discovery, ReadFailed
 T = TypeVar("T")
 R = TypeVar("R")
 NODE_LEASE_NAMESPACE = "kube-node-lease"
+# A type with at most this many objects in the whole cluster is listed once for every
+# namespace being explained; past it one list per namespace moves fewer bytes (pods, events).
+ACROSS_LIMIT = 100
 
 
 def reason_of(error: ApiError) -> str:
@@ -58,6 +66,17 @@ class LiveView:
         self._values: dict[tuple[Any, ...], Any] = {}
         self._locks: dict[tuple[Any, ...], threading.Lock] = {}
         self._guard = threading.Lock()
+        self._content_namespaces: frozenset[str] = frozenset()
+
+    def expect_content(self, namespaces: Collection[JSON]) -> None:
+        """The namespaces whose content will be asked for in this run. With two or more, each
+        type is first listed cluster-wide in one request of at most ACROSS_LIMIT objects: when
+        that is all of them (no `continue`), it answers for every namespace; otherwise, or when
+        the user may only list per namespace, that type is listed per namespace. 20
+        namespaces and 130 types: about 130 requests plus 20 per large type, not 2,600."""
+        self._content_namespaces = frozenset(
+            str((ns.get("metadata") or {}).get("name")) for ns in namespaces
+        )
 
     @property
     def now(self) -> datetime:
@@ -194,15 +213,50 @@ class LiveView:
     def _content(self, namespace: str) -> list[ContentListing]:
         types = [r for r in self.discovery().resources if r.namespaced]
 
+        shared = len(self._content_namespaces) > 1 and namespace in self._content_namespaces
+
         def list_one(resource: Resource) -> ContentListing:
             try:
-                items = self._list(resource, namespace, metadata_only=True)
+                across = self._listed_across(resource) if shared else None
+                if across is not None:
+                    items = across.get(namespace, [])
+                else:
+                    items = self._list(resource, namespace, metadata_only=True)
             except ReadFailed as failed:
                 return ContentListing(resource=resource, error=failed.reason)
             return ContentListing(resource=resource, items=tuple(items))
 
         listings = self.client.map(list_one, types)
         return [c for c in listings if c.items or c.error]
+
+    def _listed_across(self, resource: Resource) -> dict[str, list[JSON]] | None:
+        """The objects of a type by namespace, from one cluster-wide request; None when the
+        type has more than ACROSS_LIMIT objects or may not be listed cluster-wide."""
+
+        def load() -> dict[str, list[JSON]] | None:
+            try:
+                page = self.client.get(
+                    resource.path(None),
+                    {"limit": ACROSS_LIMIT},
+                    ACCEPT_METADATA,
+                    deadline=self.client.check_deadline,
+                )
+            except Forbidden:  # RBAC may allow it namespace by namespace
+                return None
+            except Unauthorized:
+                raise
+            except ApiError as error:
+                raise ReadFailed(resource.qualified, reason_of(error)) from None
+            if (page.get("metadata") or {}).get("continue"):
+                return None
+            by_namespace: dict[str, list[JSON]] = defaultdict(list)
+            for item in page.get("items") or []:
+                if isinstance(item, dict):
+                    namespace = (item.get("metadata") or {}).get("namespace")
+                    by_namespace[str(namespace)].append(typed(item, resource))
+            return by_namespace
+
+        return self._memo(("across", resource), load)
 
     def get(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
         return self._memo(
@@ -222,10 +276,14 @@ class LiveSource:
         return find_pods(self.client, scope)
 
     def find_namespaces(self, names: tuple[str, ...]) -> Found:
-        return find_namespaces(self.client, names)
+        found = find_namespaces(self.client, names)
+        self.view.expect_content(found.objects)
+        return found
 
     def find_all(self, scope: Scope) -> tuple[list[tuple[Resource, JSON]], list[str]]:
-        return find_all(self.client, self.view, scope)
+        objects, warnings = find_all(self.client, self.view, scope)
+        self.view.expect_content([obj for resource, obj in objects if resource == NAMESPACES])
+        return objects, warnings
 
     def map(self, function: Callable[[T], R], inputs: Sequence[T]) -> list[R]:
         return self.client.map(function, inputs)

@@ -193,6 +193,31 @@ def explained(control_plane: ControlPlane, built: Built) -> dict[str, Item]:
     return found
 
 
+def test_several_namespaces_share_their_content_lists(
+    control_plane: ControlPlane, built: Built, explained: dict[str, Item]
+) -> None:
+    """Explained together, the namespaces get the answer each gets alone, while a type with
+    few objects is listed once across the cluster instead of once per namespace."""
+    for name in built.names:
+        alone = explain_json(control_plane, name)[name]
+        together = explained[name]
+        assert types(alone) == types(together), name
+        assert [(r["resource"], r["count"]) for r in alone["remaining"]] == [
+            (r["resource"], r["count"]) for r in together["remaining"]
+        ], name
+
+    listable = control_plane.kubectl("api-resources", "--namespaced", "--verbs=list", "-o", "name")
+    namespaced_types = len(listable.stdout.split())
+    result = run_cli(
+        "ns", *built.names, "-o", "json", "-v", "6", kubeconfig=control_plane.kubeconfig_path
+    )
+    assert result.returncode == 0, result.stderr
+    gets = [line for line in result.stderr.splitlines() if line.startswith("GET ")]
+    in_one = [g for g in gets if any(f"/namespaces/{n}/" in g for n in built.names)]
+    # once per type and namespace would be at least namespaced_types * 6 requests
+    assert len(in_one) < namespaced_types, (len(in_one), namespaced_types)
+
+
 # -- custom resource without its operator ------------------------------------------------------
 
 

@@ -76,6 +76,13 @@ SCENARIOS: dict[str, tuple[Builder, bool]] = {
     "foreground": (scenarios.pod_with_foreground_dependents, True),
     "webhook": (scenarios.pod_blocked_by_webhook, True),
     "grace": (scenarios.pod_in_grace_period, True),
+    # the same name as the terminal pod of "custom" (job-0), in another namespace
+    "twin": (
+        _past_deadline(
+            lambda cp, ns: scenarios.pod_on_missing_node(cp, ns, name="job-0", grace_period=1)
+        ),
+        False,
+    ),
     "mixed": (_grace_and_stuck, True),
 }
 # scenarios that create their namespace themselves
@@ -458,6 +465,16 @@ def test_terminal_pods_are_found(cluster: Cluster) -> None:
         listed = cluster.cli("pods", "-n", stuck.namespace, "-o", "name")
         assert listed.returncode == 0, listed.stderr
         assert listed.stdout == f"pod/{stuck.name}\n"
+
+
+def test_terminal_pod_is_found_beside_a_namesake_in_another_namespace(
+    cluster: Cluster, report: dict[tuple[str, str], Item]
+) -> None:
+    """Candidates from the server's table carry no namespace: a terminating pod named like a
+    terminal one elsewhere must not hide it."""
+    assert cluster.pods["twin"].name == cluster.pods["custom"].name
+    assert types(item(cluster, report, "twin")) == ["node-missing"]
+    assert "finalizer" in types(item(cluster, report, "custom"))
 
 
 # -- the command line --------------------------------------------------------------------------

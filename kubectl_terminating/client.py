@@ -231,13 +231,8 @@ class Client:
         A missed `deadline` raises DeadlineExceeded (a warning for the caller), a missed
         request timeout Unreachable (the run's one error line).
         """
-        url = self.connection.server + path
-        if params:
-            url += "?" + urlencode({k: v for k, v in params.items() if v not in (None, "")})
-        pool = self._ensure_pool()
-        headers = dict(self._headers, Accept=accept)
         limit = deadline if deadline is not None else self.request_timeout
-        give_up_at = time.monotonic() + limit if limit else None
+        pool, url, headers, give_up_at = self._prepare(path, params, accept, limit)
         attempt = 0
         while True:
             attempt += 1
@@ -266,6 +261,16 @@ class Client:
             if not isinstance(decoded, dict):
                 raise ApiError(f"the server sent an unexpected response for {path}")
             return decoded
+
+    def _prepare(
+        self, path: str, params: dict[str, Any] | None, accept: str, limit: float
+    ) -> tuple[urllib3.PoolManager, str, dict[str, str], float | None]:
+        """The pool, URL, headers and the time to give up at (None: no limit) of one read."""
+        url = self.connection.server + path
+        if params:
+            url += "?" + urlencode({k: v for k, v in params.items() if v not in (None, "")})
+        give_up_at = time.monotonic() + limit if limit else None
+        return self._ensure_pool(), url, dict(self._headers, Accept=accept), give_up_at
 
     def _send(
         self,
@@ -356,12 +361,7 @@ class Client:
         the body starts are retried and raised as in get(); the request timeout bounds the
         whole read. A fault once the body has started raises Unreachable (no retry: the
         caller has already consumed part of it)."""
-        url = self.connection.server + path
-        if params:
-            url += "?" + urlencode({k: v for k, v in params.items() if v not in (None, "")})
-        pool = self._ensure_pool()
-        headers = dict(self._headers, Accept=accept)
-        give_up_at = time.monotonic() + self.request_timeout if self.request_timeout else None
+        pool, url, headers, give_up_at = self._prepare(path, params, accept, self.request_timeout)
         attempt = 0
         while True:
             attempt += 1

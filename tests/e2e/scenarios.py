@@ -153,14 +153,22 @@ def pod_with_unreclaimed_volume(cp: ControlPlane, ns: str, name: str = "db-0") -
     return Stuck(ns, name, node)
 
 
-def pod_with_finalizer(cp: ControlPlane, ns: str, name: str = "job-0") -> Stuck:
-    """Containers done, node healthy: only a custom finalizer holds the pod."""
-    node = f"{ns}-ok"
+def _pod_held_by_finalizer(
+    cp: ControlPlane, ns: str, name: str, node: str, finalizer: str, phase: str, state: str
+) -> Stuck:
+    """A finished pod on a healthy node, deleted at once: only its finalizer holds it."""
     create_node(cp, node)
-    create_pod(cp, ns, name, node=node, finalizers=["example.com/drain"])
-    set_pod_status(cp, ns, name, "Succeeded", {"app": "terminated:0"})
+    create_pod(cp, ns, name, node=node, finalizers=[finalizer])
+    set_pod_status(cp, ns, name, phase, {"app": state})
     delete(cp, pod_path(ns, name), grace_period=0)
     return Stuck(ns, name, node)
+
+
+def pod_with_finalizer(cp: ControlPlane, ns: str, name: str = "job-0") -> Stuck:
+    """Containers done, node healthy: only a custom finalizer holds the pod."""
+    return _pod_held_by_finalizer(
+        cp, ns, name, f"{ns}-ok", "example.com/drain", "Succeeded", "terminated:0"
+    )
 
 
 def pod_in_grace_period(cp: ControlPlane, ns: str, name: str = "slow-0") -> Stuck:
@@ -270,12 +278,9 @@ def pod_with_failing_detach(cp: ControlPlane, ns: str, name: str = "db-2") -> St
 
 def pod_with_job_tracking_finalizer(cp: ControlPlane, ns: str, name: str = "job-1") -> Stuck:
     """A failed Job pod the job controller (not running here) never released."""
-    node = f"{ns}-jobs"
-    create_node(cp, node)
-    create_pod(cp, ns, name, node=node, finalizers=["batch.kubernetes.io/job-tracking"])
-    set_pod_status(cp, ns, name, "Failed", {"app": "terminated:1"})
-    delete(cp, pod_path(ns, name), grace_period=0)
-    return Stuck(ns, name, node)
+    return _pod_held_by_finalizer(
+        cp, ns, name, f"{ns}-jobs", "batch.kubernetes.io/job-tracking", "Failed", "terminated:1"
+    )
 
 
 def pod_with_foreground_dependents(cp: ControlPlane, ns: str, name: str = "parent-0") -> Stuck:

@@ -484,14 +484,16 @@ def _transient(exc: Exception, alive: bool) -> bool:
     A connection reset or dropped by the server (a restart, a load balancer, a stale
     keep-alive connection) is retried always: the server was there. A refused connection or
     an unknown host only once the server has answered in this run (it is restarting);
-    before that the address is simply wrong and the user hears so at once. TLS failures and
-    timeouts are never retried.
+    before that the address is simply wrong and the user hears so at once. Likewise a TLS
+    handshake that fails once the server has answered over TLS in this run (the CA and
+    credentials are known good: an alert such as decode_error from a busy or restarting
+    server, seen on a loaded 2-core machine) is retried; a failed certificate verification
+    never is. Timeouts are never retried.
     """
     errors = urllib3.exceptions
-    if isinstance(exc, errors.SSLError) or isinstance(
-        getattr(exc, "reason", None), errors.SSLError
-    ):
-        return False
+    reason = getattr(exc, "reason", None)
+    if isinstance(exc, errors.SSLError) or isinstance(reason, errors.SSLError):
+        return alive and "CERTIFICATE_VERIFY_FAILED" not in str(reason or exc)
     if isinstance(exc, errors.ProtocolError):
         return True
     return alive and isinstance(exc, errors.NewConnectionError | errors.MaxRetryError)

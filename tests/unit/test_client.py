@@ -22,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+import urllib3
 
 from kubectl_terminating import client as client_module
 from kubectl_terminating.client import Client
@@ -296,6 +297,23 @@ def test_persistent_reset_is_one_clear_error(server: FaultServer) -> None:
         f'(context "faulty"): connection reset by peer'
     )
     assert len(server.requests("/api/v1/x")) == client_module.MAX_ATTEMPTS
+
+
+def test_tls_handshake_failure_is_retried_only_once_tls_has_worked() -> None:
+    """A handshake alert (decode_error, seen once from a kube-apiserver on a loaded 2-core
+    machine) after the server has answered over TLS is passing; before any answer, or a
+    failed certificate verification at any time, is the configuration's fault: no retry."""
+    ssl_error, pool = urllib3.exceptions.SSLError, urllib3.HTTPSConnectionPool("127.0.0.1")
+    alert = urllib3.exceptions.MaxRetryError(
+        pool, "/api", ssl_error("[SSL: TLSV1_ALERT_DECODE_ERROR] tlsv1 alert decode error")
+    )
+    verify = urllib3.exceptions.MaxRetryError(
+        pool, "/api", ssl_error("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed")
+    )
+    assert client_module._transient(alert, alive=True)
+    assert not client_module._transient(alert, alive=False)
+    assert not client_module._transient(verify, alive=True)
+    assert not client_module._transient(verify, alive=False)
 
 
 def test_refused_before_any_answer_fails_at_once() -> None:

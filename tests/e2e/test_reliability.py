@@ -25,6 +25,7 @@ import yaml
 from tests.e2e.cli import ROOT, assert_one_line_error, run_cli, run_json
 from tests.e2e.controlplane import ApiError, ControlPlane
 from tests.e2e.kubelet import (
+    MERGE,
     apiservice_condition,
     create_configmap,
     create_namespace,
@@ -40,7 +41,7 @@ from tests.e2e.scenarios import (
     pod_with_finalizer,
     pod_with_running_containers,
 )
-from tests.e2e.users import Users, rule
+from tests.e2e.users import RBAC, Users, rule
 
 pytestmark = pytest.mark.e2e
 
@@ -155,6 +156,47 @@ def test_user_who_may_not_list_some_types_in_the_namespace(
         assert row.endswith(NOT_POSSIBLE)
     finally:
         remove_finalizers(cp, f"/api/v1/namespaces/{ns}/configmaps/kept")
+
+
+def test_user_who_may_list_only_inside_the_namespaces_explained(
+    control_plane: ControlPlane, users: Users
+) -> None:
+    """Several namespaces are explained with one cluster-wide list per small type; a user
+    whose Roles allow listing only inside those namespaces gets every namespace's content
+    all the same (listed namespace by namespace), with no warning about it."""
+    cp = control_plane
+    names = [unique_ns("rel-inside"), unique_ns("rel-inside")]
+    for ns in names:
+        create_namespace(cp, ns)
+        create_configmap(cp, ns, "kept", finalizers=["example.com/keep"])
+    everything = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list"]}]
+    user = users.user(
+        "inside-only",
+        cluster_rules=[rule(["namespaces"], verbs=["get"])],
+        namespace_rules=dict.fromkeys(names, everything),
+    )
+    # the user's Role and RoleBinding live in the namespaces: held, they outlast the delete
+    held = [
+        f"{RBAC}/namespaces/{ns}/{kind}/{users.namespace}-inside-only"
+        for ns in names
+        for kind in ("roles", "rolebindings")
+    ]
+    for path in held:
+        cp.api("PATCH", path, {"metadata": {"finalizers": ["example.com/keep"]}}, MERGE)
+    for ns in names:
+        delete(cp, f"/api/v1/namespaces/{ns}")
+    try:
+        data = run_json("ns", *names, kubeconfig=user.kubeconfig)
+        items = {i["name"]: i for i in data["items"]}
+        assert set(items) == set(names)
+        for ns in names:
+            remaining = {r["resource"]: r for r in items[ns]["remaining"]}
+            assert "error" not in remaining["configmaps"], remaining["configmaps"]
+            assert "kept" in {o["name"] for o in remaining["configmaps"]["objects"]}
+        assert not [w for w in data["warnings"] if w.startswith("could not list configmaps")]
+    finally:
+        for path in [*held, *(f"/api/v1/namespaces/{ns}/configmaps/kept" for ns in names)]:
+            remove_finalizers(cp, path)
 
 
 def test_user_who_may_not_read_nodes_events_webhooks_apiservices(

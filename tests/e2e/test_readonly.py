@@ -35,11 +35,8 @@ WRITES = {"create", "update", "patch", "delete", "deletecollection"}
 
 @pytest.fixture(scope="module")
 def users(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Users]:
-    made = Users(control_plane, tmp_path_factory.mktemp("users"), "ro-users")
-    try:
+    with Users(control_plane, tmp_path_factory.mktemp("users"), "ro-users") as made:
         yield made
-    finally:
-        made.close()
 
 
 @pytest.fixture(scope="module")

@@ -50,11 +50,8 @@ NOT_POSSIBLE = "checks not possible)"
 
 @pytest.fixture(scope="module")
 def users(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Users]:
-    made = Users(control_plane, tmp_path_factory.mktemp("users"), "rel-users")
-    try:
+    with Users(control_plane, tmp_path_factory.mktemp("users"), "rel-users") as made:
         yield made
-    finally:
-        made.close()
 
 
 def warnings_of(stderr: str) -> list[str]:

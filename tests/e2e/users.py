@@ -121,6 +121,12 @@ class Users:
         if kind == "ClusterRole":
             self.cluster_objects += [f"{bindings}/{name}", f"{roles}/{name}"]
 
+    def __enter__(self) -> Users:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         for path in [*self.cluster_objects, f"/api/v1/namespaces/{self.namespace}"]:
             with contextlib.suppress(ApiError):  # already gone

@@ -45,6 +45,7 @@ class Connection:
     namespace: str
     ca_data: bytes | None = None
     insecure: bool = False
+    disable_compression: bool = False  # the cluster's `disable-compression` (kubectl 1.26+)
     tls_server_name: str | None = None
     client_cert_data: bytes | None = None
     client_key_data: bytes | None = None
@@ -235,6 +236,7 @@ def _connection(
         namespace=namespace,
         ca_data=_file_or_data(cluster, "certificate-authority", "certificate-authority-data"),
         insecure=bool(cluster.get("insecure-skip-tls-verify")),
+        disable_compression=cluster.get("disable-compression") is True,
         tls_server_name=cluster.get("tls-server-name") or None,
         client_cert_data=_file_or_data(user, "client-certificate", "client-certificate-data"),
         client_key_data=_file_or_data(user, "client-key", "client-key-data"),

@@ -167,12 +167,18 @@ def namespace_conditions(cp: ControlPlane, name: str) -> dict[str, JSON]:
 
 
 def create_configmap(
-    cp: ControlPlane, ns: str, name: str, finalizers: Sequence[str] | None = None
+    cp: ControlPlane,
+    ns: str,
+    name: str,
+    finalizers: Sequence[str] | None = None,
+    annotations: dict[str, str] | None = None,
 ) -> JSON:
     """A ConfigMap: the simplest namespaced content to hold a namespace with a finalizer."""
     meta: JSON = {"name": name}
     if finalizers:
         meta["finalizers"] = list(finalizers)
+    if annotations:
+        meta["annotations"] = annotations
     body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"k": "v"}}
     return cp.api("POST", f"/api/v1/namespaces/{ns}/configmaps", body)
 

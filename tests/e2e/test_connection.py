@@ -14,7 +14,15 @@ import yaml
 
 from tests.e2e.cli import assert_one_line_error, run_cli, run_json
 from tests.e2e.controlplane import ControlPlane
-from tests.e2e.kubelet import create_namespace, create_node, create_pod, delete, unique_ns
+from tests.e2e.kubelet import (
+    create_configmap,
+    create_namespace,
+    create_node,
+    create_pod,
+    delete,
+    remove_finalizers,
+    unique_ns,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -266,3 +274,42 @@ def test_failing_exec_plugin_is_one_clear_line(control_plane: ControlPlane, tmp_
     ]
     line = assert_one_line_error(run_cli("pods", "-A", kubeconfig=_write(tmp_path / "c", config)))
     assert "exec credential plugin" in line and "/bin/false" in line
+
+
+def test_large_answers_come_gzipped_unless_the_kubeconfig_disables_it(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """The API server gzips answers over 128 KiB for a client that accepts it: the metadata
+    of three ConfigMaps with 60 kB annotations is such an answer. The content is the same
+    either way; `disable-compression: true` on the cluster turns it off, as in kubectl."""
+    cp = control_plane
+    ns = unique_ns("gzip")
+    create_namespace(cp, ns)
+    names = [f"big-{i}" for i in range(3)]
+    for name in names:
+        blob = {"example.com/blob": "x" * 60_000}
+        create_configmap(cp, ns, name, finalizers=["example.com/keep"], annotations=blob)
+    delete(cp, f"/api/v1/namespaces/{ns}")
+    plain = _kubeconfig(cp)
+    for cluster in plain["clusters"]:
+        cluster["cluster"]["disable-compression"] = True
+    try:
+        for kubeconfig, compressed in (
+            (cp.kubeconfig_path, True),
+            (_write(tmp_path / "plain.yaml", plain), False),
+        ):
+            result = run_cli("ns", ns, "-o", "json", "-v", "6", kubeconfig=kubeconfig)
+            assert result.returncode == 0, result.stderr
+            (item,) = json.loads(result.stdout)["items"]
+            configmaps = next(r for r in item["remaining"] if r["resource"] == "configmaps")
+            assert set(names) <= {o["name"] for o in configmaps["objects"]}
+            listed = [
+                line
+                for line in result.stderr.splitlines()
+                if line.startswith("GET ") and f"/namespaces/{ns}/configmaps?" in line
+            ]
+            assert len(listed) == 1, result.stderr
+            assert listed[0].endswith(" (gzip)") == compressed, listed[0]
+    finally:
+        for name in names:
+            remove_finalizers(cp, f"/api/v1/namespaces/{ns}/configmaps/{name}")

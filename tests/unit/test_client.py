@@ -9,6 +9,7 @@ server (RBAC, a restart, a slow aggregated API) are in tests/e2e/test_reliabilit
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import itertools
 import json
@@ -35,6 +36,7 @@ from kubectl_terminating.errors import (
     Unauthorized,
     Unreachable,
 )
+from kubectl_terminating.find import scan_table
 from kubectl_terminating.kubeconfig import Connection
 from kubectl_terminating.live import LiveView
 from kubectl_terminating.view import ReadFailed
@@ -456,3 +458,54 @@ def test_credentials_echoed_by_a_broken_proxy_are_redacted(server: FaultServer) 
     assert "GET http://127.0.0.1" in log.getvalue() and TOKEN not in log.getvalue()
     assert server.seen[0].headers["Authorization"] == f"Bearer {TOKEN}"  # it was sent
     assert TOKEN not in repr(client.connection)
+
+
+# -- compression ------------------------------------------------------------------------------
+
+
+def big_table(rows: int) -> dict[str, Any]:
+    """A pods Table as the API server sends it, every 1,000th pod terminating."""
+    return {
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "columnDefinitions": [{"name": "Name"}, {"name": "Status"}, {"name": "Node"}],
+        "rows": [
+            {"cells": [f"pod-{i}", "Terminating" if i % 1000 == 0 else "Running", f"n-{i % 9}"]}
+            for i in range(rows)
+        ],
+    }
+
+
+def gzipped(body: dict[str, Any]) -> Step:
+    raw = json.dumps(body, separators=(",", ":")).encode()
+    return Step(body=gzip.compress(raw), headers={"Content-Encoding": "gzip"})
+
+
+def test_answers_are_asked_gzipped_and_decompressed(server: FaultServer) -> None:
+    """As kubectl, the client accepts gzip (the API server compresses answers over 128 KiB);
+    a gzipped answer of several MB reads back whole, through get() and through the streamed
+    Table scan (whose chunked reads must not stop at a chunk the decoder holds back)."""
+    table = big_table(60_000)  # about 3 MB of JSON, 1/20 of it on the wire
+    server.on("/api/v1/pods", gzipped(table))
+    log = io.StringIO()
+    client = make_client(server, verbosity=6, log=log)
+    assert client.get("/api/v1/pods") == table
+    assert server.seen[-1].headers["Accept-Encoding"] == "gzip"
+    assert log.getvalue().rstrip().endswith("ms (gzip)")
+
+    head, *rows = scan_table(client.stream("/api/v1/pods"), (b'"Terminating"',))
+    assert head["kind"] == "Table" and "rows" not in head
+    assert [row["cells"][0] for row in rows] == [f"pod-{i}" for i in range(0, 60_000, 1000)]
+
+
+def test_disable_compression_in_the_kubeconfig_is_honoured(server: FaultServer) -> None:
+    server.on("/api/v1/x", Step())
+    connection = Connection(
+        server=f"http://127.0.0.1:{server.port}",
+        context="faulty",
+        namespace="default",
+        disable_compression=True,
+    )
+    assert Client(connection).get("/api/v1/x") == OK
+    # http.client's default: plain bytes
+    assert server.seen[-1].headers["Accept-Encoding"] == "identity"

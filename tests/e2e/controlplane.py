@@ -105,6 +105,29 @@ def build_binaries(script: Path = BUILD_SCRIPT) -> Path:
 # --- small utilities ---------------------------------------------------------------------
 
 
+def kubeconfig_document(
+    cluster: JSON,
+    user: JSON,
+    context_name: str,
+    namespace: str | None = None,
+    cluster_name: str = "c",
+    user_name: str = "u",
+) -> JSON:
+    """A kubeconfig with one cluster, one user and one context, the current one."""
+    context: JSON = {"cluster": cluster_name, "user": user_name}
+    if namespace:
+        context["namespace"] = namespace
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": cluster_name, "cluster": cluster}],
+        "users": [{"name": user_name, "user": user}],
+        "contexts": [{"name": context_name, "context": context}],
+        "current-context": context_name,
+        "preferences": {},
+    }
+
+
 def free_port() -> int:
     """A port that was free a moment ago (the kernel picks it; races are unlikely)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -494,27 +517,16 @@ class ControlPlane:
         user_name: str | None = None,
     ) -> Path:
         """A kubeconfig for this cluster with the CA embedded (e.g. for a restricted user)."""
-        user = user_name or next((u for u, t in self.tokens.items() if t == user_token), "user")
-        context: JSON = {"cluster": "test", "user": user}
-        if namespace:
-            context["namespace"] = namespace
-        config = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": "test",
-                    "cluster": {
-                        "server": self.server,
-                        "certificate-authority-data": self.ca_data_b64,
-                    },
-                }
-            ],
-            "users": [{"name": user, "user": {"token": user_token}}],
-            "contexts": [{"name": context_name, "context": context}],
-            "current-context": context_name,
-            "preferences": {},
-        }
+        known = next((u for u, t in self.tokens.items() if t == user_token), None)
+        user = user_name or known or "user"
+        config = kubeconfig_document(
+            {"server": self.server, "certificate-authority-data": self.ca_data_b64},
+            {"token": user_token},
+            context_name,
+            namespace=namespace,
+            cluster_name="test",
+            user_name=user,
+        )
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(yaml.safe_dump(config, sort_keys=False))

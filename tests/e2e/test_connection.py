@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tests.e2e.cli import assert_one_line_error, run_cli, run_json
-from tests.e2e.controlplane import ControlPlane
+from tests.e2e.controlplane import ControlPlane, kubeconfig_document
 from tests.e2e.kubelet import (
     create_configmap,
     create_namespace,
@@ -179,22 +179,11 @@ def test_unreachable_server_fails_within_request_timeout(tmp_path: Path) -> None
         listener.bind(("127.0.0.1", 0))
         listener.listen(1)
         port = listener.getsockname()[1]
-        config = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": "c",
-                    "cluster": {
-                        "server": f"https://127.0.0.1:{port}",
-                        "insecure-skip-tls-verify": True,
-                    },
-                }
-            ],
-            "users": [{"name": "u", "user": {"token": "x"}}],
-            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
-            "current-context": "c",
-        }
+        config = kubeconfig_document(
+            {"server": f"https://127.0.0.1:{port}", "insecure-skip-tls-verify": True},
+            {"token": "x"},
+            "c",
+        )
         path = _write(tmp_path / "config", config)
         started = time.monotonic()
         result = run_cli("pods", "--request-timeout", "2s", kubeconfig=path)

@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from tests.e2e.cli import ROOT, assert_one_line_error, run_cli, run_json
-from tests.e2e.controlplane import ApiError, ControlPlane
+from tests.e2e.controlplane import ApiError, ControlPlane, kubeconfig_document
 from tests.e2e.kubelet import (
     MERGE,
     apiservice_condition,
@@ -295,22 +295,11 @@ def test_expired_client_certificate_is_one_line_naming_the_context(
         str(crt),
     ]
     subprocess.run(sign, check=True, capture_output=True)  # not after: yesterday
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": "c",
-                "cluster": {
-                    "server": control_plane.server,
-                    "certificate-authority": str(pki / "ca.crt"),
-                },
-            }
-        ],
-        "users": [{"name": "u", "user": {"client-certificate": str(crt), "client-key": str(key)}}],
-        "contexts": [{"name": "prod-eu", "context": {"cluster": "c", "user": "u"}}],
-        "current-context": "prod-eu",
-    }
+    config = kubeconfig_document(
+        {"server": control_plane.server, "certificate-authority": str(pki / "ca.crt")},
+        {"client-certificate": str(crt), "client-key": str(key)},
+        "prod-eu",
+    )
     path = tmp_path / "config"
     path.write_text(yaml.safe_dump(config))
     result = run_cli("pods", "-A", "-v", "6", kubeconfig=path)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the test control plane (etcd, kube-apiserver, kube-controller-manager, kubectl)
+# Builds the test control plane (etcd, kube-apiserver, kube-controller-manager, kubectl, and the
+# kubelet of the harness's real node)
 # from the Go module proxy and caches the binaries by version, so only the first run pays.
 # Prints the directory that holds the binaries.
 set -euo pipefail
@@ -8,7 +9,7 @@ K8S_VERSION="${K8S_VERSION:-v1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.8}"
 cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-terminating"
 out="$cache_root/control-plane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
-binaries=(etcd kube-apiserver kube-controller-manager kubectl)
+binaries=(etcd kube-apiserver kube-controller-manager kubectl kubelet)
 
 all_present() {
   for b in "${binaries[@]}"; do [ -x "$out/$b" ] || return 1; done
@@ -54,6 +55,7 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kubectl"
+	_ "k8s.io/kubernetes/cmd/kubelet"
 )
 GO
 
@@ -63,7 +65,8 @@ go mod tidy -e >/dev/null 2>"$work/tidy.log" || { cat "$work/tidy.log" >&2; exit
 for target in go.etcd.io/etcd/server/v3:etcd \
               k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver \
               k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager \
-              k8s.io/kubernetes/cmd/kubectl:kubectl; do
+              k8s.io/kubernetes/cmd/kubectl:kubectl \
+              k8s.io/kubernetes/cmd/kubelet:kubelet; do
   pkg="${target%%:*}"; name="${target##*:}"
   [ -x "$out/$name" ] && continue
   echo "build-control-plane: building $name" >&2

@@ -84,7 +84,9 @@ def apply_plan(
 
     def finish(action: Planned, outcomes: tuple[Outcome, ...], result: Result) -> None:
         results.append(result)
-        audit.write(record(actor, action, outcomes, result.result, result.response, digest))
+        audit.write(
+            record(actor, action, outcomes, result.result, result.message, result.response, digest)
+        )
 
     for action in actions:
         if not confirm(action):

@@ -26,6 +26,7 @@ def record(
     action: Planned,
     outcomes: tuple[Outcome, ...],
     result: str,
+    message: str,
     response: JSON,
     digest: str,
     when: datetime | None = None,
@@ -49,6 +50,7 @@ def record(
         "request": action.request.to_json(),
         "recreate": action.recreate,
         "result": result,
+        "message": message or None,
         "response": response,
     }
 

@@ -441,3 +441,26 @@ def test_webhook_of_uninstalled_operator_deleted(control_plane: ControlPlane) ->
     finally:
         if get_or_none(cp, path) is not None:
             delete(cp, path)
+
+
+def test_namespace_spec_finalizer_removed_through_finalize(control_plane: ControlPlane) -> None:
+    """A spec finalizer whose owner (cert-manager) left no Lease, Deployment or webhook: removed
+    with PUT /finalize carrying the namespace's resourceVersion; the namespace then goes."""
+    cp = control_plane
+    ns = unique_ns("fix-finalize")
+    create_namespace(cp, ns, spec_finalizers=[CERT_MANAGER])
+    delete(cp, f"/api/v1/namespaces/{ns}")
+    wait_for(
+        lambda: get(cp, f"/api/v1/namespaces/{ns}")["spec"]["finalizers"] == [CERT_MANAGER],
+        timeout=60,
+        message="the namespace controller done with its own finalizer",
+    )
+    plan = dry_run(cp, "ns", ns)
+    [action] = actions(plan)
+    assert action["action"] == "finalize-namespace"
+    assert action["request"]["verb"] == "PUT"
+    assert action["request"]["path"] == f"/api/v1/namespaces/{ns}/finalize"
+    assert action["request"]["body"]["spec"]["finalizers"] == []
+    result = apply(cp, "ns", ns, digest=plan["digest"])
+    assert result.returncode == 0, result.stderr
+    wait_gone(cp, f"/api/v1/namespaces/{ns}", timeout=30)

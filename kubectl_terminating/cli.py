@@ -265,6 +265,8 @@ def fix(ctx: click.Context, /, kind: str, names: tuple[str, ...], **flags: Any) 
         output=flags.pop("output"),
         command=" ".join([PROG, *(shlex.quote(a) for a in sys.argv[1:])]),
     )
+    if fix_options.confirm is not None and not fix_options.apply:
+        raise click.UsageError("--confirm only applies with --apply", ctx)
     try:
         options = Options.from_flags(AliasedGroup.aliases.get(kind, kind), names, flags)
     except UsageError as error:

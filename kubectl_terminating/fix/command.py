@@ -13,7 +13,8 @@ from kubectl_terminating.fix.apply import DONE, EXIT_REFUSED, FORBIDDEN, apply_p
 from kubectl_terminating.fix.audit import Actor, AuditLog
 from kubectl_terminating.fix.digest import digest
 from kubectl_terminating.fix.observe import Planned, observe, planned
-from kubectl_terminating.fix.plan import Resolver, known_resource, plan
+from kubectl_terminating.fix.plan import TAINT_OUT_OF_SERVICE as TAINT
+from kubectl_terminating.fix.plan import Proposal, Resolver, known_resource, plan
 from kubectl_terminating.fix.render import dry_run_footer, plan_json, plan_text, results_text
 from kubectl_terminating.model import JSON
 from kubectl_terminating.options import Options
@@ -132,6 +133,17 @@ def _run(options: Options, fix: FixOptions, out: IO[str], err: IO[str], into: IO
         reader = LiveReader(client)
         sections = observe(plan(result.findings, fix.node_down, resolver(source.view)), reader)
         actions = planned(sections)
+        tainted = {
+            step.target.name
+            for s in sections
+            for step in s.section.steps
+            if isinstance(step, Proposal) and step.action == TAINT
+        }
+        for node in dict.fromkeys(fix.node_down):
+            if node not in tainted:
+                print(
+                    f"Warning: --node-down {safe(node)}: no stuck pod here is held by it", file=err
+                )
         code = digest(actions)
         style = Style(color=use_color("auto", out))
         if fix.output != "json":

@@ -39,6 +39,7 @@ from kubectl_terminating.model import JSON
 CONTENT_JSON = "application/json"
 CONTENT_JSON_PATCH = "application/json-patch+json"
 MAX_NAMED = 5  # matching items named in an observation
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"  # a copy of the rest
 
 
 class Reader(Protocol):
@@ -207,9 +208,10 @@ def recreatable(obj: JSON) -> JSON:
     """The object as it can be created again: no status, server-set metadata removed."""
     kept = {k: v for k, v in obj.items() if k not in ("status",)}
     m = meta(obj)
-    kept["metadata"] = {
-        k: v for k, v in m.items() if k in ("name", "namespace", "labels", "annotations")
-    }
+    kept["metadata"] = {k: v for k, v in m.items() if k in ("name", "namespace", "labels")}
+    annotations = {k: v for k, v in as_dict(m.get("annotations")).items() if k != LAST_APPLIED}
+    if annotations:
+        kept["metadata"]["annotations"] = annotations
     return kept
 
 

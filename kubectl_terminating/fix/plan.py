@@ -313,7 +313,7 @@ def _webhook(subject: Target, blocker: Blocker) -> Iterator[Step]:
     objects = [e.object for e in blocker.evidence if e.object is not None]
     configs = [o for o in objects if o.kind.endswith("WebhookConfiguration")]
     services = [e for e in blocker.evidence if e.object is not None and e.object.kind == "Service"]
-    if all(o.kind == "Pod" for o in objects):
+    if objects and all(o.kind == "Pod" for o in objects):
         return  # a pod's blocker raised to its namespace: planned under the pod
     if not configs or not services or services[0].object is None:
         yield Refusal(subject, blocker, "the webhook's backing Service is not named")

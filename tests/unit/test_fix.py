@@ -311,14 +311,14 @@ def test_finalizer_removed_only_when_every_sign_of_its_owner_is_absent() -> None
     assert isinstance(proposal, Proposal) and proposal.action == REMOVE_FINALIZER
     assert [(c.path, c.patterns) for c in proposal.checks] == [
         ("/apis/coordination.k8s.io/v1/leases", ("cert-manager-controller",)),
-        ("/apis/apps/v1/deployments", ("cert-manager", "cert-manager-*")),
+        ("/apis/apps/v1/deployments", ("*cert-manager*",)),
         (
             "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
-            ("cert-manager", "cert-manager-*"),
+            ("*cert-manager*",),
         ),
         (
             "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
-            ("cert-manager", "cert-manager-*"),
+            ("*cert-manager*",),
         ),
     ]
     challenge = {

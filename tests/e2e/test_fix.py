@@ -435,8 +435,12 @@ def test_webhook_of_uninstalled_operator_deleted(control_plane: ControlPlane) ->
         [action] = [a for a in actions(plan) if a["action"] == "delete-webhook-configuration"]
         assert action["target"]["name"] == config
         assert action["recreate"]["webhooks"][0]["clientConfig"]["service"]["name"] == "guard"
-        result = apply(cp, "ns", ns, digest=plan["digest"])
+        result = apply(cp, "ns", ns, "-o", "json", digest=plan["digest"])
         assert result.returncode == 0, result.stderr
+        applied = json.loads(result.stdout)
+        assert applied["dryRun"] is False and applied["digest"] == plan["digest"]
+        [done] = [r for r in applied["results"] if r["target"]["name"] == config]
+        assert (done["result"], done["response"]["status"]) == ("done", 200)
         assert get_or_none(cp, path) is None
     finally:
         if get_or_none(cp, path) is not None:

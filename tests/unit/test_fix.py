@@ -497,3 +497,24 @@ def test_plan_text_golden() -> None:
 def test_plan_json_golden() -> None:
     sections, code = golden_plan()
     assert_golden("fix/plan.json", plan_json(sections, code, applied=False))
+
+
+# -- command line ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["fix", "pods", "--confirm", "abc"], "--confirm only applies with --apply"),
+        (["fix", "secrets"], "Invalid value for '(pods|ns|all)'"),
+        (["fix", "all", "web-0"], "`all` takes no names"),
+    ],
+)
+def test_fix_usage_errors(args: list[str], message: str) -> None:
+    from click.testing import CliRunner
+
+    from kubectl_terminating.cli import cli
+
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2
+    assert message in result.output

@@ -86,7 +86,7 @@ def outage(control_plane: ControlPlane) -> Iterator[Outage]:
     driver = scenarios.pod_with_unreclaimed_volume(cp, ns)
     held = scenarios.pod_with_finalizer(cp, ns)
     scenarios.wait_past_deadline(get(cp, scenarios.pod_path(ns, driver.name)))
-    yield Outage(ns, dead, [driver.node, held.node])
+    yield Outage(ns, dead, [n for n in (driver.node, held.node) if n])
 
 
 def renew(cp: ControlPlane, outage: Outage) -> None:

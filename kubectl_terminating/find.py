@@ -61,6 +61,16 @@ def _terminating(obj: JSON) -> bool:
     return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
 
 
+def _kept(pod: JSON) -> JSON:
+    """A terminating pod as it is kept for the explainers: without its managedFields, which
+    no explainer reads and which weigh about half of a pod (20,000 stuck pods in an outage
+    would otherwise hold a gigabyte)."""
+    metadata = pod.get("metadata")
+    if isinstance(metadata, dict) and "managedFields" in metadata:
+        pod = dict(pod, metadata={k: v for k, v in metadata.items() if k != "managedFields"})
+    return typed(pod, PODS)
+
+
 def _key(obj: JSON) -> tuple[str, str]:
     m = obj.get("metadata") or {}
     return str(m.get("namespace") or ""), str(m.get("name") or "")
@@ -271,7 +281,7 @@ def find_pods(client: Client, scope: Scope) -> Found:
     if sum(node is None for _, node in candidates) > MAX_NAME_LOOKUPS:
         for pod in client.items(PODS.path(scope.namespace), {"labelSelector": scope.selector}):
             if _terminating(pod):
-                pods[_key(pod)] = typed(pod, PODS)
+                pods[_key(pod)] = _kept(pod)
         return Found(list(pods.values()), [], [])
 
     def exact_pod(key: tuple[str, str]) -> list[JSON]:
@@ -291,7 +301,7 @@ def find_pods(client: Client, scope: Scope) -> Found:
     for batch in client.map(lambda lookup: list(lookup()), lookups):
         for pod in batch:
             if _terminating(pod):
-                pods[_key(pod)] = typed(pod, PODS)
+                pods[_key(pod)] = _kept(pod)
     return Found(sorted(pods.values(), key=_key), [], [])
 
 

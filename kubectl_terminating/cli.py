@@ -88,6 +88,12 @@ OUTPUT_OPTIONS = [
         help="Output format: wide, json, yaml or name (default: a table).",
     ),
     click.option("--explain", is_flag=True, help="Every blocker with evidence and remedies."),
+    click.option(
+        "--summary",
+        is_flag=True,
+        help="Only the count of objects per cause (printed after any table longer than "
+        "20 rows; -o json has it as `summary`).",
+    ),
     click.option("--no-headers", is_flag=True, help="Omit the table headers."),
     click.option(
         "--color",

@@ -1,9 +1,10 @@
 """Stuck objects grouped by cause: in an outage thousands of pods share a handful of causes.
 
-Each finding counts once, under its main blocker. Node causes make one group per type that
-names every node involved (`1,980 pods: node NotReady (20 nodes: zone-b-0, ... zone-b-19)`);
-other causes make one group per shared object (a CSI driver, a finalizer, an APIService, a
-webhook configuration), so one APIService blocking 40 namespaces is one line.
+Each finding counts once, under its main blocker. Causes on the node side (the node, its
+runtime, its kubelet's teardown) make one group per type that names every node involved
+(`1,980 pods: node NotReady (20 nodes: zone-b-0, zone-b-1 ... zone-b-19)`); other causes make
+one group per shared object (a CSI driver, a finalizer, an APIService, a webhook
+configuration), so one APIService blocking 40 namespaces is one line.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from kubectl_terminating.model import (
     FINALIZER,
     GRACE_PERIOD,
     JSON,
+    LIFECYCLE_HOOK,
     NAMESPACE_CONDITION,
     NAMESPACE_CONTROLLER,
     NAMESPACE_FINALIZER,
@@ -29,6 +31,7 @@ from kubectl_terminating.model import (
     NODE_NOT_READY,
     OWNER_DEPENDENTS,
     PROTECTION_IN_USE,
+    RUNTIME_UNAVAILABLE,
     UNKNOWN,
     VOLUME_ATTACHMENT,
     VOLUMES_NOT_RECLAIMED,
@@ -38,8 +41,18 @@ from kubectl_terminating.model import (
     priority,
 )
 
-# Causes whose groups gather every node they name, rather than one group per node.
-NODE_CAUSES = frozenset({NODE_MISSING, NODE_NOT_READY, "runtime-unavailable"})
+# Causes that happen on the pod's node: their shared object is the node, and one group per
+# cause names every node involved rather than one group per node.
+NODE_CAUSES = frozenset(
+    {
+        NODE_MISSING,
+        NODE_NOT_READY,
+        RUNTIME_UNAVAILABLE,
+        LIFECYCLE_HOOK,
+        CONTAINERS_RUNNING,
+        VOLUMES_NOT_RECLAIMED,
+    }
+)
 # Kinds of evidence object that many stuck objects can share.
 SHARED_KINDS = (
     "Node",
@@ -52,8 +65,8 @@ SHARED_KINDS = (
 CAUSES: dict[str, str] = {
     NODE_MISSING: "node no longer exists",
     NODE_NOT_READY: "node NotReady",
-    "runtime-unavailable": "container runtime down",
-    "lifecycle-hook": "lifecycle hook never returned",
+    RUNTIME_UNAVAILABLE: "container runtime down",
+    LIFECYCLE_HOOK: "postStart hook never returned",
     CONTAINERS_RUNNING: "containers still running",
     VOLUMES_NOT_RECLAIMED: "volumes not reclaimed",
     CSI_DRIVER_MISSING: "CSI driver not installed",
@@ -108,6 +121,8 @@ class CauseGroup:
 
 def subject_of(blocker: Blocker, finding: Finding) -> tuple[str, str] | None:
     """The (kind, name) many stuck objects can share behind this blocker, if any."""
+    if blocker.type in NODE_CAUSES and finding.node:
+        return "Node", finding.node
     for evidence in blocker.evidence:
         for key in ("finalizer", "specFinalizer"):
             value = evidence.fields.get(key)
@@ -116,8 +131,6 @@ def subject_of(blocker: Blocker, finding: Finding) -> tuple[str, str] | None:
     for evidence in blocker.evidence:
         if evidence.object is not None and evidence.object.kind in SHARED_KINDS:
             return evidence.object.kind, evidence.object.name
-    if blocker.type == NODE_MISSING and finding.node:
-        return "Node", finding.node
     return None
 
 
@@ -135,7 +148,7 @@ def group_by_cause(findings: Sequence[Finding]) -> list[CauseGroup]:
         blocker_type = main.type if main is not None else UNKNOWN
         subject = subject_of(main, finding) if main is not None else None
         kind, name = subject if subject else (None, None)
-        key = (blocker_type, kind, None if blocker_type in NODE_CAUSES else name)
+        key = (blocker_type, kind, None if kind == "Node" else name)
         members.setdefault(key, []).append(finding)
         if name is not None:
             subjects.setdefault(key, set()).add(name)
@@ -149,5 +162,5 @@ def group_by_cause(findings: Sequence[Finding]) -> list[CauseGroup]:
         )
         for key, found in members.items()
     ]
-    groups.sort(key=lambda g: (-g.count, priority(g.type), g.subjects))
+    groups.sort(key=lambda g: (-g.count, priority(g.type), [_natural(n) for n in g.subjects]))
     return groups

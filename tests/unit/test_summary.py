@@ -92,7 +92,8 @@ def test_summary_lines(outage: list[Finding]) -> None:
         "Summary: 55 pods, 5 causes",
         "45 pods: node NotReady (12 nodes: zone-b-0, zone-b-1 ... zone-b-11)",
     ]
-    assert "1 pod: CSI driver not installed (ebs.csi.aws.com)" in text
+    assert "1 pod: CSI driver ebs.csi.aws.com not installed" in text
+    assert "4 pods: finalizer example.com/drain" in text
     assert_golden("summary/outage.txt", text)
 
 
@@ -104,6 +105,25 @@ def test_json_summary_block(outage: list[Finding]) -> None:
     assert first["shared"] == {"kind": "Node", "names": [f"zone-b-{i}" for i in range(12)]}
     assert first["example"] == {"kind": "Pod", "namespace": "shop", "name": "web-0"}
     assert_golden("summary/outage.json", json.dumps(summary, indent=4) + "\n")
+
+
+def test_a_node_side_cause_on_many_nodes_is_one_group() -> None:
+    """Volumes the kubelets did not reclaim on 3 nodes (a driver restarted cluster-wide): one
+    line naming the nodes, not one line per node."""
+    found = []
+    for index in range(6):
+        finding = copy.deepcopy(volumes_stuck())
+        finding.name, finding.node = f"db-{index}", f"worker-{index % 3}"
+        found.append(finding)
+    for finding in found:  # the main cause of volumes_stuck is its driver; keep only teardown
+        finding.blockers = [b for b in finding.blockers if b.type == "volumes-not-reclaimed"]
+    groups = group_by_cause(found)
+    assert [(g.count, g.type, g.subjects) for g in groups] == [
+        (6, "volumes-not-reclaimed", ("worker-0", "worker-1", "worker-2"))
+    ]
+    assert summary_text(found).splitlines()[1] == (
+        "6 pods: volumes not reclaimed (3 nodes: worker-0, worker-1, worker-2)"
+    )
 
 
 def test_names_from_the_cluster_cannot_drive_the_terminal() -> None:

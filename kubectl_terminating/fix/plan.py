@@ -23,6 +23,7 @@ from kubectl_terminating.model import (
     FINALIZER,
     GRACE_PERIOD,
     JSON,
+    LIFECYCLE_HOOK,
     NAMESPACE_CONDITION,
     NAMESPACE_CONTROLLER,
     NAMESPACE_FINALIZER,
@@ -31,6 +32,7 @@ from kubectl_terminating.model import (
     NODE_NOT_READY,
     OWNER_DEPENDENTS,
     PROTECTION_IN_USE,
+    RUNTIME_UNAVAILABLE,
     UNKNOWN,
     VOLUME_ATTACHMENT,
     VOLUMES_NOT_RECLAIMED,
@@ -99,6 +101,10 @@ REASONS = {
     NAMESPACE_CONDITION: "a symptom the namespace controller reports: the cause is another blocker",
     NAMESPACE_CONTROLLER: "the namespace controller itself must run: nothing to write",
     UNKNOWN: "no known cause: nothing is proven",
+    RUNTIME_UNAVAILABLE: "the node is up and its containers still run: the runtime must come "
+    "back (deleting the pod object or tainting the node would leave them running)",
+    LIFECYCLE_HOOK: "the hook runs on the node: it must be ended there, then the kubelet "
+    "finishes by itself",
 }
 CONTEXT = frozenset({GRACE_PERIOD, NAMESPACE_TERMINATING})
 CLUSTER_WIDE = frozenset({APISERVICE_UNAVAILABLE, CONVERSION_WEBHOOK, WEBHOOK})

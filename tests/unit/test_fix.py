@@ -45,8 +45,10 @@ from kubectl_terminating.fix.render import dry_run_footer, plan_json, plan_text
 from kubectl_terminating.model import (
     FINALIZER,
     JSON,
+    LIFECYCLE_HOOK,
     NODE_MISSING,
     NODE_NOT_READY,
+    RUNTIME_UNAVAILABLE,
     Blocker,
     Evidence,
     Finding,
@@ -198,6 +200,17 @@ def test_out_of_service_taint_only_with_node_down() -> None:
     assert isinstance(proposal, Proposal) and proposal.action == TAINT_OUT_OF_SERVICE
     assert proposal.target.path == "/api/v1/nodes/worker-3"
     assert plan([pod_finding(NODE_DOWN)], node_down=("worker-4",))[0].steps[0] == refusal
+
+
+@pytest.mark.parametrize("blocker_type", [RUNTIME_UNAVAILABLE, LIFECYCLE_HOOK])
+def test_node_side_causes_of_a_live_node_are_never_written(blocker_type: str) -> None:
+    """The runtime down under a live kubelet, a hung hook: the containers still run, so neither
+    a force delete nor the taint is planned, even when the operator says the node is down."""
+    blocker = Blocker(blocker_type, "on worker-3", (Evidence("seen", POD_REF),))
+    [section] = plan([pod_finding(blocker)], node_down=("worker-3",))
+    [refusal] = section.steps
+    assert isinstance(refusal, Refusal)
+    assert "still run" in refusal.reason or "ended there" in refusal.reason
 
 
 def test_taint_refused_once_the_node_is_ready() -> None:

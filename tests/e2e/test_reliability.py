@@ -223,6 +223,12 @@ def test_user_who_may_not_read_nodes_events_webhooks_apiservices(
         assert "could not read nodes: forbidden" in item["warnings"]
     # what needs none of the four is still found: the container the runtime never killed
     assert "containers-running" in {b["type"] for b in items[hung.name]["blockers"]}
+    # its headline says the node was not checked: "still running past deadline" would state as
+    # fact what only the kubelet's last report says (a node that is down reports nothing new)
+    running = next(b for b in items[hung.name]["blockers"] if b["type"] == "containers-running")
+    assert running["summary"] == (
+        f"node {hung.node} not checked (forbidden); app last reported running"
+    )
     # each check not made is named, and only those: nothing else was lost on the way
     forbidden = {
         "could not read nodes: forbidden",

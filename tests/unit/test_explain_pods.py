@@ -264,6 +264,10 @@ def test_nodes_unreadable_warns_and_never_claims_node_missing() -> None:
     assert "could not read nodes: forbidden" in finding.warnings
     assert types(finding) == ["containers-running"]
     assert any("not checked (forbidden)" in e.message for e in finding.blockers[0].evidence)
+    # the headline says what was not checked instead of stating a running container as fact
+    assert finding.blockers[0].summary == (
+        "node worker-1 not checked (forbidden); app last reported running"
+    )
 
 
 def test_lease_unreadable_keeps_ready_true_as_healthy() -> None:

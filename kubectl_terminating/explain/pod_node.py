@@ -7,6 +7,11 @@ from kubectl_terminating.explain.pod_facts import NodeProblem, PodFacts, node_re
 from kubectl_terminating.model import JSON, NODE_MISSING, NODE_NOT_READY, Blocker, Evidence, Remedy
 
 OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"
+# checked by explain_node through facts.kubelet_pending
+HOLDS_WHILE = {
+    NODE_MISSING: "the kubelet has not confirmed (deletionGracePeriodSeconds is not 0)",
+    NODE_NOT_READY: "the kubelet has not confirmed (deletionGracePeriodSeconds is not 0)",
+}
 
 
 # -- node missing / not ready ------------------------------------------------------------------

@@ -337,11 +337,15 @@ def test_unreadable_cluster_objects_become_warnings(kind: str, what: str) -> Non
 
 def test_a_failure_condition_with_an_unknown_reason_still_counts() -> None:
     condition = {"type": "NamespaceDeletionDiscoveryFailure", "status": "True", "reason": "New"}
-    namespace = {"metadata": {"name": "x"}, "status": {"conditions": [condition]}}
+    namespace = {
+        "metadata": {"name": "x"},
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"conditions": [condition]},
+    }
     finding = explain_namespace(
         namespace, StaticView([], datetime(2026, 3, 1, tzinfo=timezone.utc))
     )
-    (blocker,) = finding.blockers
+    (blocker,) = of_type(finding, model.NAMESPACE_CONDITION)
     assert (blocker.type, blocker.summary) == (
         model.NAMESPACE_CONDITION,
         "discovery failed for some groups",

@@ -1,0 +1,302 @@
+"""What the namespace controller's own conditions prove that the tool's view does not show.
+
+The controller lists every type with its own credentials and writes what it found into the
+namespace's conditions (pkg/controller/namespace/deletion/namespaced_resources_deleter.go):
+
+    NamespaceContentRemaining: "Some resources are remaining: <plural>.<group> has <n>
+        resource instances, ..."
+    NamespaceFinalizersRemaining: "Some content in the namespace has finalizers remaining:
+        <finalizer> in <n> resource instances, ..."
+    NamespaceDeletionDiscoveryFailure: "Discovery failed for some groups, <n> failing: unable
+        to retrieve the complete list of server APIs: <group>/<version>: <error>, ..."
+    NamespaceDeletionContentFailure: "Failed to delete all resource types, <n> remaining: ...
+        failed calling webhook "<name>" ..." or "... conversion webhook for <group>/<version>,
+        Kind=<Kind> failed: ..."
+
+A snapshot without those kinds, or a type this tool could not list, does not make them go
+away: each name the conditions give that no blocker of the tool's own view covers becomes a
+blocker of its proper type, with the condition as its evidence. These hold only in the content
+phase (`kubernetes` still in spec.finalizers); namespaces.py calls this module only then.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kubectl_terminating.explain.common import meta, text
+from kubectl_terminating.explain.finalizers import lease_liveness, owner_phrase, short_owner
+from kubectl_terminating.explain.knowledge import lookup
+from kubectl_terminating.explain.namespace_conditions import (
+    CONTENT_REMAINING_CONDITION,
+    FAILED_CONVERSION,
+    FAILED_WEBHOOK,
+    FINALIZERS_REMAINING_CONDITION,
+    GROUP_VERSION,
+    clip,
+    failure_reason,
+    namespace_conditions,
+    ns_ref,
+)
+from kubectl_terminating.model import (
+    APISERVICE_UNAVAILABLE,
+    CONTENT_REMAINING,
+    CONVERSION_WEBHOOK,
+    FINALIZER,
+    JSON,
+    OWNER_DEPENDENTS,
+    PROTECTION_IN_USE,
+    WEBHOOK,
+    Blocker,
+    Evidence,
+    Remedy,
+)
+from kubectl_terminating.view import ClusterView
+
+# what each blocker type raised here needs to still hold the namespace
+HOLDS_WHILE = {
+    CONTENT_REMAINING: "kubernetes is in spec.finalizers and the controller's current "
+    "NamespaceContentRemaining condition names the type",
+    FINALIZER: "kubernetes is in spec.finalizers and NamespaceFinalizersRemaining names it",
+    APISERVICE_UNAVAILABLE: "kubernetes is in spec.finalizers and discovery of the group fails",
+    WEBHOOK: "kubernetes is in spec.finalizers and the controller's deletes are rejected by it",
+    CONVERSION_WEBHOOK: "kubernetes is in spec.finalizers and the controller's lists or deletes "
+    "of the kind fail in its conversion webhook",
+}
+
+# "widgets.example.com has 2 resource instances"; the core group leaves "pods." (empty group)
+REMAINING_TYPE = re.compile(r"([a-z0-9][a-z0-9-]*)\.([a-z0-9.-]*) has (\d+) resource instances?")
+# "example.com/cleanup in 2 resource instances"
+REMAINING_FINALIZER = re.compile(r"(\S+) in (\d+) resource instances?")
+
+
+@dataclass(frozen=True)
+class Named:
+    """One thing a current condition names, with the condition that names it."""
+
+    name: str
+    count: int
+    condition: JSON
+
+    def evidence(self, ns: JSON, note: str = "") -> Evidence:
+        condition = self.condition
+        message = f"{text(condition.get('type'))}: {text(condition.get('message'))}"
+        return Evidence(message + (f" ({note})" if note else ""), ns_ref(ns), condition)
+
+
+def _current(ns: JSON, condition_type: str) -> list[JSON]:
+    return [
+        c
+        for c in namespace_conditions(ns)
+        if c.get("type") == condition_type and c.get("status") == "True"
+    ]
+
+
+def remaining_types(ns: JSON) -> list[Named]:
+    """Types the controller counted, as `plural` (core) or `plural.group`, with their count."""
+    return [
+        Named(f"{plural}.{group}" if group else plural, int(n), c)
+        for c in _current(ns, CONTENT_REMAINING_CONDITION)
+        for plural, group, n in REMAINING_TYPE.findall(text(c.get("message")))
+    ]
+
+
+def remaining_finalizers(ns: JSON) -> list[Named]:
+    return [
+        Named(finalizer, int(n), c)
+        for c in _current(ns, FINALIZERS_REMAINING_CONDITION)
+        for finalizer, n in REMAINING_FINALIZER.findall(text(c.get("message")))
+    ]
+
+
+def says_content_remains(ns: JSON) -> bool:
+    return bool(remaining_types(ns) or remaining_finalizers(ns))
+
+
+def found_no_content(ns: JSON) -> bool:
+    """The controller's last pass found nothing left (NamespaceContentRemaining=False)."""
+    return any(
+        c.get("type") == CONTENT_REMAINING_CONDITION and c.get("status") == "False"
+        for c in namespace_conditions(ns)
+    )
+
+
+def _failures(ns: JSON, reason: str) -> list[JSON]:
+    return [c for c in namespace_conditions(ns) if failure_reason(c) == reason]
+
+
+def failing_group_versions(ns: JSON) -> list[Named]:
+    return [
+        Named(gv, 1, c)
+        for c in _failures(ns, "DiscoveryFailed")
+        for gv in dict.fromkeys(GROUP_VERSION.findall(text(c.get("message"))))
+    ]
+
+
+def failing_webhooks(ns: JSON) -> list[Named]:
+    return [
+        Named(name, 1, c)
+        for c in _failures(ns, "ContentDeletionFailed")
+        for name in dict.fromkeys(FAILED_WEBHOOK.findall(text(c.get("message"))))
+    ]
+
+
+def failing_conversions(ns: JSON) -> list[tuple[str, str, Named]]:
+    """(group, Kind, named) for every conversion webhook a content failure names."""
+    return [
+        (group, kind, Named(f"{group}/{version}", 1, c))
+        for c in _failures(ns, "ContentDeletionFailed")
+        for group, version, kind in FAILED_CONVERSION.findall(text(c.get("message")))
+    ]
+
+
+# -- what the tool's own view already covers ---------------------------------------------------
+
+
+def _covered(found: Sequence[Blocker], types: tuple[str, ...], needle: str) -> bool:
+    return any(b.type in types and needle in b.summary for b in found)
+
+
+def _finalizer_blocker(named: Named, ns: JSON, view: ClusterView) -> Blocker:
+    owner = lookup(named.name)
+    liveness = lease_liveness(owner.lease_names if owner else (), view)
+    where = f"on {named.count} object{'s' if named.count != 1 else ''}"
+    owned = (
+        Evidence(f"removed by {owner.owner}, which waits for {owner.waits_for}")
+        if owner
+        else Evidence(f"no known owner for {named.name}: the controller that added it removes it")
+    )
+    remedy = Remedy(owner.remedy) if owner else Remedy(f"restore the controller of {named.name}")
+    name = text(meta(ns).get("name"))
+    return Blocker(
+        FINALIZER,
+        clip(f"finalizer {named.name} {where} ({owner_phrase(owner, liveness.state)})"),
+        (
+            named.evidence(ns, "the controller's count; those objects are not in this view"),
+            owned,
+            *liveness.evidence,
+        ),
+        (
+            remedy,
+            Remedy(
+                f"find the objects that carry it ({short_owner(owner)})",
+                f"kubectl terminating all -n {shlex.quote(name)} --explain",
+            ),
+        ),
+    )
+
+
+def _content_blocker(missing: Sequence[Named], ns: JSON, covered: frozenset[str]) -> Blocker:
+    total = sum(n.count for n in missing)
+    types = ", ".join(f"{n.name} ({n.count})" for n in missing)
+    name = text(meta(ns).get("name"))
+
+    def note(named: Named) -> str:
+        if named.name in covered:
+            return f"{named.name}: listed just now, none left; the controller counts again soon"
+        return f"{named.name}: the controller's count; this view could not list the type"
+
+    return Blocker(
+        CONTENT_REMAINING,
+        clip(f"{total} object{'s' if total != 1 else ''} left (per the controller): {types}"),
+        (
+            *(n.evidence(ns) for n in {id(n.condition): n for n in missing}.values()),
+            *(Evidence(note(n)) for n in missing),
+        ),
+        (
+            Remedy(
+                "the namespace controller deletes these by itself once nothing holds them; "
+                "list them with the permissions it has",
+                f"kubectl terminating all -n {shlex.quote(name)} --explain",
+            ),
+        ),
+    )
+
+
+def _apiservice_blocker(named: Named, ns: JSON) -> Blocker:
+    group, _, version = named.name.partition("/")
+    apiservice = f"{version}.{group}"
+    return Blocker(
+        APISERVICE_UNAVAILABLE,
+        clip(f"API {named.name} unavailable: discovery fails (APIService {apiservice})"),
+        (named.evidence(ns, "the controller's discovery failed for it"),),
+        (
+            Remedy(
+                f"fix the extension API server behind APIService {apiservice}; the namespace "
+                "controller then retries by itself",
+                f"kubectl get apiservice {shlex.quote(apiservice)} -o yaml",
+            ),
+            Remedy(
+                f"LAST RESORT: delete APIService {apiservice}; its API disappears from the cluster",
+                f"kubectl delete apiservice {shlex.quote(apiservice)}",
+                destructive=True,
+                when="the extension API server was uninstalled for good and nothing needs its API",
+            ),
+        ),
+    )
+
+
+def _webhook_blocker(named: Named, ns: JSON) -> Blocker:
+    return Blocker(
+        WEBHOOK,
+        clip(f"webhook {named.name} rejects the controller's deletes"),
+        (named.evidence(ns, "the controller's delete was rejected by it"),),
+        (
+            Remedy(
+                f"restore the backend of webhook {named.name} (see its configuration's "
+                "clientConfig); the namespace controller then retries by itself",
+                "kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations",
+            ),
+        ),
+    )
+
+
+def _conversion_blocker(group: str, kind: str, named: Named, ns: JSON) -> Blocker:
+    return Blocker(
+        CONVERSION_WEBHOOK,
+        clip(f"conversion webhook of {kind}.{group} fails"),
+        (named.evidence(ns, "the controller's lists or deletes of it failed"),),
+        (
+            Remedy(
+                f"restore the conversion webhook of the {kind} CRD (usually its operator); "
+                "deletion then resumes by itself",
+                f"kubectl get crd -o name | grep {shlex.quote('.' + group)}",
+            ),
+        ),
+    )
+
+
+def condition_blockers_beyond_view(
+    ns: JSON,
+    view: ClusterView,
+    found: Sequence[Blocker],
+    shown: set[str],
+    covered: frozenset[str],
+    listed_finalizers: set[str],
+) -> list[Blocker]:
+    """Blockers for what the current conditions name and no blocker in `found` covers.
+
+    shown: types the tool's listing shows objects of (or could not list); covered: every type
+    it listed, empty or not; listed_finalizers: finalizers on the objects it listed."""
+    blockers: list[Blocker] = []
+    missing = [n for n in remaining_types(ns) if n.name not in shown]
+    if missing:
+        blockers.append(_content_blocker(missing, ns, covered))
+    for named in remaining_finalizers(ns):
+        if named.name not in listed_finalizers and not _covered(
+            found, (FINALIZER, OWNER_DEPENDENTS, PROTECTION_IN_USE), named.name
+        ):
+            blockers.append(_finalizer_blocker(named, ns, view))
+    for named in failing_group_versions(ns):
+        group, _, version = named.name.partition("/")
+        if not _covered(found, (APISERVICE_UNAVAILABLE,), f"{version}.{group}"):
+            blockers.append(_apiservice_blocker(named, ns))
+    for named in failing_webhooks(ns):
+        if not _covered(found, (WEBHOOK,), named.name):
+            blockers.append(_webhook_blocker(named, ns))
+    for group, kind, named in failing_conversions(ns):
+        if not _covered(found, (CONVERSION_WEBHOOK,), f".{group} "):
+            blockers.append(_conversion_blocker(group, kind, named, ns))
+    return blockers

@@ -314,6 +314,9 @@ def _reclaim_blocker(
         summary = f"{done}; {what} still in use on {facts.node_name}"
     elif events:
         summary = f"{done}; volume teardown failing ({text(events[0].get('reason'))})"
+    elif facts.node.unreadable:
+        # nothing seen of the node: do not claim what its kubelet is doing
+        summary = f"{done}; node {facts.node_name} not checked ({facts.node.unreadable})"
     else:
         summary = f"{done}; kubelet has not finished volume teardown"
     evidence = [

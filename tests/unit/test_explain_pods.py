@@ -361,6 +361,14 @@ def test_no_persistent_volumes_still_waits_for_teardown() -> None:
     )
 
 
+def test_node_unreadable_says_so_instead_of_blaming_the_kubelet() -> None:
+    obj = exited()
+    obj["spec"]["volumes"] = obj["spec"]["volumes"][1:]  # the projected token volume only
+    finding = explain(obj, cluster(), unreadable={"Node": "forbidden"})
+    assert types(finding) == ["volumes-not-reclaimed"]
+    assert finding.blockers[0].summary == "containers exited; node worker-1 not checked (forbidden)"
+
+
 def test_pv_unreadable_keeps_the_blocker_and_warns() -> None:
     finding = explain(exited(), cluster(), unreadable={"PersistentVolume": "forbidden"})
     assert types(finding) == ["volumes-not-reclaimed"]

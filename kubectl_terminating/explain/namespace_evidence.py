@@ -23,11 +23,16 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from kubectl_terminating.explain.common import meta, text
-from kubectl_terminating.explain.finalizers import lease_liveness, owner_phrase, short_owner
+from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating.explain.finalizers import (
+    lease_liveness,
+    owner_phrase,
+    short_owner,
+    try_read,
+)
 from kubectl_terminating.explain.knowledge import lookup
 from kubectl_terminating.explain.namespace_conditions import (
     CONTENT_REMAINING_CONDITION,
@@ -157,6 +162,22 @@ def failing_conversions(ns: JSON) -> list[tuple[str, str, Named]]:
 
 def _covered(found: Sequence[Blocker], types: tuple[str, ...], needle: str) -> bool:
     return any(b.type in types and needle in b.summary for b in found)
+
+
+def _seen(read: Callable[[], list[JSON]], names: Callable[[JSON], Iterable[str]]) -> set[str]:
+    """Names of the objects a view read returns; none when it cannot be read (not in a file,
+    forbidden): then only the condition can tell."""
+    objects, failure = try_read(read)
+    return set() if failure is not None else {n for o in objects or [] for n in names(o)}
+
+
+def _webhook_names(config: JSON) -> list[str]:
+    return [text(as_dict(h).get("name")) for h in as_list(config.get("webhooks"))]
+
+
+def _crd_group_kind(crd: JSON) -> list[str]:
+    spec = as_dict(crd.get("spec"))
+    return [f"{text(as_dict(spec.get('names')).get('kind'))}.{text(spec.get('group'))}"]
 
 
 def _finalizer_blocker(named: Named, ns: JSON, view: ClusterView) -> Blocker:
@@ -289,14 +310,20 @@ def condition_blockers_beyond_view(
             found, (FINALIZER, OWNER_DEPENDENTS, PROTECTION_IN_USE), named.name
         ):
             blockers.append(_finalizer_blocker(named, ns, view))
+    # An APIService, webhook or CRD the view holds was judged by the view itself (an available
+    # APIService, a DELETE-only webhook for content already deleted): only what it lacks is
+    # taken from the condition.
+    apiservices = _seen(view.apiservices, lambda a: [text(meta(a).get("name"))])
     for named in failing_group_versions(ns):
         group, _, version = named.name.partition("/")
-        if not _covered(found, (APISERVICE_UNAVAILABLE,), f"{version}.{group}"):
+        if f"{version}.{group}" not in apiservices:
             blockers.append(_apiservice_blocker(named, ns))
+    webhooks = _seen(view.webhook_configurations, _webhook_names)
     for named in failing_webhooks(ns):
-        if not _covered(found, (WEBHOOK,), named.name):
+        if named.name not in webhooks and not _covered(found, (WEBHOOK,), named.name):
             blockers.append(_webhook_blocker(named, ns))
+    crds = _seen(view.crds, _crd_group_kind)
     for group, kind, named in failing_conversions(ns):
-        if not _covered(found, (CONVERSION_WEBHOOK,), f".{group} "):
+        if f"{kind}.{group}" not in crds:
             blockers.append(_conversion_blocker(group, kind, named, ns))
     return blockers

@@ -295,20 +295,20 @@ def condition_blockers_beyond_view(
     found: Sequence[Blocker],
     shown: set[str],
     covered: frozenset[str],
-    listed_finalizers: set[str],
+    listed_finalizers: set[str] | None,
 ) -> list[Blocker]:
     """Blockers for what the current conditions name and no blocker in `found` covers.
 
     shown: types the tool's listing shows objects of (or could not list); covered: every type
-    it listed, empty or not; listed_finalizers: finalizers on the objects it listed."""
+    it listed, empty or not; listed_finalizers: finalizers on the objects it listed, None when
+    that listing is partial (a file, a type it could not list): only then do the condition's
+    finalizers count beyond it, a complete listing being fresher than the last pass."""
     blockers: list[Blocker] = []
     missing = [n for n in remaining_types(ns) if n.name not in shown]
     if missing:
         blockers.append(_content_blocker(missing, ns, covered))
-    for named in remaining_finalizers(ns):
-        if named.name not in listed_finalizers and not _covered(
-            found, (FINALIZER, OWNER_DEPENDENTS, PROTECTION_IN_USE), named.name
-        ):
+    for named in remaining_finalizers(ns) if listed_finalizers is None else ():
+        if not _covered(found, (FINALIZER, OWNER_DEPENDENTS, PROTECTION_IN_USE), named.name):
             blockers.append(_finalizer_blocker(named, ns, view))
     # An APIService, webhook or CRD the view holds was judged by the view itself (an available
     # APIService, a DELETE-only webhook for content already deleted): only what it lacks is

@@ -137,10 +137,11 @@ def beyond_view(content: Content | None, found: Sequence[Blocker]) -> Explainer:
     listed = content or empty
     shown = {c.resource.qualified for c in listed.listings if c.items or c.error}
 
+    complete = content is not None and content.complete and not content.unlisted
+    finalizers = content.finalizers() if content is not None and complete else None
+
     def explain(ns: JSON, view: ClusterView) -> list[Blocker]:
-        return condition_blockers_beyond_view(
-            ns, view, found, shown, listed.covered, listed.finalizers()
-        )
+        return condition_blockers_beyond_view(ns, view, found, shown, listed.covered, finalizers)
 
     return explain
 

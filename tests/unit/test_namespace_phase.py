@@ -182,7 +182,7 @@ def test_a_namespace_alone_is_explained_by_its_conditions() -> None:
     finding = explain(ns, complete=False)
     assert types(finding) == [model.FINALIZER, model.CONTENT_REMAINING]
     finalizer, content = finding.blockers
-    assert finalizer.summary == "finalizer gateway.kusk.io/finalizer on 1 object (owner: unknown)"
+    assert finalizer.summary.startswith("finalizer gateway.kusk.io/finalizer on 1 object (owner: ")
     assert "NamespaceFinalizersRemaining: Some content" in finalizer.evidence[0].message
     assert content.summary.startswith("3 objects left (per the controller): pods (2), static")
     assert not any("no content" in b.summary for b in finding.blockers)
@@ -239,3 +239,14 @@ def test_no_content_only_when_listing_and_conditions_agree() -> None:
 
     unknown = explain(namespace(["kubernetes"], []), complete=False)
     assert not any("no content" in b.summary for b in unknown.blockers)
+
+
+def test_a_complete_listing_is_fresher_than_the_conditions_finalizers() -> None:
+    """Listed just now, every type, nothing carries the finalizer the last pass counted: no
+    finalizer blocker from the condition, and still no "no content" (they disagree)."""
+    ns = namespace(["kubernetes"], [], FINALIZERS_REMAINING)
+    finding = explain(ns)
+    assert model.FINALIZER not in types(finding)
+    assert not any("no content" in b.summary for b in finding.blockers)
+    partial = explain(ns, complete=False)
+    assert types(partial) == [model.FINALIZER]

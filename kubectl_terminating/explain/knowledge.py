@@ -714,6 +714,34 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         runs_as="Deployment open-cluster-management-hub/cluster-manager-registration-controller",
         source="https://github.com/open-cluster-management-io/ocm",
     ),
+    FinalizerOwner(
+        "tigera.io/operator-cleanup",
+        "Tigera operator (Calico)",
+        "its finalization of the Installation (calico-system resources, CNI RBAC) to complete",
+        "restore Deployment tigera-operator/tigera-operator, then retry",
+        risk="calico-system resources and CNI RBAC stay behind",
+        # OperatorCompleteFinalizer in the operator's Installation controller
+        runs_as="Deployment tigera-operator/tigera-operator",
+        source="https://github.com/tigera/operator",
+    ),
+    FinalizerOwner(
+        "tigera.io/cni-protector",
+        "Tigera operator (Calico)",
+        "the CNI plugin to no longer need this ServiceAccount or role (Calico being removed)",
+        "restore Deployment tigera-operator/tigera-operator, then retry",
+        risk="pods on nodes still running Calico CNI may fail to start or be torn down",
+        runs_as="Deployment tigera-operator/tigera-operator",
+        source="https://github.com/tigera/operator",
+    ),
+    FinalizerOwner(
+        "operator.tigera.io/*",
+        "Tigera operator (Calico; the controller named after the slash)",
+        "that controller's cleanup (e.g. the Calico API server) to finish",
+        "restore Deployment tigera-operator/tigera-operator, then retry",
+        risk="the component that controller manages stays installed",
+        runs_as="Deployment tigera-operator/tigera-operator",
+        source="https://github.com/tigera/operator",
+    ),
 )
 
 

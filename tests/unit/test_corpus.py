@@ -24,14 +24,15 @@ INDEX: list[dict[str, Any]] = json.loads((CORPUS / "index.json").read_text())["e
 
 def explain(path: Path) -> tuple[dict[str, Any], str]:
     """The file's one terminating object, as `--from-file F --now -o json` explains it."""
-    kind = "pods" if json.loads(path.read_text()).get("kind") == "Pod" else "namespaces"
+    kinds = {"Pod": "pods", "Namespace": "namespaces"}
+    kind = kinds.get(json.loads(path.read_text()).get("kind"), "all")
     out, err = io.StringIO(), io.StringIO()
     options = Options(
         kind=kind,
         from_file=str(path),
         now=True,  # pastes carry no capture time; judge them as overdue, as they were
         output="json",
-        all_namespaces=kind == "pods",
+        all_namespaces=kind != "namespaces",
         color="never",
     )
     assert run(options, out, err) == 0, err.getvalue()

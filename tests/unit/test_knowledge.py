@@ -54,6 +54,8 @@ from kubectl_terminating.explain.knowledge import FinalizerOwner, entries, looku
         ("finalizer.stack.pulumi.com", "Pulumi"),
         ("cluster.open-cluster-management.io/api-resource-cleanup", "Open Cluster Management"),
         ("gateway.kusk.io/srfinalizer", "Kusk Gateway"),
+        ("tigera.io/cni-protector", "Tigera operator"),
+        ("tigera.io/operator-cleanup", "Tigera operator"),
     ],
 )
 def test_exact_entries_name_their_owner(finalizer: str, owner: str) -> None:
@@ -100,6 +102,7 @@ def test_exact_entries_name_their_owner(finalizer: str, owner: str) -> None:
         ("gke.networking.io/l4-ilb-v2", "gke.networking.io/l4-*"),
         ("finalizers.s3.services.k8s.aws/Bucket", "finalizers.*.services.k8s.aws/*"),
         ("kyverno.io/policywebhooks", "kyverno.io/*webhooks"),
+        ("operator.tigera.io/apiserver-controller", "operator.tigera.io/*"),
     ],
 )
 def test_families_match_by_pattern(finalizer: str, pattern: str) -> None:

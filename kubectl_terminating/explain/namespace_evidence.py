@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from kubectl_terminating.explain.common import as_dict, as_list, meta, text
 from kubectl_terminating.explain.finalizers import (
     lease_liveness,
+    owner_fact,
     owner_phrase,
     short_owner,
     try_read,
@@ -185,7 +186,7 @@ def _finalizer_blocker(named: Named, ns: JSON, view: ClusterView) -> Blocker:
     liveness = lease_liveness(owner.lease_names if owner else (), view)
     where = f"on {named.count} object{'s' if named.count != 1 else ''}"
     owned = (
-        Evidence(f"removed by {owner.owner}, which waits for {owner.waits_for}")
+        owner_fact(owner)
         if owner
         else Evidence(f"no known owner for {named.name}: the controller that added it removes it")
     )

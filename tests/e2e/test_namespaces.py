@@ -31,6 +31,7 @@ from tests.e2e.kubelet import (
     unique_ns,
     wait_for,
 )
+from tests.e2e.users import Users, rule
 
 pytestmark = pytest.mark.e2e
 
@@ -600,6 +601,8 @@ def test_a_namespace_file_is_explained_by_its_conditions(
     answer, never "no content"."""
     orphan = built.orphan
     group = group_of(orphan)
+    # an APIService another test broke leaves a DiscoveryFailure until the controller's next pass
+    wait_condition(control_plane, orphan.namespace, "NamespaceDeletionDiscoveryFailure", "False")
     item = from_file(control_plane, tmp_path, orphan.namespace)
     main = item["blockers"][0]
     assert main["type"] == "finalizer", types(item)
@@ -616,6 +619,27 @@ def test_a_namespace_file_is_explained_by_its_conditions(
     assert main["type"] == "webhook", types(item)
     hook = f"{guarded.namespace}-guard.webhooks.test.example.com"
     assert main["summary"].startswith(f"webhook {hook}")
+
+
+def test_a_type_it_may_not_list_is_explained_by_the_conditions(
+    control_plane: ControlPlane, built: Built, tmp_path: Path
+) -> None:
+    """RBAC lets the user read everything but the custom resource's group: the type shows as
+    not listable, and the finalizer holding its object comes from the controller's condition."""
+    orphan = built.orphan
+    group = group_of(orphan)
+    groups = ["", "coordination.k8s.io", "apiregistration.k8s.io", "apiextensions.k8s.io"]
+    groups += ["admissionregistration.k8s.io", "discovery.k8s.io", "events.k8s.io"]
+    with Users(control_plane, tmp_path, "ns-rbac") as users:
+        user = users.user("no-widgets", cluster_rules=[rule(["*"], group=g) for g in groups])
+        data = run_json("ns", orphan.namespace, kubeconfig=user.kubeconfig)
+    (item,) = data["items"]
+    widgets = remaining(item, f"widgets.{group}")
+    assert widgets["count"] == 0 and "forbidden" in widgets["error"]
+    main = item["blockers"][0]
+    assert main["type"] == "finalizer", types(item)
+    assert main["summary"].startswith(f"finalizer {group}/cleanup on 1 object (owner: ")
+    assert "NamespaceFinalizersRemaining: Some content" in messages(main)
 
 
 # -- each blocker only while it can still hold the object ------------------------------------

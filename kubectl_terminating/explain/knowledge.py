@@ -429,6 +429,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "the namespace's project role bindings to be removed",
         "restore Rancher's agent in this cluster (or re-import the cluster), then retry",
         risk="Rancher project role bindings for this namespace stay behind",
+        # Rancher's leader election: Lease kube-system/cattle-controllers (rancher/rancher)
         lease_names=("cattle-controllers",),
         # norman lifecycle: finalizerKey = "controller.cattle.io/" + handler name
         runs_as="Deployment cattle-system/cattle-cluster-agent (Rancher in cattle-system upstream)",
@@ -480,7 +481,6 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "the VirtualMachine controller to have seen the instance go (VM status, volumes)",
         "restore virt-controller in the kubevirt namespace, then retry",
         risk="the VirtualMachine's status and DataVolumes may not be reconciled",
-        lease_names=("virt-controller",),
         runs_as="Deployment kubevirt/virt-controller",
         source="https://github.com/kubevirt/kubevirt/blob/main/staging/src/kubevirt.io/api/core/v1/types.go",
     ),

@@ -449,6 +449,59 @@ def test_explain_text_shows_conditions_remaining_and_remedies(
     assert "DESTRUCTIVE: LAST RESORT: remove finalizer" in out
 
 
+# -- conditions are evidence -------------------------------------------------------------------
+
+
+def test_a_namespace_file_is_explained_by_its_conditions(
+    control_plane: ControlPlane, built: Built, tmp_path: Path
+) -> None:
+    """`kubectl get ns X -o json` holds the namespace alone: what its current conditions name
+    (remaining finalizers and types, a webhook rejecting the controller's deletes) is the
+    answer, never "no content"."""
+    orphan = built.orphan
+    group = group_of(orphan)
+    # an APIService another module broke leaves a DiscoveryFailure until the controller's next pass
+    wait_condition(control_plane, orphan.namespace, "NamespaceDeletionDiscoveryFailure", "False")
+    item = from_file(control_plane, tmp_path, orphan.namespace)
+    main = item["blockers"][0]
+    assert main["type"] == "finalizer", (types(item), messages(main))
+    assert main["summary"].startswith(f"finalizer {group}/cleanup on 1 object (owner: un")
+    assert "NamespaceFinalizersRemaining: Some content" in messages(main)
+    content = one(item, "content-remaining")
+    assert content["summary"].startswith("1 object left (per the controller): widgets.")
+    assert f"widgets.{group}: the controller's count" in messages(content)
+    assert not any("no content" in b["summary"] for b in item["blockers"])
+
+    guarded = built.delete_hook
+    item = from_file(control_plane, tmp_path, guarded.namespace)
+    main = item["blockers"][0]
+    assert main["type"] == "webhook", types(item)
+    hook = f"{guarded.namespace}-guard.webhooks.test.example.com"
+    assert main["summary"].startswith(f"webhook {hook}")
+
+
+def test_a_type_it_may_not_list_is_explained_by_the_conditions(
+    control_plane: ControlPlane, built: Built, tmp_path: Path
+) -> None:
+    """RBAC lets the user read everything but the custom resource's group: the type shows as
+    not listable, and the finalizer holding its object comes from the controller's condition."""
+    orphan = built.orphan
+    group = group_of(orphan)
+    wait_condition(control_plane, orphan.namespace, "NamespaceDeletionDiscoveryFailure", "False")
+    groups = ["", "coordination.k8s.io", "apiregistration.k8s.io", "apiextensions.k8s.io"]
+    groups += ["admissionregistration.k8s.io", "discovery.k8s.io", "events.k8s.io"]
+    with Users(control_plane, tmp_path, "ns-rbac") as users:
+        user = users.user("no-widgets", cluster_rules=[rule(["*"], group=g) for g in groups])
+        data = run_json("ns", orphan.namespace, kubeconfig=user.kubeconfig)
+    (item,) = data["items"]
+    widgets = remaining(item, f"widgets.{group}")
+    assert widgets["count"] == 0 and "forbidden" in widgets["error"]
+    main = item["blockers"][0]
+    assert main["type"] == "finalizer", (types(item), messages(main))
+    assert main["summary"].startswith(f"finalizer {group}/cleanup on 1 object (owner: ")
+    assert "NamespaceFinalizersRemaining: Some content" in messages(main)
+
+
 # -- cluster-wide causes: each in its own test, removed before it ends ---------------------------
 
 
@@ -588,58 +641,6 @@ def test_past_the_content_phase_only_its_own_finalizers_hold_it(
             remove_finalizers(cp, widget)
         with contextlib.suppress(ApiError):
             remove_finalizers(cp, f"/api/v1/namespaces/{ns}")
-
-
-# -- conditions are evidence -------------------------------------------------------------------
-
-
-def test_a_namespace_file_is_explained_by_its_conditions(
-    control_plane: ControlPlane, built: Built, tmp_path: Path
-) -> None:
-    """`kubectl get ns X -o json` holds the namespace alone: what its current conditions name
-    (remaining finalizers and types, a webhook rejecting the controller's deletes) is the
-    answer, never "no content"."""
-    orphan = built.orphan
-    group = group_of(orphan)
-    # an APIService another test broke leaves a DiscoveryFailure until the controller's next pass
-    wait_condition(control_plane, orphan.namespace, "NamespaceDeletionDiscoveryFailure", "False")
-    item = from_file(control_plane, tmp_path, orphan.namespace)
-    main = item["blockers"][0]
-    assert main["type"] == "finalizer", types(item)
-    assert main["summary"].startswith(f"finalizer {group}/cleanup on 1 object (owner: un")
-    assert "NamespaceFinalizersRemaining: Some content" in messages(main)
-    content = one(item, "content-remaining")
-    assert content["summary"].startswith("1 object left (per the controller): widgets.")
-    assert f"widgets.{group}: the controller's count" in messages(content)
-    assert not any("no content" in b["summary"] for b in item["blockers"])
-
-    guarded = built.delete_hook
-    item = from_file(control_plane, tmp_path, guarded.namespace)
-    main = item["blockers"][0]
-    assert main["type"] == "webhook", types(item)
-    hook = f"{guarded.namespace}-guard.webhooks.test.example.com"
-    assert main["summary"].startswith(f"webhook {hook}")
-
-
-def test_a_type_it_may_not_list_is_explained_by_the_conditions(
-    control_plane: ControlPlane, built: Built, tmp_path: Path
-) -> None:
-    """RBAC lets the user read everything but the custom resource's group: the type shows as
-    not listable, and the finalizer holding its object comes from the controller's condition."""
-    orphan = built.orphan
-    group = group_of(orphan)
-    groups = ["", "coordination.k8s.io", "apiregistration.k8s.io", "apiextensions.k8s.io"]
-    groups += ["admissionregistration.k8s.io", "discovery.k8s.io", "events.k8s.io"]
-    with Users(control_plane, tmp_path, "ns-rbac") as users:
-        user = users.user("no-widgets", cluster_rules=[rule(["*"], group=g) for g in groups])
-        data = run_json("ns", orphan.namespace, kubeconfig=user.kubeconfig)
-    (item,) = data["items"]
-    widgets = remaining(item, f"widgets.{group}")
-    assert widgets["count"] == 0 and "forbidden" in widgets["error"]
-    main = item["blockers"][0]
-    assert main["type"] == "finalizer", types(item)
-    assert main["summary"].startswith(f"finalizer {group}/cleanup on 1 object (owner: ")
-    assert "NamespaceFinalizersRemaining: Some content" in messages(main)
 
 
 # -- each blocker only while it can still hold the object ------------------------------------

@@ -41,6 +41,7 @@ from kubectl_terminating.explain.namespace_conditions import (
     FAILED_WEBHOOK,
     FINALIZERS_REMAINING_CONDITION,
     GROUP_VERSION,
+    apiservice_remedies,
     clip,
     failure_reason,
     namespace_conditions,
@@ -237,55 +238,51 @@ def _content_blocker(missing: Sequence[Named], ns: JSON, covered: frozenset[str]
     )
 
 
+def _from_condition(
+    blocker_type: str, summary: str, named: Named, ns: JSON, note: str, *remedies: Remedy
+) -> Blocker:
+    return Blocker(blocker_type, clip(summary), (named.evidence(ns, note),), remedies)
+
+
 def _apiservice_blocker(named: Named, ns: JSON) -> Blocker:
     group, _, version = named.name.partition("/")
     apiservice = f"{version}.{group}"
-    return Blocker(
+    return _from_condition(
         APISERVICE_UNAVAILABLE,
-        clip(f"API {named.name} unavailable: discovery fails (APIService {apiservice})"),
-        (named.evidence(ns, "the controller's discovery failed for it"),),
-        (
-            Remedy(
-                f"fix the extension API server behind APIService {apiservice}; the namespace "
-                "controller then retries by itself",
-                f"kubectl get apiservice {shlex.quote(apiservice)} -o yaml",
-            ),
-            Remedy(
-                f"LAST RESORT: delete APIService {apiservice}; its API disappears from the cluster",
-                f"kubectl delete apiservice {shlex.quote(apiservice)}",
-                destructive=True,
-                when="the extension API server was uninstalled for good and nothing needs its API",
-            ),
-        ),
+        f"API {named.name} unavailable: discovery fails (APIService {apiservice})",
+        named,
+        ns,
+        "the controller's discovery failed for it",
+        *apiservice_remedies(apiservice, {}),
     )
 
 
 def _webhook_blocker(named: Named, ns: JSON) -> Blocker:
-    return Blocker(
+    return _from_condition(
         WEBHOOK,
-        clip(f"webhook {named.name} rejects the controller's deletes"),
-        (named.evidence(ns, "the controller's delete was rejected by it"),),
-        (
-            Remedy(
-                f"restore the backend of webhook {named.name} (see its configuration's "
-                "clientConfig); the namespace controller then retries by itself",
-                "kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations",
-            ),
+        f"webhook {named.name} rejects the controller's deletes",
+        named,
+        ns,
+        "the controller's delete was rejected by it",
+        Remedy(
+            f"restore the backend of webhook {named.name} (see its configuration's "
+            "clientConfig); the namespace controller then retries by itself",
+            "kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations",
         ),
     )
 
 
 def _conversion_blocker(group: str, kind: str, named: Named, ns: JSON) -> Blocker:
-    return Blocker(
+    return _from_condition(
         CONVERSION_WEBHOOK,
-        clip(f"conversion webhook of {kind}.{group} fails"),
-        (named.evidence(ns, "the controller's lists or deletes of it failed"),),
-        (
-            Remedy(
-                f"restore the conversion webhook of the {kind} CRD (usually its operator); "
-                "deletion then resumes by itself",
-                f"kubectl get crd -o name | grep {shlex.quote('.' + group)}",
-            ),
+        f"conversion webhook of {kind}.{group} fails",
+        named,
+        ns,
+        "the controller's lists or deletes of it failed",
+        Remedy(
+            f"restore the conversion webhook of the {kind} CRD (usually its operator); "
+            "deletion then resumes by itself",
+            f"kubectl get crd -o name | grep {shlex.quote('.' + group)}",
         ),
     )
 

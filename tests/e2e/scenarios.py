@@ -403,16 +403,23 @@ def namespace_with_webhook_blocking_finalizer_removal(
     create_custom_object(
         cp, group, "v1", "locks", "Lock", "held", ns=ns, finalizers=[f"{group}/release"]
     )
-    create_validating_webhook(
-        cp,
-        f"{ns}-finalizer-guard",
-        service_ns=ns,
-        service_name="guard",
-        rules=[webhook_rule(["UPDATE"], ["locks"], api_groups=[group])],
-        namespace=ns,
-    )
+    guard_with_dead_webhook(cp, ns, group, "locks", "UPDATE", f"{ns}-finalizer-guard")
     delete(cp, f"/api/v1/namespaces/{ns}")
     return Stuck(ns, "held")
+
+
+def guard_with_dead_webhook(
+    cp: ControlPlane, ns: str, group: str, plural: str, operation: str, config: str
+) -> None:
+    """A Fail webhook on `operation` of the type in ns whose Service ns/guard does not exist."""
+    create_validating_webhook(
+        cp,
+        config,
+        service_ns=ns,
+        service_name="guard",
+        rules=[webhook_rule([operation], [plural], api_groups=[group])],
+        namespace=ns,
+    )
 
 
 def namespace_with_spec_finalizer(
@@ -491,13 +498,6 @@ def namespace_with_terminating_content_and_delete_webhook(
         cp, group, "v1", "parts", "Part", "bolt", ns=ns, finalizers=[f"{group}/cleanup"]
     )
     delete(cp, f"/apis/{group}/v1/namespaces/{ns}/parts/bolt")
-    create_validating_webhook(
-        cp,
-        f"{ns}-delete-guard",
-        service_ns=ns,
-        service_name="guard",
-        rules=[webhook_rule(["DELETE"], ["parts"], api_groups=[group])],
-        namespace=ns,
-    )
+    guard_with_dead_webhook(cp, ns, group, "parts", "DELETE", f"{ns}-delete-guard")
     delete(cp, f"/api/v1/namespaces/{ns}")
     return Stuck(ns, "bolt")

@@ -2,32 +2,23 @@
 
 from __future__ import annotations
 
-from kubectl_terminating import model
-from kubectl_terminating.explain import (
-    common,
-    finalizers,
-    namespace_conditions,
-    namespace_content,
-    namespace_evidence,
-    namespace_finalizers,
-    pod_node,
-    pod_volumes,
-    pods,
-    webhooks,
-)
+import importlib
 
-MODULES = (
-    common,
-    finalizers,
-    namespace_conditions,
-    namespace_content,
-    namespace_evidence,
-    namespace_finalizers,
-    pod_node,
-    pod_volumes,
-    pods,
-    webhooks,
+from kubectl_terminating import model
+
+EXPLAINERS = (
+    "common",
+    "finalizers",
+    "namespace_conditions",
+    "namespace_content",
+    "namespace_evidence",
+    "namespace_finalizers",
+    "pod_node",
+    "pod_volumes",
+    "pods",
+    "webhooks",
 )
+MODULES = [importlib.import_module(f"kubectl_terminating.explain.{m}") for m in EXPLAINERS]
 
 
 def test_every_blocker_type_has_its_condition_written_down() -> None:

@@ -47,8 +47,8 @@ MAX_MERGED = 10  # objects named in one merged blocker
 # When each blocker raised here can still hold the namespace (namespaces.py checks the phase)
 HOLDS_WHILE = {
     CONTENT_REMAINING: "kubernetes is in spec.finalizers and objects (or unlistable types) remain",
-    CONVERSION_WEBHOOK: "kubernetes is in spec.finalizers and the CRD's objects are here or its "
-    "failure is named by a content failure condition",
+    CONVERSION_WEBHOOK: "kubernetes is in spec.finalizers; the CRD's objects are here, fail to "
+    "list in conversion, or a condition names it",
 }
 
 
@@ -331,10 +331,11 @@ def names_conversion(crd: JSON, failing: set[tuple[str, str]]) -> bool:
 
 
 def content_conversion_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Blocker]:
-    """CRDs with objects left here (or whose listing failed) hold this namespace, and so do
-    CRDs its conditions name: a conversion webhook that fails for objects in another namespace
-    still fails the controller's lists here (the watch cache of that version cannot start)."""
-    involved = [c.resource for c in content.listings if c.items or c.error]
+    """CRDs with objects left here (or whose listing fails in conversion) hold this namespace,
+    and so do CRDs its conditions name: a conversion webhook that fails for objects in another
+    namespace still fails the controller's lists here (the watch cache cannot start)."""
+    # a listing refused for another reason (forbidden, not in a file) says nothing of conversion
+    involved = [c.resource for c in content.listings if c.items or "conversion" in (c.error or "")]
     failing = failing_conversions(ns)
     blockers = []
     for crd in view.crds():

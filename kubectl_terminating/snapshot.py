@@ -375,7 +375,7 @@ def _discovery_of(objects: Iterable[JSON]) -> Discovery:
         seen.setdefault(
             (group, kind), Resource(group, version, _guess_plural(kind), kind, namespaced)
         )
-    return Discovery(resources=sorted(seen.values()))
+    return Discovery(resources=sorted(seen.values()), complete=False)
 
 
 _TIME_KEYS = frozenset(

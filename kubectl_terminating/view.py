@@ -42,6 +42,8 @@ class Discovery:
     resources: list[Resource] = field(default_factory=list)
     # group/version -> why discovery of it failed
     failed_groups: dict[str, str] = field(default_factory=dict)
+    # False when the types are only guessed from the objects at hand (a `kubectl get` file)
+    complete: bool = True
 
 
 class ClusterView(Protocol):

@@ -11,6 +11,8 @@ from kubectl_terminating.view import ClusterView, ReadFailed
 
 Explainer = Callable[[JSON, ClusterView], Iterable[Blocker]]
 
+HOLDS_WHILE = {GRACE_PERIOD: "context only: the deletionTimestamp is still in the future"}
+
 
 def meta(obj: JSON) -> JSON:
     value = obj.get("metadata")

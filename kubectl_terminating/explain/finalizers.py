@@ -41,6 +41,11 @@ UNKNOWN_STATE = "unknown"
 LEASE_GRACE_FACTOR = 3
 MIN_STALE_SECONDS = 60
 MAX_LISTED = 10  # dependents / pods named one by one in evidence
+HOLDS_WHILE = {
+    FINALIZER: "the finalizer is still in metadata.finalizers",
+    OWNER_DEPENDENTS: "foregroundDeletion is set and dependents are left (or could not be listed)",
+    PROTECTION_IN_USE: "a pod bound to a node uses the claim / the volume is Bound to a claim",
+}
 
 
 @dataclass(frozen=True)
@@ -335,12 +340,20 @@ def owner_evidence(held: Held, owner: FinalizerOwner | None) -> Evidence:
             f"no known owner for {held.finalizer}: the controller that added it must remove it",
             fields={"owner": None, "domains": domains},
         )
+    return owner_fact(owner)
+
+
+def owner_fact(owner: FinalizerOwner) -> Evidence:
+    """Who removes the finalizer, what it waits for, how to tell it runs (knowledge.py)."""
+    runs = f"; it runs as {owner.runs_as}" if owner.runs_as else ""
     return Evidence(
-        f"removed by {owner.owner}, which waits for {owner.waits_for}",
+        f"removed by {owner.owner}, which waits for {owner.waits_for}{runs}",
         fields={
             "owner": owner.owner,
             "waitsFor": owner.waits_for,
             "strandsInfrastructure": owner.strands_infrastructure,
+            "runsAs": owner.runs_as or None,
+            "source": owner.source or None,
         },
     )
 

@@ -1,7 +1,9 @@
 """Who removes a finalizer, what it waits for, and what removing it by hand leaves behind.
 
-Every string below was checked against the owning project's public source or docs; a finalizer
-that is not here is reported as "owner unknown" rather than guessed. Patterns use shell-style
+Every string below was checked against the owning project's public source (each entry's `source`
+names the repository or file that defines it); a finalizer that is not here is reported as "owner
+unknown" rather than guessed. `runs_as` says how to tell the owner runs (its workload in a default
+install), `risk` what removing the finalizer by hand skips. Patterns use shell-style
 wildcards (fnmatch) for families such as `external-attacher/<driver>`.
 """
 
@@ -27,11 +29,27 @@ class FinalizerOwner:
     lease_names: tuple[str, ...] = ()
     in_apiserver: bool = False  # run by kube-apiserver itself: alive whenever it answers
     built_in: bool = False  # part of Kubernetes (kube-controller-manager and friends)
+    runs_as: str = ""  # how to tell it runs: the workload (default install) that removes it
+    source: str = ""  # where the owning project defines the finalizer (checked against it)
 
 
-def _kcm(pattern: str, owner: str, waits_for: str, remedy: str, risk: str = "") -> FinalizerOwner:
+_K8S = "https://github.com/kubernetes/kubernetes/blob/master/"
+_KCM_RUNS_AS = "kube-controller-manager (kube-system; part of the managed control plane)"
+
+
+def _kcm(
+    pattern: str, owner: str, waits_for: str, remedy: str, source: str, risk: str = ""
+) -> FinalizerOwner:
     return FinalizerOwner(
-        pattern, owner, waits_for, remedy, risk=risk, lease_names=(KCM_LEASE,), built_in=True
+        pattern,
+        owner,
+        waits_for,
+        remedy,
+        risk=risk,
+        lease_names=(KCM_LEASE,),
+        built_in=True,
+        runs_as=_KCM_RUNS_AS,
+        source=_K8S + source,
     )
 
 
@@ -49,6 +67,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "namespace controller (kube-controller-manager)",
         "every object in the namespace to be deleted",
         "fix what keeps the namespace's content from being deleted; the controller then removes it",
+        "pkg/controller/namespace/deletion/namespaced_resources_deleter.go",
         risk="objects left in the namespace stay in etcd and reappear if the name is reused",
     ),
     _kcm(
@@ -56,6 +75,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "pvc-protection controller (kube-controller-manager)",
         "no scheduled pod to reference the claim any more",
         "delete (or let finish) the pods that use the claim",
+        "pkg/controller/volume/pvcprotection/pvc_protection_controller.go",
         risk="the volume can be released and deleted while a pod still uses it",
     ),
     _kcm(
@@ -63,6 +83,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "pv-protection controller (kube-controller-manager)",
         "the volume to be no longer Bound to a claim",
         "delete the claim bound to the volume first",
+        "pkg/controller/volume/pvprotection/pv_protection_controller.go",
         risk="a bound claim is left pointing at a volume that no longer exists",
     ),
     _kcm(
@@ -70,18 +91,21 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "garbage collector (kube-controller-manager)",
         "every dependent with blockOwnerDeletion to be deleted",
         "find out why the dependents are not deleted",
+        "pkg/controller/garbagecollector/garbagecollector.go",
     ),
     _kcm(
         "orphan",
         "garbage collector (kube-controller-manager)",
         "the ownerReferences to this object to be removed from its dependents",
         "make sure kube-controller-manager (garbage collector) is running",
+        "pkg/controller/garbagecollector/garbagecollector.go",
     ),
     _kcm(
         "batch.kubernetes.io/job-tracking",
         "job controller (kube-controller-manager)",
         "the Job to have counted this pod's completion",
         "make sure kube-controller-manager (job controller) is running",
+        "pkg/controller/job/job_controller.go",
         risk="the Job may miscount succeeded or failed pods",
     ),
     _kcm(
@@ -89,6 +113,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "persistentvolume controller (kube-controller-manager)",
         "the in-tree volume plugin to delete the backing volume",
         "fix the volume plugin's access to the storage backend",
+        "pkg/controller/volume/persistentvolume/pv_controller.go",
         risk=_CSI_STRANDS,
     ),
     FinalizerOwner(
@@ -100,6 +125,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         risk="the cloud load balancer keeps running (and costing)",
         lease_names=(CCM_LEASE,),
         built_in=True,
+        runs_as="cloud-controller-manager (the cloud provider's; managed on hosted clusters)",
+        source="https://github.com/kubernetes/cloud-provider/blob/master/controllers/service/controller.go",
     ),
     FinalizerOwner(
         "customresourcecleanup.apiextensions.k8s.io",
@@ -109,6 +136,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         risk="instances stay in etcd and reappear if the CRD is created again",
         in_apiserver=True,
         built_in=True,
+        runs_as="kube-apiserver",
+        source="https://github.com/kubernetes/kubernetes/blob/master/staging/src/k8s.io/apiextensions-apiserver/pkg/controller/finalizer/crd_finalizer.go",
     ),
     FinalizerOwner(
         "external-provisioner.volume.kubernetes.io/finalizer",
@@ -118,6 +147,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         strands_infrastructure=True,
         risk=_CSI_STRANDS,
         built_in=True,
+        runs_as="csi-provisioner sidecar in the CSI driver's controller Deployment",
+        source="https://github.com/kubernetes-csi/external-provisioner",
     ),
     FinalizerOwner(
         "external-attacher/*",
@@ -127,6 +158,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         strands_infrastructure=True,
         risk="the disk stays attached to the node's machine",
         built_in=True,
+        runs_as="csi-attacher sidecar in the CSI driver's controller Deployment",
+        source="https://github.com/kubernetes-csi/external-attacher",
     ),
     FinalizerOwner(
         "provisioner.storage.kubernetes.io/*",
@@ -135,6 +168,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore the CSI driver's controller (provisioner sidecar)",
         risk="a volume still being provisioned from this source may be corrupted",
         built_in=True,
+        runs_as="csi-provisioner sidecar in the CSI driver's controller Deployment",
+        source="https://github.com/kubernetes-csi/external-provisioner",
     ),
     FinalizerOwner(
         "snapshot.storage.kubernetes.io/*",
@@ -144,6 +179,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         strands_infrastructure=True,
         risk="the snapshot stays in the storage backend",
         built_in=True,
+        runs_as="Deployment kube-system/snapshot-controller, the driver's csi-snapshotter",
+        source="https://github.com/kubernetes-csi/external-snapshotter",
     ),
     # -- widely used operators -----------------------------------------------------------------
     *_aliases(
@@ -154,6 +191,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
             "restore the cert-manager controller",
             risk="a DNS TXT record or solver resources may be left behind",
             lease_names=("cert-manager-controller",),
+            runs_as="Deployment cert-manager/cert-manager",
+            source="https://github.com/cert-manager/cert-manager",
         ),
         "finalizer.acme.cert-manager.io",  # its name before the UseDomainQualifiedFinalizer gate
     ),
@@ -164,6 +203,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore the Argo CD application controller, then retry",
         strands_infrastructure=True,
         risk="the Application's workloads keep running, unmanaged",
+        runs_as="StatefulSet argocd/argocd-application-controller",
+        source="https://github.com/argoproj/argo-cd",
     ),
     FinalizerOwner(
         "post-delete-finalizer.argocd.argoproj.io*",
@@ -171,6 +212,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "the Application's PostDelete hooks to succeed",
         "restore the Argo CD application controller and fix the failing hook",
         risk="the PostDelete cleanup never runs",
+        runs_as="StatefulSet argocd/argocd-application-controller",
+        source="https://github.com/argoproj/argo-cd",
     ),
     FinalizerOwner(
         "pre-delete-finalizer.argocd.argoproj.io*",
@@ -178,6 +221,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "the Application's PreDelete hooks to succeed",
         "restore the Argo CD application controller and fix the failing hook",
         risk="the PreDelete cleanup never runs",
+        runs_as="StatefulSet argocd/argocd-application-controller",
+        source="https://github.com/argoproj/argo-cd",
     ),
     FinalizerOwner(
         "finalizers.fluxcd.io",
@@ -187,6 +232,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         strands_infrastructure=True,
         risk="objects the Flux object applied may stay in the cluster",
         lease_names=("{group0}*-controller-leader-election",),
+        runs_as="Deployments in flux-system (source-, kustomize-, helm-controller, ...)",
+        source="https://github.com/fluxcd/pkg",
     ),
     FinalizerOwner(
         "finalizer.managedresource.crossplane.io",
@@ -195,6 +242,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore the provider and its credentials (ProviderConfig), then retry",
         strands_infrastructure=True,
         risk="the cloud resource keeps running (and costing)",
+        runs_as="Deployment of the provider in crossplane-system (provider-<name>-...)",
+        source="https://github.com/crossplane/crossplane-runtime",
     ),
     FinalizerOwner(
         "composite.apiextensions.crossplane.io",
@@ -203,6 +252,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore Crossplane, then retry",
         risk="composed resources may be left without their composite",
         lease_names=("crossplane-leader-election-core",),
+        runs_as="Deployment crossplane-system/crossplane",
+        source="https://github.com/crossplane/crossplane",
     ),
     FinalizerOwner(
         "ceph.rook.io/disaster-protection",
@@ -211,6 +262,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "delete the CephCluster through the operator (see Rook's teardown guide)",
         strands_infrastructure=True,
         risk="the data needed to recover the Ceph cluster (mon keys, endpoints) is lost",
+        runs_as="Deployment rook-ceph/rook-ceph-operator",
+        source="https://github.com/rook/rook",
     ),
     FinalizerOwner(
         "*.ceph.rook.io",
@@ -219,6 +272,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore the Rook operator, then retry",
         strands_infrastructure=True,
         risk="pools, filesystems or data stay in the Ceph cluster",
+        runs_as="Deployment rook-ceph/rook-ceph-operator",
+        source="https://github.com/rook/rook",
     ),
     FinalizerOwner(
         "longhorn.io",
@@ -227,6 +282,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore longhorn-manager, then retry",
         strands_infrastructure=True,
         risk="replica data and disks stay on the nodes",
+        runs_as="DaemonSet longhorn-system/longhorn-manager",
+        source="https://github.com/longhorn/longhorn-manager",
     ),
     FinalizerOwner(
         "restores.velero.io/external-resources-finalizer",
@@ -234,6 +291,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "the Restore's external resources (data movers, snapshots) to be cleaned up",
         "restore the Velero server, then retry",
         risk="data-mover or snapshot resources of the restore may be left behind",
+        runs_as="Deployment velero/velero",
+        source="https://github.com/vmware-tanzu/velero",
     ),
     FinalizerOwner(
         "velero.io/*",
@@ -241,6 +300,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "its backup/restore data path to be cleaned up",
         "restore the Velero server and node-agent, then retry",
         risk="volume snapshots or data-mover resources may be left behind",
+        runs_as="Deployment velero/velero and DaemonSet velero/node-agent",
+        source="https://github.com/vmware-tanzu/velero",
     ),
     FinalizerOwner(
         "strimzi.io/topic-operator",
@@ -249,6 +310,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore the Kafka cluster's entity operator, then retry",
         strands_infrastructure=True,
         risk="the topic stays in Kafka",
+        runs_as="the topic-operator container of Deployment <cluster>-entity-operator",
+        source="https://github.com/strimzi/strimzi-kafka-operator",
     ),
     FinalizerOwner(
         "monitoring.coreos.com/status-cleanup",
@@ -256,6 +319,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "status bindings on configuration resources to be removed",
         "restore the Prometheus operator, then retry",
         risk="stale status bindings stay on ServiceMonitors and similar objects",
+        runs_as="Deployment prometheus-operator",
+        source="https://github.com/prometheus-operator/prometheus-operator",
     ),
     FinalizerOwner(
         "karpenter.sh/termination",
@@ -264,6 +329,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore the Karpenter controller, then retry",
         strands_infrastructure=True,
         risk="the cloud instance keeps running (and costing)",
+        runs_as="Deployment karpenter (kube-system or karpenter namespace)",
+        source="https://github.com/kubernetes-sigs/karpenter",
     ),
     FinalizerOwner(
         "ingress.k8s.aws/resources",
@@ -272,6 +339,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore the AWS Load Balancer Controller and its IAM access, then retry",
         strands_infrastructure=True,
         risk="the load balancer keeps running (and costing)",
+        runs_as="Deployment kube-system/aws-load-balancer-controller",
+        source="https://github.com/kubernetes-sigs/aws-load-balancer-controller",
     ),
     FinalizerOwner(
         "group.ingress.k8s.aws/*",
@@ -280,6 +349,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore the AWS Load Balancer Controller and its IAM access, then retry",
         strands_infrastructure=True,
         risk="the load balancer keeps running (and costing)",
+        runs_as="Deployment kube-system/aws-load-balancer-controller",
+        source="https://github.com/kubernetes-sigs/aws-load-balancer-controller",
     ),
     FinalizerOwner(
         "service.k8s.aws/resources",
@@ -288,6 +359,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore the AWS Load Balancer Controller and its IAM access, then retry",
         strands_infrastructure=True,
         risk="the load balancer keeps running (and costing)",
+        runs_as="Deployment kube-system/aws-load-balancer-controller",
+        source="https://github.com/kubernetes-sigs/aws-load-balancer-controller",
     ),
     FinalizerOwner(
         "elbv2.k8s.aws/resources",
@@ -296,6 +369,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore the AWS Load Balancer Controller and its IAM access, then retry",
         strands_infrastructure=True,
         risk="stale targets stay registered in the target group",
+        runs_as="Deployment kube-system/aws-load-balancer-controller",
+        source="https://github.com/kubernetes-sigs/aws-load-balancer-controller",
     ),
     FinalizerOwner(
         "finalizer.keda.sh",
@@ -303,6 +378,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "the scaling loop to stop and its HPA to be removed",
         "restore the KEDA operator, then retry",
         risk="an orphaned HPA may keep scaling the workload",
+        runs_as="Deployment keda/keda-operator",
+        source="https://github.com/kedacore/keda",
     ),
     FinalizerOwner(
         "cluster.cluster.x-k8s.io",
@@ -311,6 +388,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore the Cluster API controllers and the infrastructure provider, then retry",
         strands_infrastructure=True,
         risk="the workload cluster's machines keep running (and costing)",
+        runs_as="Deployment capi-system/capi-controller-manager",
+        source="https://github.com/kubernetes-sigs/cluster-api",
     ),
     FinalizerOwner(
         "machine.cluster.x-k8s.io",
@@ -319,6 +398,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore the Cluster API controllers and the infrastructure provider, then retry",
         strands_infrastructure=True,
         risk="the machine keeps running (and costing)",
+        runs_as="Deployment capi-system/capi-controller-manager",
+        source="https://github.com/kubernetes-sigs/cluster-api",
     ),
     FinalizerOwner(
         "cnrm.cloud.google.com/*",
@@ -327,6 +408,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore Config Connector and its Google Cloud access, then retry",
         strands_infrastructure=True,
         risk="the Google Cloud resource keeps running (and costing)",
+        runs_as="StatefulSet cnrm-system/cnrm-controller-manager",
+        source="https://github.com/GoogleCloudPlatform/k8s-config-connector",
     ),
     FinalizerOwner(
         "istio-finalizer.install.istio.io",
@@ -335,6 +418,329 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore the Istio operator, then retry",
         strands_infrastructure=True,
         risk="Istio components stay installed in the cluster",
+        runs_as="Deployment istio-operator/istio-operator",
+        source="https://github.com/istio/istio",
+    ),
+    # -- added from the finalizers people get stuck on (public threads), each checked in the
+    # -- owning project's source: the URL on each entry is where the string is defined -------
+    FinalizerOwner(
+        "controller.cattle.io/namespace-auth",
+        "Rancher (namespace-auth lifecycle handler)",
+        "the namespace's project role bindings to be removed",
+        "restore Rancher's agent in this cluster (or re-import the cluster), then retry",
+        risk="Rancher project role bindings for this namespace stay behind",
+        # Rancher's leader election: Lease kube-system/cattle-controllers (rancher/rancher)
+        lease_names=("cattle-controllers",),
+        # norman lifecycle: finalizerKey = "controller.cattle.io/" + handler name
+        runs_as="Deployment cattle-system/cattle-cluster-agent (Rancher in cattle-system upstream)",
+        source="https://github.com/rancher/norman/blob/master/lifecycle/object.go",
+    ),
+    FinalizerOwner(
+        "controller.cattle.io/*",
+        "Rancher (the lifecycle handler named after the slash)",
+        "that Rancher handler's cleanup",
+        "restore Rancher (or its cattle-cluster-agent in a downstream cluster), then retry",
+        risk="Rancher's records of the object (RBAC, projects) stay behind",
+        lease_names=("cattle-controllers",),
+        runs_as="Deployment cattle-system/rancher or cattle-system/cattle-cluster-agent",
+        source="https://github.com/rancher/norman/blob/master/lifecycle/object.go",
+    ),
+    FinalizerOwner(
+        "clusterscoped.controller.cattle.io/*",
+        "Rancher (cluster-scoped lifecycle handler)",
+        "that Rancher handler's cleanup for the named cluster",
+        "restore Rancher, then retry",
+        risk="Rancher's per-cluster records of the object stay behind",
+        lease_names=("cattle-controllers",),
+        runs_as="Deployment cattle-system/rancher",
+        source="https://github.com/rancher/norman/blob/master/lifecycle/object.go",
+    ),
+    FinalizerOwner(
+        "wrangler.cattle.io/on-helm-chart-remove",
+        "helm-controller (k3s / RKE2)",
+        "the helm uninstall Job of the HelmChart to finish",
+        "make sure the k3s/RKE2 server (its embedded helm-controller) runs and the Job can run",
+        strands_infrastructure=True,
+        risk="the chart's release and workloads stay installed",
+        runs_as="embedded in the k3s / RKE2 server process",
+        source="https://github.com/k3s-io/helm-controller",
+    ),
+    FinalizerOwner(
+        "wrangler.cattle.io/*",
+        "a wrangler-based controller (Rancher, k3s/RKE2, Harvester, Fleet)",
+        "the OnRemove handler named after the slash to finish",
+        "restore the controller that registered that handler, then retry",
+        risk="whatever that handler cleans up stays behind",
+        # wrangler pkg/generic: finalizerKey = "wrangler.cattle.io/" + handler name
+        runs_as="Rancher, the k3s/RKE2 server, Harvester or Fleet (named by the handler)",
+        source="https://github.com/rancher/wrangler",
+    ),
+    FinalizerOwner(
+        "kubevirt.io/virtualMachineControllerFinalize",
+        "KubeVirt (virt-controller)",
+        "the VirtualMachine controller to have seen the instance go (VM status, volumes)",
+        "restore virt-controller in the kubevirt namespace, then retry",
+        risk="the VirtualMachine's status and DataVolumes may not be reconciled",
+        runs_as="Deployment kubevirt/virt-controller",
+        source="https://github.com/kubevirt/kubevirt/blob/main/staging/src/kubevirt.io/api/core/v1/types.go",
+    ),
+    FinalizerOwner(
+        "*.knative.dev",
+        "Knative (the controller of this kind: serving, eventing, ...)",
+        "the reconciler's FinalizeKind to finish (routes, subscriptions, sinks)",
+        "restore the Knative controller (knative-serving / knative-eventing), then retry",
+        risk="routes, subscriptions or external sources of the object may stay behind",
+        # knative.dev/pkg injection-gen: defaultFinalizerName = "<plural>.<group>"
+        runs_as="Deployment knative-serving/controller or knative-eventing/eventing-controller",
+        source="https://github.com/knative/pkg/blob/main/codegen/cmd/injection-gen/generators/reconciler_controller.go",
+    ),
+    FinalizerOwner(
+        "chains.tekton.dev*",
+        "Tekton Chains",
+        "the run to be signed and its provenance stored",
+        "restore the tekton-chains controller, then retry",
+        risk="the run's signature and provenance are never recorded",
+        runs_as="Deployment tekton-chains/tekton-chains-controller",
+        source="https://github.com/tektoncd/chains",
+    ),
+    FinalizerOwner(
+        "*.tekton.dev",
+        "Tekton Pipelines (the controller of this kind)",
+        "the run's cleanup (pods, results) to finish",
+        "restore Deployment tekton-pipelines/tekton-pipelines-controller, then retry",
+        risk="the run's pods or results may stay behind",
+        # Tekton's reconcilers are knative injection-gen reconcilers: "<plural>.tekton.dev"
+        runs_as="Deployment tekton-pipelines/tekton-pipelines-controller",
+        source="https://github.com/tektoncd/pipeline",
+    ),
+    FinalizerOwner(
+        "constrainttemplate.finalizers.gatekeeper.sh",
+        "OPA Gatekeeper (constraint template controller)",
+        "the template's constraint CRD and policy to be removed",
+        "restore gatekeeper-controller-manager, then retry",
+        risk="the constraint CRD and its policy may stay loaded",
+        runs_as="Deployment gatekeeper-system/gatekeeper-controller-manager",
+        source="https://github.com/open-policy-agent/gatekeeper",
+    ),
+    FinalizerOwner(
+        "finalizers.gatekeeper.sh/*",
+        "OPA Gatekeeper (config, sync, constraint controllers)",
+        "the object's data to be removed from Gatekeeper's policy cache",
+        "restore gatekeeper-controller-manager, then retry",
+        risk="stale data stays in Gatekeeper's cache until it restarts",
+        runs_as="Deployment gatekeeper-system/gatekeeper-controller-manager",
+        source="https://github.com/open-policy-agent/gatekeeper",
+    ),
+    FinalizerOwner(
+        "externalsecrets.external-secrets.io/externalsecret-cleanup",
+        "External Secrets Operator",
+        "the target Secret to be deleted per its deletion policy",
+        "restore the external-secrets controller (its webhook must answer too), then retry",
+        risk="the synced Secret may stay behind",
+        lease_names=("external-secrets-controller",),
+        runs_as="Deployment external-secrets/external-secrets",
+        source="https://github.com/external-secrets/external-secrets",
+    ),
+    FinalizerOwner(
+        "olm.operatorframework.io/cleanup-*",
+        "OLM v1 operator-controller",
+        "the extension's unpack and content caches to be cleaned up",
+        "restore operator-controller (olmv1-system), then retry",
+        risk="cached bundle content stays on the controller's volume",
+        runs_as="Deployment olmv1-system/operator-controller-controller-manager",
+        source="https://github.com/operator-framework/operator-controller",
+    ),
+    FinalizerOwner(
+        "trident.netapp.io",
+        "NetApp Trident",
+        "the backend, volume or snapshot to be removed in the storage system",
+        "restore the Trident controller (trident namespace), then retry",
+        strands_infrastructure=True,
+        risk="volumes, snapshots or backends stay in the NetApp storage system",
+        runs_as="Deployment trident/trident-controller (or trident-csi)",
+        source="https://github.com/NetApp/trident",
+    ),
+    FinalizerOwner(
+        "networking.gke.io/ingress-finalizer*",
+        "GKE Ingress controller (ingress-gce)",
+        "the Google Cloud load balancer of the Ingress to be deleted",
+        "check the Ingress's events; GKE runs the controller in its control plane",
+        strands_infrastructure=True,
+        risk="forwarding rules, URL maps and backends keep running (and costing)",
+        runs_as="GKE-managed (l7-lb-controller in the control plane)",
+        source="https://github.com/kubernetes/ingress-gce/blob/master/pkg/utils/common/finalizer.go",
+    ),
+    FinalizerOwner(
+        "networking.gke.io/neg-finalizer",
+        "GKE NEG controller (ingress-gce)",
+        "the network endpoint groups in Google Cloud to be deleted",
+        "check the ServiceNetworkEndpointGroup's events; GKE runs the controller",
+        strands_infrastructure=True,
+        risk="network endpoint groups stay in the Google Cloud project",
+        runs_as="GKE-managed (neg controller in the control plane)",
+        source="https://github.com/kubernetes/ingress-gce/blob/master/pkg/utils/common/finalizer.go",
+    ),
+    FinalizerOwner(
+        "gke.networking.io/l4-*",
+        "GKE L4 load balancer controller (ingress-gce)",
+        "the Google Cloud L4 load balancer of the Service to be deleted",
+        "check the Service's events; GKE runs the controller in its control plane",
+        strands_infrastructure=True,
+        risk="the forwarding rule and backend service keep running (and costing)",
+        runs_as="GKE-managed (l4 controller in the control plane)",
+        source="https://github.com/kubernetes/ingress-gce/blob/master/pkg/utils/common/finalizer.go",
+    ),
+    FinalizerOwner(
+        "finalizers.*.services.k8s.aws/*",
+        "AWS Controllers for Kubernetes (the service's controller)",
+        "the AWS resource to be deleted (unless its deletion policy retains it)",
+        "restore the ACK controller of that service and its IAM access, then retry",
+        strands_infrastructure=True,
+        risk="the AWS resource keeps running (and costing)",
+        runs_as="Deployment ack-system/ack-<service>-controller",
+        source="https://github.com/aws-controllers-k8s/runtime",
+    ),
+    FinalizerOwner(
+        "serviceoperator.azure.com/finalizer",
+        "Azure Service Operator v2",
+        "the Azure resource to be deleted (unless reconcile-policy is skip/manage)",
+        "restore azureserviceoperator-controller-manager and its Azure credentials, then retry",
+        strands_infrastructure=True,
+        risk="the Azure resource keeps running (and costing)",
+        runs_as="Deployment azureserviceoperator-system/azureserviceoperator-controller-manager",
+        source="https://github.com/Azure/azure-service-operator",
+    ),
+    FinalizerOwner(
+        "gateway-exists-finalizer.gateway.networking.k8s.io",
+        "the Gateway API implementation of this GatewayClass (spec.controllerName)",
+        "no Gateway to use the GatewayClass any more",
+        "delete the Gateways of this class first (kubectl get gateways -A)",
+        risk="Gateways are left referring to a class that no longer exists",
+        runs_as="the controller named in the GatewayClass's spec.controllerName",
+        source="https://github.com/kubernetes-sigs/gateway-api/blob/main/apis/v1/gatewayclass_types.go",
+    ),
+    FinalizerOwner(
+        "karpenter.k8s.aws/termination",
+        "Karpenter (AWS provider)",
+        "the EC2NodeClass's instance profile to be removed, with no NodeClaim using it",
+        "restore the Karpenter controller and its IAM access, then retry",
+        strands_infrastructure=True,
+        risk="the IAM instance profile stays in the AWS account",
+        runs_as="Deployment karpenter (kube-system or karpenter namespace)",
+        source="https://github.com/aws/karpenter-provider-aws",
+    ),
+    _kcm(
+        "resource.kubernetes.io/delete-protection",
+        "resourceclaim controller (kube-controller-manager)",
+        "no pod to reserve the ResourceClaim and its devices to be deallocated",
+        "delete (or let finish) the pods in the claim's status.reservedFor",
+        "pkg/controller/resourceclaim/controller.go",
+        risk="devices may be handed out again while a pod still uses them",
+    ),
+    _kcm(
+        "networking.k8s.io/service-cidr-finalizer",
+        "service-cidr controller (kube-controller-manager)",
+        "no Service ClusterIP (IPAddress) to be allocated from the range",
+        "delete the Services whose ClusterIPs are in this ServiceCIDR",
+        "pkg/controller/servicecidrs/servicecidrs_controller.go",
+        risk="Services keep ClusterIPs from a range the cluster no longer claims",
+    ),
+    FinalizerOwner(
+        "workflows.argoproj.io/artifact-gc",
+        "Argo Workflows controller (artifact garbage collection)",
+        "the workflow's artifacts to be deleted by its artifact-GC pods",
+        "restore workflow-controller and check the artifact-GC pods' logs and RBAC",
+        strands_infrastructure=True,
+        risk="the workflow's artifacts stay in the artifact repository (S3, GCS, ...)",
+        runs_as="Deployment argo/workflow-controller",
+        source="https://github.com/argoproj/argo-workflows",
+    ),
+    FinalizerOwner(
+        "ray.io/gcs-ft-redis-cleanup-finalizer",
+        "KubeRay operator",
+        "a Job to clean the RayCluster's keys out of the external Redis",
+        "restore kuberay-operator and make sure the cleanup Job can run and reach Redis",
+        risk="the cluster's GCS fault-tolerance data stays in Redis",
+        runs_as="Deployment kuberay-operator",
+        source="https://github.com/ray-project/kuberay",
+    ),
+    FinalizerOwner(
+        "opentelemetrycollector.opentelemetry.io/finalizer",
+        "OpenTelemetry Operator",
+        "the collector's cluster-scoped objects (ClusterRoles, bindings) to be deleted",
+        "restore opentelemetry-operator-controller-manager, then retry",
+        risk="the collector's cluster-scoped RBAC stays behind",
+        runs_as="Deployment opentelemetry-operator-controller-manager (its system namespace)",
+        source="https://github.com/open-telemetry/opentelemetry-operator",
+    ),
+    FinalizerOwner(
+        "finalizer.stack.pulumi.com",
+        "Pulumi Kubernetes Operator",
+        "the stack to be destroyed when spec.destroyOnFinalize is set",
+        "restore pulumi-kubernetes-operator and the stack's credentials, then retry",
+        strands_infrastructure=True,
+        risk="the stack's cloud resources keep running (and costing)",
+        runs_as="Deployment pulumi-kubernetes-operator",
+        source="https://github.com/pulumi/pulumi-kubernetes-operator",
+    ),
+    *_aliases(
+        FinalizerOwner(
+            "gateway.kusk.io/apifinalizer",
+            "Kusk Gateway manager",
+            "the API's or StaticRoute's Envoy configuration to be removed",
+            "restore kusk-gateway-manager (kusk-system), then retry",
+            risk="stale routes stay in the Envoy fleet's configuration",
+            runs_as="Deployment kusk-system/kusk-gateway-manager",
+            source="https://github.com/kubeshop/kusk-gateway",
+        ),
+        "gateway.kusk.io/srfinalizer",  # StaticRoute; apifinalizer is on API objects
+    ),
+    FinalizerOwner(
+        "kyverno.io/*webhooks",
+        "Kyverno (admission controller's webhook controllers)",
+        "Kyverno's webhook configurations to be deleted before its Deployment goes",
+        "restore the kyverno admission controller, then retry",
+        risk="Kyverno's webhook configurations stay and reject writes once its service is gone",
+        # set on Kyverno's own Deployment: kyverno.io/webhooks, kyverno.io/policywebhooks, ...
+        runs_as="Deployment kyverno/kyverno-admission-controller",
+        source="https://github.com/kyverno/kyverno",
+    ),
+    FinalizerOwner(
+        "cluster.open-cluster-management.io/api-resource-cleanup",
+        "Open Cluster Management registration controller (hub)",
+        "the managed cluster's hub-side RBAC and namespace resources to be removed",
+        "restore cluster-manager-registration-controller on the hub, then retry",
+        risk="the managed cluster's hub-side roles and work stay behind",
+        runs_as="Deployment open-cluster-management-hub/cluster-manager-registration-controller",
+        source="https://github.com/open-cluster-management-io/ocm",
+    ),
+    FinalizerOwner(
+        "tigera.io/operator-cleanup",
+        "Tigera operator (Calico)",
+        "its finalization of the Installation (calico-system resources, CNI RBAC) to complete",
+        "restore Deployment tigera-operator/tigera-operator, then retry",
+        risk="calico-system resources and CNI RBAC stay behind",
+        # OperatorCompleteFinalizer in the operator's Installation controller
+        runs_as="Deployment tigera-operator/tigera-operator",
+        source="https://github.com/tigera/operator",
+    ),
+    FinalizerOwner(
+        "tigera.io/cni-protector",
+        "Tigera operator (Calico)",
+        "the CNI plugin to no longer need this ServiceAccount or role (Calico being removed)",
+        "restore Deployment tigera-operator/tigera-operator, then retry",
+        risk="pods on nodes still running Calico CNI may fail to start or be torn down",
+        runs_as="Deployment tigera-operator/tigera-operator",
+        source="https://github.com/tigera/operator",
+    ),
+    FinalizerOwner(
+        "operator.tigera.io/*",
+        "Tigera operator (Calico; the controller named after the slash)",
+        "that controller's cleanup (e.g. the Calico API server) to finish",
+        "restore Deployment tigera-operator/tigera-operator, then retry",
+        risk="the component that controller manages stays installed",
+        runs_as="Deployment tigera-operator/tigera-operator",
+        source="https://github.com/tigera/operator",
     ),
 )
 

@@ -52,6 +52,12 @@ REMAINING_REASONS = frozenset(
     {"SomeResourcesRemain", "SomeFinalizersRemain", "SomeFinalizerRemain"}
 )
 SILENT_CONTROLLER_SECONDS = 300  # the controller writes conditions within seconds of a delete
+# When each blocker raised here can still hold the namespace (namespaces.py checks the phase)
+HOLDS_WHILE = {
+    APISERVICE_UNAVAILABLE: "kubernetes is in spec.finalizers: discovery runs on every pass",
+    NAMESPACE_CONDITION: "kubernetes is in spec.finalizers and the failure condition is True",
+    NAMESPACE_CONTROLLER: "kubernetes is in spec.finalizers and no condition was ever written",
+}
 SUMMARY_WIDTH = 70
 # "Failed to delete all resource types, 1 remaining: Internal error occurred: ..."
 BOILERPLATE = re.compile(
@@ -59,6 +65,11 @@ BOILERPLATE = re.compile(
 )
 FAILED_WEBHOOK = re.compile(r'failed calling webhook "([^"]+)"')
 GROUP_VERSION = re.compile(r"([a-z0-9][a-z0-9.-]*\.[a-z0-9-]+/v[0-9][a-z0-9]*):")
+# "conversion webhook for widgets.example.com/v1, Kind=Widget failed" (apiextensions); kinds of
+# CRDs made by the e2e suites contain dashes, so anything up to " failed"
+FAILED_CONVERSION = re.compile(
+    r"conversion webhook for ([a-z0-9.-]+)/([a-z0-9]+), Kind=(\S+?) failed"
+)
 
 
 def clip(line: str, width: int = SUMMARY_WIDTH) -> str:

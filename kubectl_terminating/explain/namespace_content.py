@@ -6,7 +6,6 @@ whose conversion webhook is down.
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -21,6 +20,7 @@ from kubectl_terminating.explain.finalizers import (
 )
 from kubectl_terminating.explain.knowledge import lookup
 from kubectl_terminating.explain.namespace_conditions import (
+    FAILED_CONVERSION,
     clip,
     failure_reason,
     namespace_conditions,
@@ -44,8 +44,12 @@ T = TypeVar("T")
 
 MAX_EXPLAINED_PER_TYPE = 20  # objects per type whose finalizers are explained one by one
 MAX_MERGED = 10  # objects named in one merged blocker
-# "conversion webhook for widgets.example.com/v1, Kind=Widget failed: ..." (apiextensions)
-FAILED_CONVERSION = re.compile(r"conversion webhook for ([a-z0-9.-]+)/[a-z0-9]+, Kind=(\w+) failed")
+# When each blocker raised here can still hold the namespace (namespaces.py checks the phase)
+HOLDS_WHILE = {
+    CONTENT_REMAINING: "kubernetes is in spec.finalizers and objects (or unlistable types) remain",
+    CONVERSION_WEBHOOK: "kubernetes is in spec.finalizers; the CRD's objects are here, fail to "
+    "list in conversion, or a condition names it",
+}
 
 
 def finalizers_of(obj: JSON) -> list[str]:
@@ -111,9 +115,15 @@ def content_type(listing: ContentListing) -> ContentType:
 
 @dataclass(frozen=True)
 class Content:
-    """What the namespace still holds, type by type, as listed (metadata only)."""
+    """What the namespace still holds, type by type, as listed (metadata only).
+
+    covered: every type the listing looked at (found empty or not); complete: False when the
+    types themselves are only partly known (a file of `kubectl get` output), so an empty
+    listing proves nothing."""
 
     listings: tuple[ContentListing, ...]
+    covered: frozenset[str] = frozenset()
+    complete: bool = True
 
     @property
     def left(self) -> list[ContentListing]:
@@ -126,6 +136,17 @@ class Content:
     @property
     def empty(self) -> bool:
         return not self.left and not self.unlisted
+
+    @property
+    def known_empty(self) -> bool:
+        return self.empty and self.complete
+
+    @property
+    def objects(self) -> list[tuple[ContentListing, JSON]]:
+        return [(c, i) for c in self.left for i in c.items]
+
+    def finalizers(self) -> set[str]:
+        return {f for _, i in self.objects for f in finalizers_of(i)}
 
     def types(self) -> list[ContentType]:
         return [content_type(c) for c in self.listings if c.items or c.error]
@@ -207,14 +228,25 @@ def content_finalizer_blockers(content: Content, ns: JSON, view: ClusterView) ->
     return merge_blockers(blockers)
 
 
+def pending_operations(listing: ContentListing) -> list[str]:
+    """The writes the content of one type still needs: DELETE for objects not deleted yet,
+    UPDATE (finalizer removal) for objects with finalizers. A DELETE-only webhook cannot hold
+    objects that are already terminating: the controller's repeated DELETE changes nothing."""
+    operations = []
+    if any(not meta(i).get("deletionTimestamp") for i in listing.items):
+        operations.append("DELETE")
+    if any(finalizers_of(i) for i in listing.items):
+        operations.append("UPDATE")
+    return operations
+
+
 def content_webhook_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Blocker]:
-    """Deleting the content needs DELETE; removing finalizers needs UPDATE."""
     name = text(meta(ns).get("name"))
     blockers: list[Blocker] = []
     for listing in content.left:
-        held = any(finalizers_of(i) for i in listing.items)
-        operations = ["DELETE", "UPDATE"] if held else ["DELETE"]
-        blockers.extend(webhook_blockers(listing.resource, operations, name, view))
+        operations = pending_operations(listing)
+        if operations:
+            blockers.extend(webhook_blockers(listing.resource, operations, name, view))
     return merge_blockers(blockers)
 
 
@@ -285,7 +317,7 @@ def crd_serves(crd: JSON, group: str, plural: str) -> bool:
 def failing_conversions(ns: JSON) -> set[tuple[str, str]]:
     """(group, kind) of every conversion webhook a failure condition of ns names."""
     return {
-        (m.group(1), m.group(2))
+        (m.group(1), m.group(3))
         for c in namespace_conditions(ns)
         if failure_reason(c) is not None
         for m in FAILED_CONVERSION.finditer(text(c.get("message")))
@@ -299,10 +331,11 @@ def names_conversion(crd: JSON, failing: set[tuple[str, str]]) -> bool:
 
 
 def content_conversion_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Blocker]:
-    """CRDs with objects left here (or whose listing failed) hold this namespace, and so do
-    CRDs its conditions name: a conversion webhook that fails for objects in another namespace
-    still fails the controller's lists here (the watch cache of that version cannot start)."""
-    involved = [c.resource for c in content.listings if c.items or c.error]
+    """CRDs with objects left here (or whose listing fails in conversion) hold this namespace,
+    and so do CRDs its conditions name: a conversion webhook that fails for objects in another
+    namespace still fails the controller's lists here (the watch cache cannot start)."""
+    # a listing refused for another reason (forbidden, not in a file) says nothing of conversion
+    involved = [c.resource for c in content.listings if c.items or "conversion" in (c.error or "")]
     failing = failing_conversions(ns)
     blockers = []
     for crd in view.crds():

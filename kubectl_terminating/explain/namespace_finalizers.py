@@ -20,7 +20,6 @@ from kubectl_terminating.explain.finalizers import (
 )
 from kubectl_terminating.explain.knowledge import KCM_LEASE, lookup
 from kubectl_terminating.explain.namespace_conditions import clip, ns_ref
-from kubectl_terminating.explain.namespace_content import Content
 from kubectl_terminating.model import (
     FINALIZER,
     JSON,
@@ -33,6 +32,8 @@ from kubectl_terminating.resources import NAMESPACES
 from kubectl_terminating.view import ClusterView
 
 KUBERNETES_FINALIZER = "kubernetes"
+# `kubernetes` only once nothing is left (listing and conditions agree); the others always
+HOLDS_WHILE = {NAMESPACE_FINALIZER: "the finalizer is in the namespace's spec or metadata"}
 
 
 # -- the namespace's own finalizers ----------------------------------------------------------
@@ -98,14 +99,16 @@ def foreign_spec_finalizer_blocker(
     )
 
 
-def spec_finalizer_blockers(content: Content | None, ns: JSON, view: ClusterView) -> list[Blocker]:
+def spec_finalizer_blockers(no_content: bool, ns: JSON, view: ClusterView) -> list[Blocker]:
+    """Other controllers' spec finalizers always; `kubernetes` only when nothing is left (as
+    both the listing and the controller's conditions say): otherwise the content holds it."""
     blockers = []
     for index, finalizer in enumerate(as_list(as_dict(ns.get("spec")).get("finalizers"))):
         if not isinstance(finalizer, str) or not finalizer:
             continue
         if finalizer != KUBERNETES_FINALIZER:
             blockers.append(foreign_spec_finalizer_blocker(ns, index, finalizer, view))
-        elif content is not None and content.empty:
+        elif no_content:
             blockers.append(kubernetes_finalizer_blocker(ns, view))
     return blockers
 

@@ -249,7 +249,13 @@ def explain_containers(facts: PodFacts) -> list[Blocker]:
     summary = (
         f"{_few(running, 'container')} still running {duration_text(facts.overdue)} past deadline"
     )
-    if hints:
+    if facts.node.unreadable:
+        # the kubelet's last report, not a fact: a node that is down reports nothing new
+        summary = (
+            f"node {facts.node_name} not checked ({facts.node.unreadable}); "
+            f"{_few(running, 'container')} last reported running"
+        )
+    elif hints:
         summary += f" ({hints[0].short})"
     generic = (_list_containers(facts), facts.kubelet_log())
     first = Remedy(

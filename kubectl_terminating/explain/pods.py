@@ -53,6 +53,12 @@ from kubectl_terminating.view import ClusterView
 
 # Blockers that give context but are not a cause of their own.
 CONTEXT_TYPES = frozenset({GRACE_PERIOD, NAMESPACE_TERMINATING})
+# containers-running is raised by pod_containers.explain_containers (facts.kubelet_overdue)
+HOLDS_WHILE = {
+    "containers-running": "the kubelet has not confirmed and is past the deadline, node healthy",
+    NAMESPACE_TERMINATING: "context only: the pod's namespace is terminating",
+    UNKNOWN: "context only: no known cause found while the pod is past its deadline",
+}
 
 PodExplainer = Callable[[PodFacts], list[Blocker]]
 

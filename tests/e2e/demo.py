@@ -115,7 +115,8 @@ def demo(state_dir: Path) -> int:
     _plugin(kubeconfig, "ns", "payments", "--explain")
     _plugin(kubeconfig, "all", "-A")
     _say("Now metrics-server goes away and leaves its APIService behind: discovery fails, and")
-    print("# no namespace can finish any more, whatever else holds it.")
+    print("# no namespace still in its content phase can finish. archive and old-team are past")
+    print("# it (kubernetes gone from spec.finalizers): only their own finalizers hold them.")
     cp = attach(state_dir)
     try:
         break_metrics_apiservice(cp)

@@ -29,6 +29,7 @@ from tests.e2e.kubelet import (
     create_volume_attachment,
     csi_volume_name,
     delete,
+    get,
     now,
     owner_ref,
     pvc_volume,
@@ -402,16 +403,23 @@ def namespace_with_webhook_blocking_finalizer_removal(
     create_custom_object(
         cp, group, "v1", "locks", "Lock", "held", ns=ns, finalizers=[f"{group}/release"]
     )
-    create_validating_webhook(
-        cp,
-        f"{ns}-finalizer-guard",
-        service_ns=ns,
-        service_name="guard",
-        rules=[webhook_rule(["UPDATE"], ["locks"], api_groups=[group])],
-        namespace=ns,
-    )
+    guard_with_dead_webhook(cp, ns, group, "locks", "UPDATE", f"{ns}-finalizer-guard")
     delete(cp, f"/api/v1/namespaces/{ns}")
     return Stuck(ns, "held")
+
+
+def guard_with_dead_webhook(
+    cp: ControlPlane, ns: str, group: str, plural: str, operation: str, config: str
+) -> None:
+    """A Fail webhook on `operation` of the type in ns whose Service ns/guard does not exist."""
+    create_validating_webhook(
+        cp,
+        config,
+        service_ns=ns,
+        service_name="guard",
+        rules=[webhook_rule([operation], [plural], api_groups=[group])],
+        namespace=ns,
+    )
 
 
 def namespace_with_spec_finalizer(
@@ -456,3 +464,40 @@ def volume_in_use(cp: ControlPlane, ns: str, pod: str = "app-0") -> InUse:
     delete(cp, f"/api/v1/namespaces/{ns}/persistentvolumeclaims/{claim}")
     delete(cp, f"/api/v1/persistentvolumes/{volume}")
     return InUse(ns, claim, volume, pod, node)
+
+
+def finalize_by_hand(cp: ControlPlane, ns: str) -> None:
+    """What the well-known recipe does: empty spec.finalizers through /finalize (drops
+    `kubernetes` whatever the controller was still doing)."""
+    body = get(cp, f"/api/v1/namespaces/{ns}")
+    body["spec"]["finalizers"] = []
+    cp.api("PUT", f"/api/v1/namespaces/{ns}/finalize", body)
+
+
+def namespace_with_content_and_own_finalizer(cp: ControlPlane, ns: str, group: str) -> Stuck:
+    """A custom resource held by a finalizer whose operator is gone, inside a namespace with
+    a finalizer of its own (metadata.finalizers example.com/archive)."""
+    create_namespace(cp, ns, finalizers=["example.com/archive"])
+    create_crd(cp, group, "Widget", "widgets")
+    create_custom_object(
+        cp, group, "v1", "widgets", "Widget", "gadget", ns=ns, finalizers=[f"{group}/cleanup"]
+    )
+    delete(cp, f"/api/v1/namespaces/{ns}")
+    return Stuck(ns, "gadget")
+
+
+def namespace_with_terminating_content_and_delete_webhook(
+    cp: ControlPlane, ns: str, group: str
+) -> Stuck:
+    """A custom resource already deleted (held by its finalizer) and then a DELETE-only webhook
+    with a dead backend: the namespace controller's repeated DELETE is rejected, but the object
+    needs no DELETE any more, only the UPDATE that removes its finalizer."""
+    create_namespace(cp, ns)
+    create_crd(cp, group, "Part", "parts")
+    create_custom_object(
+        cp, group, "v1", "parts", "Part", "bolt", ns=ns, finalizers=[f"{group}/cleanup"]
+    )
+    delete(cp, f"/apis/{group}/v1/namespaces/{ns}/parts/bolt")
+    guard_with_dead_webhook(cp, ns, group, "parts", "DELETE", f"{ns}-delete-guard")
+    delete(cp, f"/api/v1/namespaces/{ns}")
+    return Stuck(ns, "bolt")

@@ -13,6 +13,7 @@ import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,6 +31,7 @@ from tests.e2e.kubelet import (
     unique_ns,
     wait_for,
 )
+from tests.e2e.users import Users, rule
 
 pytestmark = pytest.mark.e2e
 
@@ -100,6 +102,16 @@ def explain_json(cp: ControlPlane, *names: str) -> dict[str, Item]:
     data = run_json("ns", *names, kubeconfig=cp.kubeconfig_path)
     assert data["apiVersion"] == "terminating.kubectl.io/v1" and data["kind"] == "List"
     return {i["name"]: i for i in data["items"]}
+
+
+def from_file(cp: ControlPlane, tmp_path: Path, ns: str) -> Item:
+    """`ns NAME --from-file` on what `kubectl get ns NAME -o json` printed: the namespace alone."""
+    saved = tmp_path / f"{ns}.json"
+    saved.write_text(cp.kubectl("get", "ns", ns, "-o", "json").stdout)
+    data = run_json("ns", ns, "--from-file", str(saved), kubeconfig=cp.kubeconfig_path)
+    items: list[Item] = data["items"]
+    assert len(items) == 1, items
+    return items[0]
 
 
 # -- the stuck namespaces most tests share ---------------------------------------------------
@@ -437,10 +449,63 @@ def test_explain_text_shows_conditions_remaining_and_remedies(
     assert "DESTRUCTIVE: LAST RESORT: remove finalizer" in out
 
 
+# -- conditions are evidence -------------------------------------------------------------------
+
+
+def test_a_namespace_file_is_explained_by_its_conditions(
+    control_plane: ControlPlane, built: Built, tmp_path: Path
+) -> None:
+    """`kubectl get ns X -o json` holds the namespace alone: what its current conditions name
+    (remaining finalizers and types, a webhook rejecting the controller's deletes) is the
+    answer, never "no content"."""
+    orphan = built.orphan
+    group = group_of(orphan)
+    # an APIService another module broke leaves a DiscoveryFailure until the controller's next pass
+    wait_condition(control_plane, orphan.namespace, "NamespaceDeletionDiscoveryFailure", "False")
+    item = from_file(control_plane, tmp_path, orphan.namespace)
+    main = item["blockers"][0]
+    assert main["type"] == "finalizer", (types(item), messages(main))
+    assert main["summary"].startswith(f"finalizer {group}/cleanup on 1 object (owner: un")
+    assert "NamespaceFinalizersRemaining: Some content" in messages(main)
+    content = one(item, "content-remaining")
+    assert content["summary"].startswith("1 object left (per the controller): widgets.")
+    assert f"widgets.{group}: the controller's count" in messages(content)
+    assert not any("no content" in b["summary"] for b in item["blockers"])
+
+    guarded = built.delete_hook
+    item = from_file(control_plane, tmp_path, guarded.namespace)
+    main = item["blockers"][0]
+    assert main["type"] == "webhook", types(item)
+    hook = f"{guarded.namespace}-guard.webhooks.test.example.com"
+    assert main["summary"].startswith(f"webhook {hook}")
+
+
+def test_a_type_it_may_not_list_is_explained_by_the_conditions(
+    control_plane: ControlPlane, built: Built, tmp_path: Path
+) -> None:
+    """RBAC lets the user read everything but the custom resource's group: the type shows as
+    not listable, and the finalizer holding its object comes from the controller's condition."""
+    orphan = built.orphan
+    group = group_of(orphan)
+    wait_condition(control_plane, orphan.namespace, "NamespaceDeletionDiscoveryFailure", "False")
+    groups = ["", "coordination.k8s.io", "apiregistration.k8s.io", "apiextensions.k8s.io"]
+    groups += ["admissionregistration.k8s.io", "discovery.k8s.io", "events.k8s.io"]
+    with Users(control_plane, tmp_path, "ns-rbac") as users:
+        user = users.user("no-widgets", cluster_rules=[rule(["*"], group=g) for g in groups])
+        data = run_json("ns", orphan.namespace, kubeconfig=user.kubeconfig)
+    (item,) = data["items"]
+    widgets = remaining(item, f"widgets.{group}")
+    assert widgets["count"] == 0 and "forbidden" in widgets["error"]
+    main = item["blockers"][0]
+    assert main["type"] == "finalizer", (types(item), messages(main))
+    assert main["summary"].startswith(f"finalizer {group}/cleanup on 1 object (owner: ")
+    assert "NamespaceFinalizersRemaining: Some content" in messages(main)
+
+
 # -- cluster-wide causes: each in its own test, removed before it ends ---------------------------
 
 
-def test_unavailable_apiservice(control_plane: ControlPlane) -> None:
+def test_unavailable_apiservice(control_plane: ControlPlane, tmp_path: Path) -> None:
     cp = control_plane
     ns = unique_ns("ns-api")
     group = f"{ns}.io"  # short: the one-line summary is clipped at 70 characters
@@ -466,6 +531,14 @@ def test_unavailable_apiservice(control_plane: ControlPlane) -> None:
         condition = one(item, "namespace-condition")
         assert condition["summary"] == f"discovery failed for {group}/v1alpha1"
         assert condition["evidence"][0]["fields"]["type"] == "NamespaceDeletionDiscoveryFailure"
+
+        # `kubectl get ns -o json` alone: no APIService in the file, yet the condition's text
+        # proves an unavailable aggregated API, and that is the headline
+        alone = from_file(cp, tmp_path, ns)
+        main = alone["blockers"][0]
+        assert main["type"] == "apiservice-unavailable", types(alone)
+        assert main["summary"].startswith(f"API {group}/v1alpha1 unavailable")
+        assert main["remedy"][-1]["command"] == f"kubectl delete apiservice {stuck.name}"
     finally:
         delete(cp, apiservice)
     # The diagnosis was right: without the APIService the controller finishes by itself.
@@ -524,3 +597,75 @@ def test_broken_conversion_webhook(own_control_plane: ControlPlane) -> None:
     assert f"conversion webhook for {group}/v1, Kind=Gizmo failed" in messages(condition)
     assert any(w.startswith(f"could not list {crd}: ") for w in data["warnings"])
     assert not of_type(item, "namespace-finalizer")  # unknown content is not "no content"
+
+
+# -- phase first: past the content phase only the namespace's own finalizers hold it ----------
+
+
+def test_past_the_content_phase_only_its_own_finalizers_hold_it(
+    control_plane: ControlPlane,
+) -> None:
+    """`kubernetes` removed through /finalize while discovery fails and a custom resource is
+    still inside: the controller is done with the namespace. The unavailable APIService, the
+    stale DiscoveryFailure condition and the content cannot hold it; its own finalizer does, and
+    the content is a hazard: it will be left in etcd without a namespace."""
+    cp = control_plane
+    ns = unique_ns("ns-past")
+    group = f"{ns}.example.com"
+    stuck = scenarios.namespace_with_content_and_own_finalizer(cp, ns, group)
+    api = scenarios.namespace_with_unavailable_apiservice(cp, unique_ns("ns-past-api"), f"{ns}.io")
+    widget = f"/apis/{group}/v1/namespaces/{ns}/widgets/{stuck.name}"
+    try:
+        wait_condition(cp, ns, "NamespaceDeletionDiscoveryFailure")
+        scenarios.finalize_by_hand(cp, ns)
+        wait_spec_finalizers(cp, ns, [])
+        item = explain_json(cp, ns)[ns]
+        assert types(item) == ["namespace-finalizer"]
+        (blocker,) = item["blockers"]
+        assert blocker["summary"] == "finalizer example.com/archive (owner: unknown)"
+        assert (
+            f"1 object will be left behind without a namespace: widgets.{group}/gadget"
+            in (item["warnings"])
+        )
+        first = blocker["remedy"][0]
+        assert first["description"].startswith("FIRST delete the 1 object still inside")
+        assert first["command"].startswith(f"kubectl delete widgets.{group} -n {ns} --all")
+        assert blocker["remedy"][-1]["destructive"]
+        # the conditions stay on the namespace, as history
+        failed = [c for c in item["conditions"] if c["type"] == "NamespaceDeletionDiscoveryFailure"]
+        assert failed and failed[0]["status"] == "True"
+    finally:
+        with contextlib.suppress(ApiError):
+            delete(cp, f"/apis/apiregistration.k8s.io/v1/apiservices/{api.name}")
+        with contextlib.suppress(ApiError):
+            remove_finalizers(cp, widget)
+        with contextlib.suppress(ApiError):
+            remove_finalizers(cp, f"/api/v1/namespaces/{ns}")
+
+
+# -- each blocker only while it can still hold the object ------------------------------------
+
+
+def test_a_delete_webhook_does_not_hold_content_already_deleted(
+    control_plane: ControlPlane,
+) -> None:
+    """The custom resource is already terminating: only the UPDATE removing its finalizer is
+    still needed, so a DELETE-only webhook with a dead backend is not what holds it."""
+    cp = control_plane
+    ns = unique_ns("ns-delhook")
+    group = f"{ns}.example.com"
+    stuck = scenarios.namespace_with_terminating_content_and_delete_webhook(cp, ns, group)
+    try:
+        # the controller's DELETE of the content is rejected, as its condition says
+        failed = wait_condition(cp, ns, "NamespaceDeletionContentFailure")
+        assert f'failed calling webhook "{ns}-delete-guard' in failed["message"]
+        item = explain_json(cp, ns)[ns]
+        assert types(item)[0] == "finalizer", types(item)
+        # the group's only backend is the dead webhook's: "owner: unknown, not running"
+        assert item["blockers"][0]["summary"].startswith(f"finalizer {group}/cleanup (owner: ")
+        assert not [b for b in of_type(item, "webhook") if "delete-guard" in b["summary"]]
+    finally:
+        with contextlib.suppress(ApiError):
+            delete(cp, f"{WEBHOOKS}/{ns}-delete-guard")
+        with contextlib.suppress(ApiError):
+            remove_finalizers(cp, f"/apis/{group}/v1/namespaces/{ns}/parts/{stuck.name}")

@@ -40,6 +40,7 @@ from tests.e2e.scenarios import (
     pod_on_dead_node,
     pod_with_finalizer,
     pod_with_running_containers,
+    pod_with_unreclaimed_volume,
 )
 from tests.e2e.users import RBAC, Users, rule
 
@@ -205,6 +206,7 @@ def test_user_who_may_not_read_nodes_events_webhooks_apiservices(
     create_namespace(cp, ns)
     dead = pod_on_dead_node(cp, ns)
     hung = pod_with_running_containers(cp, ns)
+    unmounted = pod_with_unreclaimed_volume(cp, ns)
     time.sleep(1)  # a whole second past its deadline (timestamps have whole seconds)
     readable = [
         rule(["pods", "namespaces", "persistentvolumeclaims", "persistentvolumes", "services"]),
@@ -218,11 +220,22 @@ def test_user_who_may_not_read_nodes_events_webhooks_apiservices(
 
     data = run_json("pods", "-n", ns, kubeconfig=user.kubeconfig)
     items = {i["name"]: i for i in data["items"]}
-    assert set(items) == {dead.name, hung.name}
+    assert set(items) == {dead.name, hung.name, unmounted.name}
     for item in items.values():
         assert "could not read nodes: forbidden" in item["warnings"]
     # what needs none of the four is still found: the container the runtime never killed
     assert "containers-running" in {b["type"] for b in items[hung.name]["blockers"]}
+    # its headline says the node was not checked: "still running past deadline" would state as
+    # fact what only the kubelet's last report says (a node that is down reports nothing new)
+    running = next(b for b in items[hung.name]["blockers"] if b["type"] == "containers-running")
+    assert running["summary"] == (
+        f"node {hung.node} not checked (forbidden); app last reported running"
+    )
+    # nor does it blame the kubelet's volume teardown on a node it could not read
+    volumes = next(
+        b for b in items[unmounted.name]["blockers"] if b["type"] == "volumes-not-reclaimed"
+    )
+    assert volumes["summary"] == f"containers exited; node {unmounted.node} not checked (forbidden)"
     # each check not made is named, and only those: nothing else was lost on the way
     forbidden = {
         "could not read nodes: forbidden",
@@ -237,7 +250,7 @@ def test_user_who_may_not_read_nodes_events_webhooks_apiservices(
     table = run_cli("pods", "-n", ns, kubeconfig=user.kubeconfig)
     assert table.returncode == 0, table.stderr
     rows = [line for line in table.stdout.splitlines()[1:] if line.strip()]
-    assert len(rows) == 2 and all(row.endswith(NOT_POSSIBLE) for row in rows), table.stdout
+    assert len(rows) == 3 and all(row.endswith(NOT_POSSIBLE) for row in rows), table.stdout
 
     gone = unique_ns("rel-noinfra-ns")
     namespace_with_stuck_pod(cp, gone)

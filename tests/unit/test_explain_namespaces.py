@@ -247,6 +247,16 @@ def test_broken_conversion_webhook_and_an_unlistable_type() -> None:
     assert not of_type(finding, model.NAMESPACE_FINALIZER)  # unknown content is not "no content"
 
 
+def test_a_type_it_may_not_list_does_not_blame_its_conversion_webhook() -> None:
+    """Forbidden to list backups: that says nothing about conversion, and no condition names
+    it, so the CRD's broken conversion webhook is not blamed (the type shows as not listable)."""
+    found = scenario("conversion-webhook", unreadable={"Backup": "forbidden"})
+    namespace = dict(found.namespace, status={"phase": "Terminating", "conditions": []})
+    finding = explain_namespace(namespace, found.view)
+    assert not of_type(finding, model.CONVERSION_WEBHOOK)
+    assert one(finding, model.CONTENT_REMAINING).summary == "1 type not listable"
+
+
 def test_conversion_webhook_named_by_a_condition_holds_a_namespace_without_its_objects() -> None:
     # Seen on 1.36: once a CRD's conversion webhook fails, the watch cache of its served
     # version cannot start, so the controller's lists fail in every namespace ("storage is
@@ -337,11 +347,15 @@ def test_unreadable_cluster_objects_become_warnings(kind: str, what: str) -> Non
 
 def test_a_failure_condition_with_an_unknown_reason_still_counts() -> None:
     condition = {"type": "NamespaceDeletionDiscoveryFailure", "status": "True", "reason": "New"}
-    namespace = {"metadata": {"name": "x"}, "status": {"conditions": [condition]}}
+    namespace = {
+        "metadata": {"name": "x"},
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"conditions": [condition]},
+    }
     finding = explain_namespace(
         namespace, StaticView([], datetime(2026, 3, 1, tzinfo=timezone.utc))
     )
-    (blocker,) = finding.blockers
+    (blocker,) = of_type(finding, model.NAMESPACE_CONDITION)
     assert (blocker.type, blocker.summary) == (
         model.NAMESPACE_CONDITION,
         "discovery failed for some groups",

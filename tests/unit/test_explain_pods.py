@@ -264,6 +264,10 @@ def test_nodes_unreadable_warns_and_never_claims_node_missing() -> None:
     assert "could not read nodes: forbidden" in finding.warnings
     assert types(finding) == ["containers-running"]
     assert any("not checked (forbidden)" in e.message for e in finding.blockers[0].evidence)
+    # the headline says what was not checked instead of stating a running container as fact
+    assert finding.blockers[0].summary == (
+        "node worker-1 not checked (forbidden); app last reported running"
+    )
 
 
 def test_lease_unreadable_keeps_ready_true_as_healthy() -> None:
@@ -355,6 +359,14 @@ def test_no_persistent_volumes_still_waits_for_teardown() -> None:
     assert (
         finding.blockers[0].summary == "containers exited; kubelet has not finished volume teardown"
     )
+
+
+def test_node_unreadable_says_so_instead_of_blaming_the_kubelet() -> None:
+    obj = exited()
+    obj["spec"]["volumes"] = obj["spec"]["volumes"][1:]  # the projected token volume only
+    finding = explain(obj, cluster(), unreadable={"Node": "forbidden"})
+    assert types(finding) == ["volumes-not-reclaimed"]
+    assert finding.blockers[0].summary == "containers exited; node worker-1 not checked (forbidden)"
 
 
 def test_pv_unreadable_keeps_the_blocker_and_warns() -> None:

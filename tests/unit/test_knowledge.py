@@ -35,6 +35,27 @@ from kubectl_terminating.explain.knowledge import FinalizerOwner, entries, looku
         ("monitoring.coreos.com/status-cleanup", "Prometheus operator"),
         ("karpenter.sh/termination", "Karpenter"),
         ("finalizer.keda.sh", "KEDA"),
+        # from the field: the finalizers public stuck-Terminating threads show most
+        ("controller.cattle.io/namespace-auth", "Rancher"),
+        ("wrangler.cattle.io/on-helm-chart-remove", "helm-controller"),
+        ("kubevirt.io/virtualMachineControllerFinalize", "KubeVirt"),
+        ("constrainttemplate.finalizers.gatekeeper.sh", "Gatekeeper"),
+        ("externalsecrets.external-secrets.io/externalsecret-cleanup", "External Secrets"),
+        ("trident.netapp.io", "Trident"),
+        ("networking.gke.io/neg-finalizer", "GKE NEG controller"),
+        ("serviceoperator.azure.com/finalizer", "Azure Service Operator"),
+        ("gateway-exists-finalizer.gateway.networking.k8s.io", "Gateway API"),
+        ("karpenter.k8s.aws/termination", "Karpenter"),
+        ("resource.kubernetes.io/delete-protection", "resourceclaim controller"),
+        ("networking.k8s.io/service-cidr-finalizer", "service-cidr controller"),
+        ("workflows.argoproj.io/artifact-gc", "Argo Workflows"),
+        ("ray.io/gcs-ft-redis-cleanup-finalizer", "KubeRay"),
+        ("opentelemetrycollector.opentelemetry.io/finalizer", "OpenTelemetry Operator"),
+        ("finalizer.stack.pulumi.com", "Pulumi"),
+        ("cluster.open-cluster-management.io/api-resource-cleanup", "Open Cluster Management"),
+        ("gateway.kusk.io/srfinalizer", "Kusk Gateway"),
+        ("tigera.io/cni-protector", "Tigera operator"),
+        ("tigera.io/operator-cleanup", "Tigera operator"),
     ],
 )
 def test_exact_entries_name_their_owner(finalizer: str, owner: str) -> None:
@@ -65,6 +86,23 @@ def test_exact_entries_name_their_owner(finalizer: str, owner: str) -> None:
             "snapshot.storage.kubernetes.io/*",
         ),
         ("cnrm.cloud.google.com/deletion-defender", "cnrm.cloud.google.com/*"),
+        ("controller.cattle.io/mgmt-auth-users-controller", "controller.cattle.io/*"),
+        (
+            "clusterscoped.controller.cattle.io/project-namespace-auth_local",
+            "clusterscoped.controller.cattle.io/*",
+        ),
+        ("wrangler.cattle.io/provisioning-cluster-remove", "wrangler.cattle.io/*"),
+        ("routes.serving.knative.dev", "*.knative.dev"),
+        ("triggers.eventing.knative.dev", "*.knative.dev"),
+        ("pipelineruns.tekton.dev", "*.tekton.dev"),
+        ("chains.tekton.dev/taskrun", "chains.tekton.dev*"),
+        ("finalizers.gatekeeper.sh/sync", "finalizers.gatekeeper.sh/*"),
+        ("olm.operatorframework.io/cleanup-unpack-cache", "olm.operatorframework.io/cleanup-*"),
+        ("networking.gke.io/ingress-finalizer-V2", "networking.gke.io/ingress-finalizer*"),
+        ("gke.networking.io/l4-ilb-v2", "gke.networking.io/l4-*"),
+        ("finalizers.s3.services.k8s.aws/Bucket", "finalizers.*.services.k8s.aws/*"),
+        ("kyverno.io/policywebhooks", "kyverno.io/*webhooks"),
+        ("operator.tigera.io/apiserver-controller", "operator.tigera.io/*"),
     ],
 )
 def test_families_match_by_pattern(finalizer: str, pattern: str) -> None:
@@ -120,8 +158,14 @@ def test_owners_that_guard_real_infrastructure_say_so() -> None:
 def test_every_entry_is_complete_and_unique() -> None:
     patterns = [e.pattern for e in entries()]
     assert len(patterns) == len(set(patterns))
+    assert len(patterns) >= 60
     for entry in entries():
         assert entry.owner and entry.waits_for and entry.remedy, entry.pattern
+        # where the owning project defines it, and how to tell that its owner runs
+        assert entry.source.startswith("https://github.com/"), entry.pattern
+        assert entry.runs_as or entry.in_apiserver, entry.pattern
+        # what removing it by hand skips
+        assert entry.risk or entry.pattern in ("foregroundDeletion", "orphan"), entry.pattern
         # a by-hand removal that strands infrastructure must say what it strands
         assert not entry.strands_infrastructure or entry.risk, entry.pattern
 

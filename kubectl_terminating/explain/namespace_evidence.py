@@ -1,0 +1,327 @@
+"""What the namespace controller's own conditions prove that the tool's view does not show.
+
+The controller lists every type with its own credentials and writes what it found into the
+namespace's conditions (pkg/controller/namespace/deletion/namespaced_resources_deleter.go):
+
+    NamespaceContentRemaining: "Some resources are remaining: <plural>.<group> has <n>
+        resource instances, ..."
+    NamespaceFinalizersRemaining: "Some content in the namespace has finalizers remaining:
+        <finalizer> in <n> resource instances, ..."
+    NamespaceDeletionDiscoveryFailure: "Discovery failed for some groups, <n> failing: unable
+        to retrieve the complete list of server APIs: <group>/<version>: <error>, ..."
+    NamespaceDeletionContentFailure: "Failed to delete all resource types, <n> remaining: ...
+        failed calling webhook "<name>" ..." or "... conversion webhook for <group>/<version>,
+        Kind=<Kind> failed: ..."
+
+A snapshot without those kinds, or a type this tool could not list, does not make them go
+away: each name the conditions give that no blocker of the tool's own view covers becomes a
+blocker of its proper type, with the condition as its evidence. These hold only in the content
+phase (`kubernetes` still in spec.finalizers); namespaces.py calls this module only then.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating.explain.finalizers import (
+    lease_liveness,
+    owner_fact,
+    owner_phrase,
+    short_owner,
+    try_read,
+)
+from kubectl_terminating.explain.knowledge import lookup
+from kubectl_terminating.explain.namespace_conditions import (
+    CONTENT_REMAINING_CONDITION,
+    FAILED_CONVERSION,
+    FAILED_WEBHOOK,
+    FINALIZERS_REMAINING_CONDITION,
+    GROUP_VERSION,
+    apiservice_remedies,
+    clip,
+    failure_reason,
+    namespace_conditions,
+    ns_ref,
+)
+from kubectl_terminating.model import (
+    APISERVICE_UNAVAILABLE,
+    CONTENT_REMAINING,
+    CONVERSION_WEBHOOK,
+    FINALIZER,
+    JSON,
+    OWNER_DEPENDENTS,
+    PROTECTION_IN_USE,
+    WEBHOOK,
+    Blocker,
+    Evidence,
+    Remedy,
+)
+from kubectl_terminating.view import ClusterView
+
+# what each blocker type raised here needs to still hold the namespace
+HOLDS_WHILE = {
+    CONTENT_REMAINING: "kubernetes is in spec.finalizers and the controller's current "
+    "NamespaceContentRemaining condition names the type",
+    FINALIZER: "kubernetes is in spec.finalizers and NamespaceFinalizersRemaining names it",
+    APISERVICE_UNAVAILABLE: "kubernetes is in spec.finalizers and discovery of the group fails",
+    WEBHOOK: "kubernetes is in spec.finalizers and the controller's deletes are rejected by it",
+    CONVERSION_WEBHOOK: "kubernetes is in spec.finalizers and the controller's lists or deletes "
+    "of the kind fail in its conversion webhook",
+}
+
+# "widgets.example.com has 2 resource instances"; the core group leaves "pods." (empty group)
+REMAINING_TYPE = re.compile(r"([a-z0-9][a-z0-9-]*)\.([a-z0-9.-]*) has (\d+) resource instances?")
+# "example.com/cleanup in 2 resource instances"
+REMAINING_FINALIZER = re.compile(r"(\S+) in (\d+) resource instances?")
+
+
+@dataclass(frozen=True)
+class Named:
+    """One thing a current condition names, with the condition that names it."""
+
+    name: str
+    count: int
+    condition: JSON
+
+    def evidence(self, ns: JSON, note: str = "") -> Evidence:
+        condition = self.condition
+        message = f"{text(condition.get('type'))}: {text(condition.get('message'))}"
+        return Evidence(message + (f" ({note})" if note else ""), ns_ref(ns), condition)
+
+
+def _current(ns: JSON, condition_type: str) -> list[JSON]:
+    return [
+        c
+        for c in namespace_conditions(ns)
+        if c.get("type") == condition_type and c.get("status") == "True"
+    ]
+
+
+def remaining_types(ns: JSON) -> list[Named]:
+    """Types the controller counted, as `plural` (core) or `plural.group`, with their count."""
+    return [
+        Named(f"{plural}.{group}" if group else plural, int(n), c)
+        for c in _current(ns, CONTENT_REMAINING_CONDITION)
+        for plural, group, n in REMAINING_TYPE.findall(text(c.get("message")))
+    ]
+
+
+def remaining_finalizers(ns: JSON) -> list[Named]:
+    return [
+        Named(finalizer, int(n), c)
+        for c in _current(ns, FINALIZERS_REMAINING_CONDITION)
+        for finalizer, n in REMAINING_FINALIZER.findall(text(c.get("message")))
+    ]
+
+
+def says_content_remains(ns: JSON) -> bool:
+    return bool(remaining_types(ns) or remaining_finalizers(ns))
+
+
+def found_no_content(ns: JSON) -> bool:
+    """The controller's last pass found nothing left (NamespaceContentRemaining=False)."""
+    return any(
+        c.get("type") == CONTENT_REMAINING_CONDITION and c.get("status") == "False"
+        for c in namespace_conditions(ns)
+    )
+
+
+def _failures(ns: JSON, reason: str) -> list[JSON]:
+    return [c for c in namespace_conditions(ns) if failure_reason(c) == reason]
+
+
+def failing_group_versions(ns: JSON) -> list[Named]:
+    return [
+        Named(gv, 1, c)
+        for c in _failures(ns, "DiscoveryFailed")
+        for gv in dict.fromkeys(GROUP_VERSION.findall(text(c.get("message"))))
+    ]
+
+
+def failing_webhooks(ns: JSON) -> list[Named]:
+    return [
+        Named(name, 1, c)
+        for c in _failures(ns, "ContentDeletionFailed")
+        for name in dict.fromkeys(FAILED_WEBHOOK.findall(text(c.get("message"))))
+    ]
+
+
+def failing_conversions(ns: JSON) -> list[tuple[str, str, Named]]:
+    """(group, Kind, named) for every conversion webhook a content failure names."""
+    return [
+        (group, kind, Named(f"{group}/{version}", 1, c))
+        for c in _failures(ns, "ContentDeletionFailed")
+        for group, version, kind in FAILED_CONVERSION.findall(text(c.get("message")))
+    ]
+
+
+# -- what the tool's own view already covers ---------------------------------------------------
+
+
+def _covered(found: Sequence[Blocker], types: tuple[str, ...], needle: str) -> bool:
+    return any(b.type in types and needle in b.summary for b in found)
+
+
+def _seen(read: Callable[[], list[JSON]], names: Callable[[JSON], Iterable[str]]) -> set[str]:
+    """Names of the objects a view read returns; none when it cannot be read (not in a file,
+    forbidden): then only the condition can tell."""
+    objects, failure = try_read(read)
+    return set() if failure is not None else {n for o in objects or [] for n in names(o)}
+
+
+def _webhook_names(config: JSON) -> list[str]:
+    return [text(as_dict(h).get("name")) for h in as_list(config.get("webhooks"))]
+
+
+def _crd_group_kind(crd: JSON) -> list[str]:
+    spec = as_dict(crd.get("spec"))
+    return [f"{text(as_dict(spec.get('names')).get('kind'))}.{text(spec.get('group'))}"]
+
+
+def _finalizer_blocker(named: Named, ns: JSON, view: ClusterView) -> Blocker:
+    owner = lookup(named.name)
+    liveness = lease_liveness(owner.lease_names if owner else (), view)
+    where = f"on {named.count} object{'s' if named.count != 1 else ''}"
+    owned = (
+        owner_fact(owner)
+        if owner
+        else Evidence(f"no known owner for {named.name}: the controller that added it removes it")
+    )
+    remedy = Remedy(owner.remedy) if owner else Remedy(f"restore the controller of {named.name}")
+    name = text(meta(ns).get("name"))
+    return Blocker(
+        FINALIZER,
+        clip(f"finalizer {named.name} {where} ({owner_phrase(owner, liveness.state)})"),
+        (
+            named.evidence(ns, "the controller's count; those objects are not in this view"),
+            owned,
+            *liveness.evidence,
+        ),
+        (
+            remedy,
+            Remedy(
+                f"find the objects that carry it ({short_owner(owner)})",
+                f"kubectl terminating all -n {shlex.quote(name)} --explain",
+            ),
+        ),
+    )
+
+
+def _content_blocker(missing: Sequence[Named], ns: JSON, covered: frozenset[str]) -> Blocker:
+    total = sum(n.count for n in missing)
+    types = ", ".join(f"{n.name} ({n.count})" for n in missing)
+    name = text(meta(ns).get("name"))
+
+    def note(named: Named) -> str:
+        if named.name in covered:
+            return f"{named.name}: listed just now, none left; the controller counts again soon"
+        return f"{named.name}: the controller's count; this view could not list the type"
+
+    return Blocker(
+        CONTENT_REMAINING,
+        clip(f"{total} object{'s' if total != 1 else ''} left (per the controller): {types}"),
+        (
+            *(n.evidence(ns) for n in {id(n.condition): n for n in missing}.values()),
+            *(Evidence(note(n)) for n in missing),
+        ),
+        (
+            Remedy(
+                "the namespace controller deletes these by itself once nothing holds them; "
+                "list them with the permissions it has",
+                f"kubectl terminating all -n {shlex.quote(name)} --explain",
+            ),
+        ),
+    )
+
+
+def _from_condition(
+    blocker_type: str, summary: str, named: Named, ns: JSON, note: str, *remedies: Remedy
+) -> Blocker:
+    return Blocker(blocker_type, clip(summary), (named.evidence(ns, note),), remedies)
+
+
+def _apiservice_blocker(named: Named, ns: JSON) -> Blocker:
+    group, _, version = named.name.partition("/")
+    apiservice = f"{version}.{group}"
+    return _from_condition(
+        APISERVICE_UNAVAILABLE,
+        f"API {named.name} unavailable: discovery fails (APIService {apiservice})",
+        named,
+        ns,
+        "the controller's discovery failed for it",
+        *apiservice_remedies(apiservice, {}),
+    )
+
+
+def _webhook_blocker(named: Named, ns: JSON) -> Blocker:
+    return _from_condition(
+        WEBHOOK,
+        f"webhook {named.name} rejects the controller's deletes",
+        named,
+        ns,
+        "the controller's delete was rejected by it",
+        Remedy(
+            f"restore the backend of webhook {named.name} (see its configuration's "
+            "clientConfig); the namespace controller then retries by itself",
+            "kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations",
+        ),
+    )
+
+
+def _conversion_blocker(group: str, kind: str, named: Named, ns: JSON) -> Blocker:
+    return _from_condition(
+        CONVERSION_WEBHOOK,
+        f"conversion webhook of {kind}.{group} fails",
+        named,
+        ns,
+        "the controller's lists or deletes of it failed",
+        Remedy(
+            f"restore the conversion webhook of the {kind} CRD (usually its operator); "
+            "deletion then resumes by itself",
+            f"kubectl get crd -o name | grep {shlex.quote('.' + group)}",
+        ),
+    )
+
+
+def condition_blockers_beyond_view(
+    ns: JSON,
+    view: ClusterView,
+    found: Sequence[Blocker],
+    shown: set[str],
+    covered: frozenset[str],
+    listed_finalizers: set[str] | None,
+) -> list[Blocker]:
+    """Blockers for what the current conditions name and no blocker in `found` covers.
+
+    shown: types the tool's listing shows objects of (or could not list); covered: every type
+    it listed, empty or not; listed_finalizers: finalizers on the objects it listed, None when
+    that listing is partial (a file, a type it could not list): only then do the condition's
+    finalizers count beyond it, a complete listing being fresher than the last pass."""
+    blockers: list[Blocker] = []
+    missing = [n for n in remaining_types(ns) if n.name not in shown]
+    if missing:
+        blockers.append(_content_blocker(missing, ns, covered))
+    for named in remaining_finalizers(ns) if listed_finalizers is None else ():
+        if not _covered(found, (FINALIZER, OWNER_DEPENDENTS, PROTECTION_IN_USE), named.name):
+            blockers.append(_finalizer_blocker(named, ns, view))
+    # An APIService, webhook or CRD the view holds was judged by the view itself (an available
+    # APIService, a DELETE-only webhook for content already deleted): only what it lacks is
+    # taken from the condition.
+    apiservices = _seen(view.apiservices, lambda a: [text(meta(a).get("name"))])
+    for named in failing_group_versions(ns):
+        group, _, version = named.name.partition("/")
+        if f"{version}.{group}" not in apiservices:
+            blockers.append(_apiservice_blocker(named, ns))
+    webhooks = _seen(view.webhook_configurations, _webhook_names)
+    for named in failing_webhooks(ns):
+        if named.name not in webhooks and not _covered(found, (WEBHOOK,), named.name):
+            blockers.append(_webhook_blocker(named, ns))
+    crds = _seen(view.crds, _crd_group_kind)
+    for group, kind, named in failing_conversions(ns):
+        if f"{kind}.{group}" not in crds:
+            blockers.append(_conversion_blocker(group, kind, named, ns))
+    return blockers

@@ -1,0 +1,64 @@
+"""Real objects from public threads about stuck Terminating, explained through `--from-file`.
+
+Each file of tests/fixtures/corpus holds what a thread pasted (`kubectl get -o json/yaml`, or
+`kubectl describe` turned back into the object), as data; index.json names the thread, the cause
+it established and the main blocker the file alone can prove. A file lacks most kinds (nodes,
+APIServices, the namespace's content): the answer must come from what the object itself says.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_terminating.options import Options
+from kubectl_terminating.run import run
+
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus"
+INDEX: list[dict[str, Any]] = json.loads((CORPUS / "index.json").read_text())["entries"]
+
+
+def explain(path: Path) -> tuple[dict[str, Any], str]:
+    """The file's one terminating object, as `--from-file F --now -o json` explains it."""
+    kinds = {"Pod": "pods", "Namespace": "namespaces"}
+    kind = kinds.get(json.loads(path.read_text()).get("kind"), "all")
+    out, err = io.StringIO(), io.StringIO()
+    options = Options(
+        kind=kind,
+        from_file=str(path),
+        now=True,  # pastes carry no capture time; judge them as overdue, as they were
+        output="json",
+        all_namespaces=kind != "namespaces",
+        color="never",
+    )
+    assert run(options, out, err) == 0, err.getvalue()
+    (item,) = json.loads(out.getvalue())["items"]
+    return item, err.getvalue()
+
+
+def test_the_corpus_is_large_and_every_file_is_indexed() -> None:
+    files = {p.name for p in CORPUS.glob("*.json")} - {"index.json"}
+    assert len(INDEX) >= 20
+    assert sorted(e["file"] for e in INDEX) == sorted(files)
+    for entry in INDEX:
+        assert entry["url"].startswith("https://"), entry
+        expect = entry["expect"]
+        assert entry["cause"] and (expect.get("summary") or expect.get("mentions")), entry
+
+
+@pytest.mark.parametrize("entry", INDEX, ids=[e["file"].removesuffix(".json") for e in INDEX])
+def test_real_object_gets_the_main_blocker_its_thread_established(entry: dict[str, Any]) -> None:
+    item, stderr = explain(CORPUS / entry["file"])
+    assert "Traceback" not in stderr
+    main = item["blockers"][0]  # blockers come sorted: the main one first
+    expect = entry["expect"]
+    assert main["type"] == expect["type"], [(b["type"], b["summary"]) for b in item["blockers"]]
+    for part in expect.get("summary", []):
+        assert part in main["summary"], (part, main["summary"])
+    said = json.dumps(main)  # a name may not fit the 70-column summary: evidence and remedies
+    for name in expect.get("mentions", []):
+        assert name in said, (name, main)

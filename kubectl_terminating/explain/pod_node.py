@@ -26,6 +26,7 @@ OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"
 HOLDS_WHILE = {
     NODE_MISSING: "the kubelet has not confirmed (deletionGracePeriodSeconds is not 0)",
     NODE_NOT_READY: "the kubelet has not confirmed (deletionGracePeriodSeconds is not 0)",
+    RUNTIME_UNAVAILABLE: "the kubelet has not confirmed and its node says the runtime is down",
 }
 
 

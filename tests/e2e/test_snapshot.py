@@ -13,7 +13,7 @@ import pytest
 from tests.e2e import scenarios
 from tests.e2e.cli import run_cli, run_json
 from tests.e2e.controlplane import ControlPlane, build_binaries
-from tests.e2e.kubelet import create_namespace, get, renew_lease, wait_for
+from tests.e2e.kubelet import create_namespace, namespace_conditions, renew_lease, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 COMMANDS = (("pods", "-A"), ("ns",), ("all", "-A"))
@@ -35,20 +35,6 @@ def _without_ages(value: Any) -> Any:
     return value
 
 
-def settled(cp: ControlPlane, *namespaces: str) -> None:
-    """Until the namespace controller has been through each namespace: before that, the live
-    answer and the dump taken a moment later see different content and conditions."""
-
-    def done() -> bool:
-        for ns in namespaces:
-            conditions = (get(cp, f"/api/v1/namespaces/{ns}").get("status") or {}).get("conditions")
-            if not any(c["type"] == "NamespaceContentRemaining" for c in conditions or []):
-                return False
-        return True
-
-    wait_for(done, 60.0, message=f"namespace conditions on {namespaces}")
-
-
 @pytest.fixture(scope="module")
 def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, Any], Path]]:
     """Live answers and a dump from a cluster of its own, which is stopped before the yield."""
@@ -63,8 +49,16 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[st
         scenarios.pod_with_finalizer(cp, "shop")
         scenarios.namespace_with_orphaned_custom_resource(cp, "legacy", "widgets.snap.example.com")
         scenarios.namespace_with_stuck_pod(cp, "runners")
+        # the live answer and the dump must see the same pass of the namespace controller
+        wait_for(
+            lambda: all(
+                "NamespaceFinalizersRemaining" in namespace_conditions(cp, ns)
+                for ns in ("legacy", "runners")
+            ),
+            timeout=120,
+            message="the namespace controller's first pass over legacy and runners",
+        )
         renew_lease(cp, str(stuck.node))
-        settled(cp, "legacy", "runners")
         live = {" ".join(c): run_json(*c, kubeconfig=cp.kubeconfig_path) for c in COMMANDS}
         dumped = run_cli("dump", "-A", "-f", str(bundle), kubeconfig=cp.kubeconfig_path)
         assert dumped.returncode == 0, dumped.stderr

@@ -13,6 +13,7 @@ EXPLAINERS = (
     "namespace_content",
     "namespace_evidence",
     "namespace_finalizers",
+    "pod_hooks",
     "pod_node",
     "pod_volumes",
     "pods",

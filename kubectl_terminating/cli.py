@@ -237,6 +237,30 @@ def _own_options(
             formatter.write_dl(records)
 
 
+# strconv.ParseBool, which kubectl's flag parser (pflag) uses for `--flag=value`
+_BOOLEANS = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
+
+
+def pflag_style(args: list[str], flags: set[str]) -> list[str]:
+    """kubectl's spellings that click does not take: `--insecure-skip-tls-verify=true` (or
+    `=false`) for an on/off flag, and `-v=6` / `-n=shop` for a short option with a value."""
+    out: list[str] = []
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return out + args[index:]
+        name, equals, value = arg.partition("=")
+        if equals and name in flags and value in _BOOLEANS:
+            out += [name] if _BOOLEANS[value] else []
+        elif equals and len(name) == 2 and name[0] == "-" and name != "--" and name not in flags:
+            out.append(name + value)
+        else:
+            out.append(arg)
+    return out
+
+
 class GlobalCommand(click.Command):
     """A command of `kubectl terminating`: it takes the global options after its name too;
     any given before the name (parsed by the group) count as if given after it."""
@@ -277,6 +301,16 @@ class GlobalGroup(AliasedGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.params += global_params()
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        flags = {
+            opt
+            for command in (self, *self.commands.values())
+            for p in command.params
+            if isinstance(p, click.Option) and p.is_flag and not p.count
+            for opt in p.opts
+        }
+        return super().parse_args(ctx, pflag_style(args, flags))
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         params = self.get_params(ctx)

@@ -1,7 +1,8 @@
 """A small HTTP proxy on 127.0.0.1 that records what clients send through it.
 
 It answers `CONNECT host:port` (how kubectl and the plugin reach an https server through a
-proxy) and records the target and the Proxy-Authorization header. Every tunnel then goes to
+proxy) and records the target and the Proxy-Authorization header; a plain request for an
+http:// server is recorded with its headers and answered 502. Every tunnel then goes to
 the test API server whatever host was named (so a server URL such as
 https://kubernetes.default.svc:PORT, which no resolver knows, is reached through the proxy
 only). With `intercept`, the proxy also ends the client's TLS itself with the API server's own
@@ -120,9 +121,11 @@ class RecordingProxy:
         with record.lock:
             if method == "CONNECT":
                 record.connects.append(target)
+            else:  # a request for an http:// server: recorded, never forwarded
+                record.requests.append(Request(method, target, headers))
             record.proxy_authorization += [v for k, v in headers if k == "proxy-authorization"]
         if method != "CONNECT":
-            client.sendall(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+            client.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
             return
         client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
         upstream = socket.create_connection(self.upstream, timeout=60)

@@ -440,6 +440,14 @@ def _cases(cp: ControlPlane, proxy: RecordingProxy, directory: Path) -> list[Cas
             proxied=False,
         ),
         Case(
+            "an http:// server through HTTP_PROXY: impersonation, but no credentials in clear",
+            [doc({}, admin, server=f"http://kubernetes.default.svc:{cp.port}")],
+            ["--as", "alice", "--token", "t0ken"],
+            {"HTTP_PROXY": proxy.url, "HTTPS_PROXY": "http://127.0.0.1:1"},
+            proxied=False,  # no CONNECT: the request itself goes to the proxy (answered 502)
+            succeeds=False,
+        ),
+        Case(
             "NO_PROXY matches: neither reaches the unresolvable name",
             [doc(ca, admin, server=svc)],
             env={"HTTPS_PROXY": proxy.url, "NO_PROXY": "*.default.svc"},
@@ -527,6 +535,7 @@ def test_conformance_with_kubectl(
             run_plugin,
         )
         assert bool(theirs.connects) == case.proxied, (case.name, theirs)
+        assert theirs.headers or not (case.proxied or case.env.get("HTTP_PROXY")), case.name
         for aspect in ("connects", "headers", "identities"):
             if getattr(theirs, aspect) != getattr(ours, aspect):
                 failures.append(

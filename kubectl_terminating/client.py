@@ -140,7 +140,8 @@ class Client:
         conn = self.connection
         cert, key = conn.client_cert_data, conn.client_key_data
         token = conn.token
-        if conn.exec_config is not None and not token and not cert:
+        # as client-go: a token, certificate or basic auth given elsewhere wins over the plugin
+        if conn.exec_config is not None and not token and not cert and conn.username is None:
             status = run_exec_plugin(conn)
             token = status.get("token") or None
             if status.get("clientCertificateData"):

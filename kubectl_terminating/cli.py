@@ -148,6 +148,14 @@ GLOBAL_OPTIONS = [
         "--as-uid", "impersonate_uid", metavar="UID", help="UID to impersonate for the operation."
     ),
     click.option(
+        "--as-user-extra",
+        "impersonate_extra",
+        metavar="KEY=VALUE",
+        multiple=True,
+        help="User extras to impersonate for the operation, this flag can be repeated to "
+        "specify multiple values for the same key.",
+    ),
+    click.option(
         "--username", metavar="NAME", help="Username for basic authentication to the API server."
     ),
     click.option(
@@ -185,8 +193,9 @@ GLOBAL_OPTIONS = [
         "--request-timeout",
         default="0",
         metavar="DURATION",
-        help="The length of time to wait before giving up on a single server request (1s, 2m, "
-        "3h). A value of zero means don't timeout requests.",
+        help="The length of time to wait before giving up on a single server request. Non-zero "
+        "values should contain a corresponding time unit (e.g. 1s, 2m, 3h). A value of zero "
+        "means don't timeout requests.",
     ),
     click.option(
         "-v",
@@ -195,7 +204,8 @@ GLOBAL_OPTIONS = [
         type=int,
         default=0,
         metavar="N",
-        help="Log level: 1 request totals, 6 every request (never a secret).",
+        help="number for the log level verbosity: 1 request totals, 6 every request, the proxy "
+        "and who is impersonated (never a secret).",
     ),
     click.option(
         "--color",

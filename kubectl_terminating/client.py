@@ -209,15 +209,21 @@ class Client:
         if self.verbosity >= 6:
             self.log.write(f"proxy {shown} (from {proxy.source})\n")
         parts = urlsplit(proxy.url)
-        if parts.scheme not in ("http", "https"):
+        scheme = parts.scheme.lower()
+        if parts.password:
+            self._secrets += (parts.password,)
+        # kubectl: socks5:// from proxy-url or the environment, socks5h:// from the environment
+        if scheme == "socks5" or (scheme == "socks5h" and proxy.source != "proxy-url"):
+            from kubectl_terminating.socks import SocksProxyManager
+
+            return SocksProxyManager(proxy.url, **options)
+        if scheme not in ("http", "https"):
             raise ConfigError(
-                f"proxy {shown}: {parts.scheme}:// proxies are not supported "
-                "(only http:// and https://)"
+                f'proxy {shown}: unsupported scheme "{scheme}", must be http, https, or socks5'
             )
         if parts.username is not None:
             auth = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
             options["proxy_headers"] = urllib3.make_headers(proxy_basic_auth=auth)
-            self._secrets += (parts.password or "",)
         try:
             return urllib3.ProxyManager(proxy.url, **options)
         except ValueError as exc:

@@ -43,6 +43,7 @@ class Overrides:
     impersonate: str | None = None
     impersonate_uid: str | None = None
     impersonate_groups: tuple[str, ...] = ()
+    impersonate_extra: tuple[str, ...] = ()  # KEY=VALUE, split at the first "="
 
     def cluster(self, cluster: dict[str, Any]) -> dict[str, Any]:
         """The kubeconfig cluster with the flags applied, as client-go's getCluster does."""
@@ -76,6 +77,14 @@ class Overrides:
                 out[key] = value
         if self.impersonate_groups:
             out["as-groups"] = list(self.impersonate_groups)
+        extra: dict[str, list[str]] = {}
+        for item in self.impersonate_extra:
+            key, equals, value = item.partition("=")
+            if equals:  # kubectl drops an item without "="
+                extra.setdefault(key, []).append(value)
+        if extra:  # added to the kubeconfig's keys
+            existing = out.get("as-user-extra")
+            out["as-user-extra"] = {**(existing if isinstance(existing, dict) else {}), **extra}
         for key, value in (
             ("client-certificate", self.client_certificate),
             ("client-key", self.client_key),

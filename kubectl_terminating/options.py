@@ -34,6 +34,7 @@ class Options:
     impersonate: str | None = None
     impersonate_groups: tuple[str, ...] = ()
     impersonate_uid: str | None = None
+    impersonate_extra: tuple[str, ...] = ()  # KEY=VALUE
     username: str | None = None
     password: str | None = None
     certificate_authority: str | None = None

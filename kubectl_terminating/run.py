@@ -173,6 +173,7 @@ def connect(options: Options, err: IO[str]) -> Client:
                 impersonate=options.impersonate,
                 impersonate_uid=options.impersonate_uid,
                 impersonate_groups=options.impersonate_groups,
+                impersonate_extra=options.impersonate_extra,
             ),
         )
     )

@@ -5,7 +5,7 @@ proxy) and records the target and the Proxy-Authorization header; a plain reques
 http:// server is recorded with its headers and answered 502. Every tunnel then goes to
 the test API server whatever host was named (so a server URL such as
 https://kubernetes.default.svc:PORT, which no resolver knows, is reached through the proxy
-only). With `intercept`, the proxy also ends the client's TLS itself with the API server's own
+only). The proxy ends the client's TLS itself with the API server's own
 certificate (the client cannot tell), records each request's method, path and headers, and
 forwards it to the API server over a new TLS connection: the tests then compare the headers
 kubectl sends with the plugin's. Only HTTP/1.1 is offered, so Go's client does not speak HTTP/2.
@@ -13,7 +13,6 @@ kubectl sends with the plugin's. Only HTTP/1.1 is offered, so Go's client does n
 
 from __future__ import annotations
 
-import contextlib
 import socket
 import socketserver
 import ssl
@@ -66,25 +65,9 @@ def _parse_head(head: bytes) -> tuple[str, str, list[tuple[str, str]]]:
     return method, target, headers
 
 
-def _relay(a: socket.socket, b: socket.socket) -> None:
-    def pump(src: socket.socket, dst: socket.socket) -> None:
-        with contextlib.suppress(OSError):
-            while chunk := src.recv(65536):
-                dst.sendall(chunk)
-        for s in (src, dst):
-            with contextlib.suppress(OSError):
-                s.shutdown(socket.SHUT_RDWR)
-
-    other = threading.Thread(target=pump, args=(b, a), daemon=True)
-    other.start()
-    pump(a, b)
-    other.join(timeout=30)
-
-
 class RecordingProxy:
-    def __init__(self, upstream_port: int, pki_dir: Path, intercept: bool = True) -> None:
+    def __init__(self, upstream_port: int, pki_dir: Path) -> None:
         self.upstream = ("127.0.0.1", upstream_port)
-        self.intercept = intercept
         self.recording = Recording()
         self._server_tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self._server_tls.load_cert_chain(pki_dir / "apiserver.crt", pki_dir / "apiserver.key")
@@ -129,9 +112,6 @@ class RecordingProxy:
             return
         client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
         upstream = socket.create_connection(self.upstream, timeout=60)
-        if not self.intercept:
-            _relay(client, upstream)
-            return
         try:
             inner = self._server_tls.wrap_socket(client, server_side=True)
             secure = self._client_tls.wrap_socket(upstream)

@@ -26,6 +26,7 @@ from tests.e2e.cli import assert_one_line_error, run_cli
 from tests.e2e.controlplane import ControlPlane, _make_leaf, kubeconfig_document
 from tests.e2e.kubelet import create_namespace, create_node, create_pod, delete, unique_ns, wait_for
 from tests.e2e.recording_proxy import RecordingProxy
+from tests.e2e.socks_proxy import SocksProxy, SocksRequest
 
 pytestmark = pytest.mark.e2e
 
@@ -226,11 +227,37 @@ def test_https_proxy_and_no_proxy_from_the_environment(
     assert proxy.recording.connects == []
 
 
-def test_socks5_proxy_is_one_clear_error(control_plane: ControlPlane, tmp_path: Path) -> None:
-    config = _admin_config(control_plane, **{"proxy-url": "socks5://127.0.0.1:1080"})
-    result = plugin(tmp_path, "pods", "-A", kubeconfig=_write(tmp_path / "c", config))
-    line = assert_one_line_error(result)
-    assert "socks5:// proxies are not supported" in line
+def test_socks5_proxies_as_kubectl_uses_them(
+    control_plane: ControlPlane, target: tuple[str, str], tmp_path: Path
+) -> None:
+    """socks5:// from proxy-url (with user:password) and socks5h:// from HTTPS_PROXY: both tools
+    hand the proxy the server's name (the proxy resolves it) with the same user name; a
+    socks5h:// proxy-url is refused by both."""
+    cp = control_plane
+    ns, name = target
+    with SocksProxy(cp.port, credentials=("jane", "pa ss")) as socks:
+        with_user = socks.url.replace("socks5://", "socks5://jane:pa%20ss@")
+        by_url = _admin_config(cp, server=_service_url(cp), **{"proxy-url": with_user})
+        from_env = _admin_config(cp, server=_service_url(cp))
+        env_proxy = {"HTTPS_PROXY": with_user.replace("socks5://", "socks5h://")}
+        for config, env in ((by_url, {}), (from_env, env_proxy)):
+            path = _write(tmp_path / "c", config)
+            socks.recording.clear()
+            theirs = kubectl(cp, tmp_path, "get", "--raw", "/version", kubeconfig=path, env=env)
+            kubectl_saw = set(socks.recording.requests)
+            socks.recording.clear()
+            ours = plugin(tmp_path, "pods", "-n", ns, "-o", "name", kubeconfig=path, env=env)
+            assert theirs.returncode == 0, theirs.stderr
+            assert ours.returncode == 0, ours.stderr
+            assert kubectl_saw == set(socks.recording.requests)
+            assert kubectl_saw == {SocksRequest("name", "kubernetes.default.svc", cp.port, "jane")}
+            assert ours.stdout == f"pod/{name}\n"
+        refused = _admin_config(cp, **{"proxy-url": socks.url.replace("socks5:", "socks5h:")})
+        path = _write(tmp_path / "refused", refused)
+        line = assert_one_line_error(plugin(tmp_path, "pods", "-A", kubeconfig=path))
+        assert 'unsupported scheme "socks5h", must be http, https, or socks5' in line
+        theirs = kubectl(cp, tmp_path, "get", "--raw", "/version", kubeconfig=path)
+        assert theirs.returncode != 0 and "must be http, https, or socks5" in theirs.stderr
 
 
 def _audit_identities(
@@ -405,7 +432,11 @@ def _cases(cp: ControlPlane, proxy: RecordingProxy, directory: Path) -> list[Cas
         Case(
             "--as --as-group --as-uid",
             [doc(via_proxy, admin)],
-            ["--as", "alice", "--as-group", "system:masters", "--as-group", "x", "--as-uid", "1"],
+            [
+                *("--as", "alice", "--as-group", "system:masters", "--as-group", "x"),
+                *("--as-uid", "1", "--as-user-extra", "reason=drill", "--as-user-extra=r=2"),
+                *("--as-user-extra", "example.com/Scopes=a=b", "--as-user-extra", "novalue"),
+            ],
         ),
         Case(
             "the kubeconfig user's as, as-groups, as-uid, as-user-extra",

@@ -101,7 +101,7 @@ def test_a_new_command_gets_the_global_flags_for_free() -> None:
     [
         (["--context", "prod", "p"], ["pods"]),
         (["--context", "prod", "pods", "--kube"], ["--kubeconfig"]),
-        (["-n", "shop", "ns", "--as-"], ["--as-group", "--as-uid"]),
+        (["-n", "shop", "ns", "--as-"], ["--as-group", "--as-uid", "--as-user-extra"]),
         (["--context", ""], []),  # a context name is typed here, not a command
         (["--insec"], ["--insecure-skip-tls-verify"]),
     ],

@@ -22,9 +22,10 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.e2e import scenarios
 from tests.e2e.cli import assert_one_line_error, run_cli
 from tests.e2e.controlplane import ControlPlane, _make_leaf, kubeconfig_document
-from tests.e2e.kubelet import create_namespace, create_node, create_pod, delete, unique_ns, wait_for
+from tests.e2e.kubelet import create_namespace, unique_ns, wait_for
 from tests.e2e.recording_proxy import RecordingProxy
 from tests.e2e.socks_proxy import SocksProxy, SocksRequest
 
@@ -37,13 +38,11 @@ COMPARED_HEADERS = ("authorization", "impersonate-user", "impersonate-uid", "imp
 
 @pytest.fixture(scope="module")
 def target(control_plane: ControlPlane) -> tuple[str, str]:
-    """A namespace with one pod stuck in Terminating (its node has no kubelet)."""
+    """A namespace with one pod stuck in Terminating (its node is gone)."""
     ns = unique_ns("parity")
     create_namespace(control_plane, ns)
-    create_node(control_plane, f"{ns}-node")
-    create_pod(control_plane, ns, "web-0", node=f"{ns}-node")
-    delete(control_plane, f"/api/v1/namespaces/{ns}/pods/web-0")
-    return ns, "web-0"
+    stuck = scenarios.pod_on_missing_node(control_plane, ns)
+    return ns, stuck.name
 
 
 @pytest.fixture(scope="module")
@@ -200,6 +199,7 @@ def test_https_proxy_and_no_proxy_from_the_environment(
         tmp_path / "c", _admin_config(control_plane, server=_service_url(control_plane))
     )
     proxy.recording.clear()
+    with_user = proxy.url.replace("http://", "http://jane:s3cr%40t@")
     through = plugin(
         tmp_path,
         "pods",
@@ -207,12 +207,18 @@ def test_https_proxy_and_no_proxy_from_the_environment(
         ns,
         "-o",
         "name",
+        "-v=6",
         kubeconfig=config,
-        env={"HTTPS_PROXY": proxy.url, "NO_PROXY": "example.com,10.0.0.0/8,.cluster.local"},
+        env={"HTTPS_PROXY": with_user, "NO_PROXY": "example.com,10.0.0.0/8,.cluster.local"},
     )
     assert through.returncode == 0, through.stderr
     assert through.stdout == f"pod/{name}\n"
     assert set(proxy.recording.connects) == {f"kubernetes.default.svc:{control_plane.port}"}
+    assert set(proxy.recording.proxy_authorization) == {
+        "Basic " + base64.b64encode(b"jane:s3cr@t").decode()
+    }
+    assert f"proxy {proxy.url} (from HTTPS_PROXY)" in through.stderr  # -v 6, no password
+    assert "s3cr" not in through.stderr
     proxy.recording.clear()
     bypassed = plugin(
         tmp_path,

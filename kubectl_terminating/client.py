@@ -140,6 +140,10 @@ class Client:
         conn = self.connection
         cert, key = conn.client_cert_data, conn.client_key_data
         token = conn.token
+        if conn.token_file:
+            # as client-go: a readable token file wins even over a token (--token included):
+            # it is read again at each request there, the token only a fallback
+            token = _read_token_file(conn.token_file, token)
         # as client-go: a token, certificate or basic auth given elsewhere wins over the plugin
         if conn.exec_config is not None and not token and not cert and conn.username is None:
             status = run_exec_plugin(conn)
@@ -147,14 +151,6 @@ class Client:
             if status.get("clientCertificateData"):
                 cert = str(status["clientCertificateData"]).encode()
                 key = str(status.get("clientKeyData", "")).encode()
-        if token is None and conn.token_file:
-            try:
-                with open(conn.token_file, encoding="utf-8") as handle:
-                    token = handle.read().strip()
-            except OSError as exc:
-                raise ConfigError(
-                    f"unable to read token file {conn.token_file}: {exc.strerror}"
-                ) from None
         headers = HTTPHeaderDict({"User-Agent": f"kubectl-terminating/{__version__}"})
         if not conn.disable_compression:
             # As kubectl: the API server gzips answers over 128 KiB, a tenth of the bytes
@@ -502,6 +498,16 @@ class Client:
         self._ensure_pool()  # build once, not once per thread
         with ThreadPoolExecutor(max_workers=min(self.workers, len(work))) as executor:
             return list(executor.map(function, work))
+
+
+def _read_token_file(path: str, fallback: str | None) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().strip()
+    except OSError as exc:
+        if fallback:
+            return fallback
+        raise ConfigError(f"unable to read token file {path}: {exc.strerror}") from None
 
 
 def impersonation_headers(headers: HTTPHeaderDict, who: Impersonation) -> None:

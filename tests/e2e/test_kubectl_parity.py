@@ -377,6 +377,7 @@ class Case:
     env: dict[str, str] = field(default_factory=dict)
     proxied: bool = True
     succeeds: bool = True
+    audited: bool = True  # the requests reach the API server, which logs who made them
 
 
 def _client_certificate(cp: ControlPlane, directory: Path) -> tuple[str, str]:
@@ -402,6 +403,8 @@ def _cases(cp: ControlPlane, proxy: RecordingProxy, directory: Path) -> list[Cas
     svc = _service_url(cp)
     wrong_ca = base64.b64encode((cp.pki_dir / "front-proxy-ca.crt").read_bytes()).decode()
     cert, key = _client_certificate(cp, directory)
+    token_file = directory / "carol.token"
+    token_file.write_text(cp.tokens["carol"] + "\n")
 
     def doc(cluster: dict[str, Any], user: dict[str, Any], server: str = cp.server) -> Any:
         return kubeconfig_document({"server": server, **cluster}, user, "ctx")
@@ -454,6 +457,12 @@ def _cases(cp: ControlPlane, proxy: RecordingProxy, directory: Path) -> list[Cas
             ["--token", cp.admin_token],
         ),
         Case(
+            "--token and the kubeconfig user's tokenFile: the file wins in client-go",
+            [doc(via_proxy, {"tokenFile": str(token_file)})],
+            ["--token", cp.admin_token],
+            succeeds=False,  # carol may not list pods: both are refused, as carol
+        ),
+        Case(
             "--certificate-authority over a wrong CA, --disable-compression",
             [doc({"certificate-authority-data": wrong_ca, "proxy-url": proxy.url}, admin)],
             ["--certificate-authority", str(cp.ca_file), "--disable-compression"],
@@ -483,6 +492,7 @@ def _cases(cp: ControlPlane, proxy: RecordingProxy, directory: Path) -> list[Cas
             {"HTTP_PROXY": proxy.url, "HTTPS_PROXY": "http://127.0.0.1:1"},
             proxied=False,  # no CONNECT: the request itself goes to the proxy (answered 502)
             succeeds=False,
+            audited=False,
         ),
         Case(
             "NO_PROXY matches: neither reaches the unresolvable name",
@@ -490,6 +500,7 @@ def _cases(cp: ControlPlane, proxy: RecordingProxy, directory: Path) -> list[Cas
             env={"HTTPS_PROXY": proxy.url, "NO_PROXY": "*.default.svc"},
             proxied=False,
             succeeds=False,
+            audited=False,
         ),
     ]
 
@@ -529,7 +540,7 @@ def _run_case(
     }
     extras = ("extra", tuple(sorted(f"{n}={v}" for n, v in extra)))
     headers = {(*h, extras) for h in headers}
-    identities = _audit_identities(cp, offset, agent, expect=case.succeeds)
+    identities = _audit_identities(cp, offset, agent, expect=case.audited)
     return Seen(result.returncode, set(proxy.recording.connects), headers, identities)
 
 

@@ -145,8 +145,14 @@ def collect(options: Options, err: IO[str]) -> Result:
 
 def connect(options: Options, err: IO[str]) -> Client:
     """A client for the cluster the kubeconfig flags select (nothing is sent yet)."""
+    import logging
+
     from kubectl_terminating.client import Client, parse_duration
     from kubectl_terminating.kubeconfig import Overrides, Selection, resolve
+
+    root = logging.getLogger()
+    if not root.handlers:  # a library's log record never reaches stderr (logging.lastResort)
+        root.addHandler(logging.NullHandler())
 
     try:
         timeout = parse_duration(options.request_timeout)

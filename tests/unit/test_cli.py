@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -112,3 +115,22 @@ def test_completion_skips_global_flags_and_their_values(
     out = io.StringIO()
     complete(cli, ["__complete", *words], out)
     assert out.getvalue().splitlines()[:-1] == expected
+
+
+def _stderr_of(code: str) -> str:
+    root = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True
+    )
+    return done.stderr
+
+
+def test_library_log_records_never_reach_stderr_once_connected() -> None:
+    noise = "import logging; logging.getLogger('kubernetes.config').warning('library noise')"
+    assert "library noise" in _stderr_of(noise)  # Python's default: printed
+    connect = (
+        "import io; from kubectl_terminating.run import connect; "
+        "from kubectl_terminating.options import Options; "
+        "connect(Options(kind='pods', server='https://h:1', token='t'), io.StringIO()); "
+    )
+    assert _stderr_of(connect + noise) == ""

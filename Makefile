@@ -62,7 +62,16 @@ include hack/dist.mk
 #   make bench N=50000                     sizes 2000,5000,20000,50000 (BENCH_SIZES=a,b,c to pick)
 #   make bench M=40 K=300 REPEAT=3          more terminating namespaces, more CRD types, fewer runs
 #   make bench BENCH_BIN=dist/...           measure another executable (the single-file build)
-.PHONY: bench
-bench: $(STAMP) control-plane
+#   make bench-outage                       the mass outage alone: 2,000 and 20,000 pods stuck on
+#                                           20 and 200 dead nodes among 20,000 and 50,000 healthy
+#                                           (OUTAGE_SIZES=20000:2000,50000:20000 to pick)
+.PHONY: bench bench-pods bench-outage
+bench: bench-pods bench-outage
+
+bench-pods: $(STAMP) control-plane
 	BENCH_SIZES="$(BENCH_SIZES)" N="$(N)" M="$(M)" K="$(K)" REPEAT="$(REPEAT)" \
 	BENCH_BIN="$(BENCH_BIN)" $(BIN)/python hack/bench.py
+
+bench-outage: $(STAMP) control-plane
+	BENCH_SCENARIO=outage OUTAGE_SIZES="$(OUTAGE_SIZES)" REPEAT="$(REPEAT)" \
+	BENCH_BIN="$(BENCH_BIN)" BENCH_DIR=.bench/outage $(BIN)/python hack/bench.py

@@ -34,6 +34,10 @@ Variables (environment or `make bench VAR=...`):
   BENCH_BUDGET   seconds a slow command may take in total before it stops repeating (default 90)
   BENCH_JSON_MAX largest size at which `kubectl get pods -A -o json | jq` runs (default 20000:
                  kubectl holds the whole list, about 0.25 GB of RSS per 1,000 pods)
+  BENCH_SCENARIO=outage  the mass outage instead (make bench-outage): OUTAGE_SIZES stuck pods
+                 on 1 dead node per 100 of them, among their healthy pods; `pods -A` and
+                 `pods -A --summary` next to `kubectl get pods -A | grep Terminating`
+  OUTAGE_SIZES   healthy:stuck pairs, growing (default 20000:2000,50000:20000)
   BENCH_KEEP=1   leave the control plane running at the end (stop it with
                  `.venv/bin/python -m tests.e2e.controlplane down --state-dir .bench/cluster`)
 """
@@ -97,6 +101,10 @@ STUCK_SCENARIOS = (  # (function in tests/e2e/scenarios.py, short name)
     ("pod_in_grace_period", "grace"),
 )
 TARGET_PODS = {5000: 0.5, 20000: 0.25}  # the issue's targets: ratio to `get pods -A | grep`
+# The mass outage: (healthy, stuck) -> targets of `pods -A` and of `pods -A --summary`.
+OUTAGE_SIZES = ((20000, 2000), (50000, 20000))
+TARGET_OUTAGE = {(20000, 2000): (0.3, 0.2), (50000, 20000): (0.2, 0.2)}
+STUCK_PER_DEAD_NODE = 100
 TARGET_NS_EXPLAIN = 0.05
 NS_TARGET_TYPES = 120  # ns X --explain's target holds "with ~130 resource types"
 TARGET_RSS_GROWTH = 1.5  # peak RSS of pods -A at RSS_SIZES[1] / at RSS_SIZES[0]
@@ -118,6 +126,7 @@ class Settings:
     budget: float
     json_max: int
     keep: bool
+    outage: tuple[tuple[int, int], ...] | None  # BENCH_SCENARIO=outage: (healthy, stuck)
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -141,7 +150,15 @@ class Settings:
             budget=float(env.get("BENCH_BUDGET") or 90),
             json_max=int(env.get("BENCH_JSON_MAX") or 20000),
             keep=env.get("BENCH_KEEP", "") not in ("", "0"),
+            outage=cls.outage_sizes(env) if env.get("BENCH_SCENARIO") == "outage" else None,
         )
+
+    @staticmethod
+    def outage_sizes(env: os._Environ[str]) -> tuple[tuple[int, int], ...]:
+        if not env.get("OUTAGE_SIZES"):
+            return OUTAGE_SIZES
+        pairs = [p.split(":") for p in env["OUTAGE_SIZES"].split(",") if p.strip()]
+        return tuple(sorted((int(healthy), int(stuck)) for healthy, stuck in pairs))
 
 
 def log(message: str) -> None:
@@ -187,6 +204,8 @@ class Filler:
         self.namespaces = 0
         self.pods = 0
         self.replicasets: dict[tuple[int, int], str] = {}  # (namespace, app) -> uid
+        self.dead_nodes = 0
+        self.stuck: set[str] = set()  # "namespace/name" of the pods left on dead nodes
 
     def call(
         self,
@@ -260,8 +279,9 @@ class Filler:
         self.run("nodes", work)
         self.nodes = max(self.nodes, total)
 
-    def _node(self, index: int) -> int:
-        name = f"node-{index:05d}"
+    def _node(self, index: int, dead: bool = False) -> int:
+        """A node as its kubelet reports it; `dead`: the kubelet stopped posting 10m ago."""
+        name = f"{'dead' if dead else 'node'}-{index:05d}"
         zone = f"zone-{'abc'[index % 3]}"
         labels = {
             "kubernetes.io/hostname": name,
@@ -290,7 +310,7 @@ class Filler:
         }
         node = self.call("POST", "/api/v1/nodes?fieldManager=kubelet", body)
         capacity = {"cpu": "8", "memory": "32Gi", "pods": "110", "ephemeral-storage": "100Gi"}
-        heartbeat = ts()
+        heartbeat = ts(600 if dead else 0)
         conditions = [
             {
                 "type": t,
@@ -308,11 +328,13 @@ class Filler:
         ] + [
             {
                 "type": "Ready",
-                "status": "True",
-                "reason": "KubeletReady",
-                "message": "kubelet is posting ready status",
+                "status": "Unknown" if dead else "True",
+                "reason": "NodeStatusUnknown" if dead else "KubeletReady",
+                "message": "Kubelet stopped posting node status."
+                if dead
+                else "kubelet is posting ready status",
                 "lastHeartbeatTime": heartbeat,
-                "lastTransitionTime": ts(3600),
+                "lastTransitionTime": ts(600 if dead else 3600),
             }
         ]
         images = [
@@ -371,7 +393,9 @@ class Filler:
             "spec": {
                 "holderIdentity": name,
                 "leaseDurationSeconds": 40,
-                "renewTime": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                "renewTime": (
+                    datetime.now(timezone.utc) - timedelta(seconds=600 if dead else 0)
+                ).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
             },
         }
         self.call("POST", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", lease)
@@ -570,14 +594,49 @@ class Filler:
         self.run("pods (create + status)", work)
         self.pods = max(self.pods, total)
 
-    def _pod(self, index: int) -> int:
+    def add_outage(self, stuck: int) -> None:
+        """More pods, each bound to a dead node (STUCK_PER_DEAD_NODE a node) and deleted with a
+        1s grace period: with no kubelet to confirm, they stay Terminating until `stuck`."""
+        more = stuck - len(self.stuck)
+        dead = -(-stuck // STUCK_PER_DEAD_NODE)
+        self.run(
+            "dead nodes",
+            [partial(self._node, i, dead=True) for i in range(self.dead_nodes, dead)],
+        )
+        first = self.dead_nodes * STUCK_PER_DEAD_NODE
+        self.dead_nodes = max(self.dead_nodes, dead)
+        self.add_namespaces(-(-(self.pods + more) // PODS_PER_NAMESPACE))
+
+        def one(index: int, node: int) -> int:
+            namespace, name = self._pod_names(index)
+            self._pod(index, f"dead-{node:05d}")
+            self.call(
+                "DELETE", f"/api/v1/namespaces/{namespace}/pods/{name}", {"gracePeriodSeconds": 1}
+            )
+            with self.lock:
+                self.stuck.add(f"{namespace}/{name}")
+            return 1
+
+        work = [
+            partial(one, self.pods + i, (first + i) // STUCK_PER_DEAD_NODE) for i in range(more)
+        ]
+        self.run("stuck pods (create + status + delete)", work)
+        self.pods += more
+        time.sleep(1.5)  # past their grace period
+
+    def _pod_names(self, index: int) -> tuple[str, str]:
+        ns_index, slot = divmod(index, PODS_PER_NAMESPACE)
+        _, _, rs_name = self._app(ns_index, slot % APPS_PER_NAMESPACE)
+        # index * 2654435761 % 16**5 is a bijection: no collisions
+        return f"app-{ns_index:04d}", f"{rs_name}-{index * 2654435761 % 16**5:05x}"
+
+    def _pod(self, index: int, node: str | None = None) -> int:
         rng = random.Random(index)
         ns_index, slot = divmod(index, PODS_PER_NAMESPACE)
         app_index = slot % APPS_PER_NAMESPACE
         app, template_hash, rs_name = self._app(ns_index, app_index)
-        name = f"{rs_name}-{index * 2654435761 % 16**5:05x}"  # a bijection: no collisions
-        namespace = f"app-{ns_index:04d}"
-        node = f"node-{rng.randrange(self.nodes):05d}"
+        namespace, name = self._pod_names(index)
+        node = node or f"node-{rng.randrange(self.nodes):05d}"
         body = {
             "apiVersion": "v1",
             "kind": "Pod",
@@ -1045,13 +1104,20 @@ PY_FILTER = shlex.quote(
 
 
 def table_keys(out: str) -> set[str]:
-    """namespace/name from a table whose first two columns are NAMESPACE and NAME."""
+    """namespace/name from a table whose first two columns are NAMESPACE and NAME (up to the
+    blank line before a summary)."""
     keys = set()
-    for line in out.splitlines():
+    for line in out.partition("\n\n")[0].splitlines():
         parts = line.split()
         if len(parts) >= 2 and parts[0] != "NAMESPACE":
             keys.add(f"{parts[0]}/{parts[1]}")
     return keys
+
+
+def summarised(out: str) -> int:
+    """The pods a --summary counts (its first line: `Summary: 2,000 pods, 1 cause`)."""
+    match = re.match(r"Summary: ([\d,]+) pods?", out)
+    return int(match[1].replace(",", "")) if match else 0
 
 
 def held_markers(out: str) -> int:
@@ -1201,13 +1267,8 @@ class Bench:
         )
         return cp.write_kubeconfig(self.settings.state / "kubeconfig", cp.tokens["alice"])
 
-    def run(self) -> int:
-        s = self.settings
-        if not s.binary.exists():
-            raise SystemExit(f"BENCH_BIN {s.binary} does not exist")
-        cp = self.start()
+    def environment(self, cp: ControlPlane) -> dict[str, str]:
         kubeconfig = self.user_kubeconfig(cp)
-        kubectl = str(Path(cp.binaries_dir) / "kubectl")
         env = dict(
             os.environ,
             KUBECONFIG=str(kubeconfig),
@@ -1215,6 +1276,17 @@ class Bench:
             PATH=f"{cp.binaries_dir}:{os.environ.get('PATH', '')}",
         )
         env.pop("NO_COLOR", None)
+        return env
+
+    def run(self) -> int:
+        s = self.settings
+        if not s.binary.exists():
+            raise SystemExit(f"BENCH_BIN {s.binary} does not exist")
+        if s.outage:
+            return self.run_outage(s.outage)
+        cp = self.start()
+        env = self.environment(cp)
+        kubectl = str(Path(cp.binaries_dir) / "kubectl")
         filler = Filler(cp, s.threads)
         seeded = Seeded()
         fill_started = time.monotonic()
@@ -1243,8 +1315,115 @@ class Bench:
             self.measure_namespaces(size, ours, env, seeded)
         self.measure_all(size, ours, env)
         fill_total = time.monotonic() - fill_started
-        self.report(filler, fill_total, seeded, cp)
+        setup = (
+            f"sizes {','.join(map(str, s.sizes))}; M={s.namespaces} terminating namespaces; "
+            f"K={s.crds} extra CRD types ({s.crds * CRD_OBJECTS_PER_TYPE} objects); "
+            f"{len(seeded.stuck_pods)} terminating pods"
+        )
+        self.report(filler, fill_total, setup, self.pods_targets(), cp)
         return 0
+
+    def run_outage(self, sizes: Sequence[tuple[int, int]]) -> int:
+        """Healthy pods, then pods stuck on dead nodes, growing through `sizes`."""
+        cp = self.start()
+        env = self.environment(cp)
+        kubectl = str(Path(cp.binaries_dir) / "kubectl")
+        filler = Filler(cp, self.settings.threads)
+        started = time.monotonic()
+        targets = []
+        for healthy, stuck in sizes:
+            filler.add_pods(healthy + len(filler.stuck))
+            filler.add_outage(stuck)
+            log(f"cluster at {healthy} healthy pods, {stuck} stuck on {filler.dead_nodes} nodes")
+            ours = str(self.settings.binary)
+            targets += self.measure_outage(healthy, stuck, ours, kubectl, env, filler)
+        setup = "outage: " + ", ".join(
+            f"{stuck} pods stuck on {-(-stuck // STUCK_PER_DEAD_NODE)} dead nodes among "
+            f"{healthy} healthy" for healthy, stuck in sizes
+        )
+        self.report(filler, time.monotonic() - started, setup, targets, cp)
+        return 0
+
+    def measure_outage(
+        self,
+        healthy: int,
+        stuck: int,
+        ours: str,
+        kubectl: str,
+        env: dict[str, str],
+        filler: Filler,
+    ) -> list[str]:
+        size = healthy + stuck
+        table = Command(
+            "ours",
+            f"kubectl terminating pods -A ({stuck} stuck)",
+            [ours, "pods", "-A", "-v", "1"],
+            ours=True,
+            expect=stuck,
+            exact=set(filler.stuck),
+            found=lambda out: len(table_keys(out)),
+        )
+        summary = Command(
+            "summary",
+            f"kubectl terminating pods -A --summary ({stuck} stuck)",
+            [ours, "pods", "-A", "--summary", "-v", "1"],
+            ours=True,
+            expect=stuck,
+            found=summarised,
+        )
+        grep = Command(
+            "grep",
+            f"kubectl get pods -A | grep Terminating ({stuck} stuck)",
+            shell(f"{kubectl} get pods -A | grep Terminating"),
+            found=lambda out: len(table_keys(out)),
+        )
+        log(f"measuring the outage: {stuck} stuck among {size} pods")
+        measure([table, grep, summary], env, REPO, self.settings)
+        grep.requests = count_kubectl_requests(
+            shell(f"{kubectl} get pods -A -v=6 2>&1 | grep -v Terminating"), env, REPO
+        )
+        table_target, summary_target = TARGET_OUTAGE.get((healthy, stuck), (None, None))
+        rows = rows_for(size, table, grep, [], table_target, stuck)
+        rows += rows_for(size, summary, grep, [], summary_target, stuck)[:1]
+        self.rows += rows
+        self.pods_requests[size] = str(table.requests)
+        self.pods_rss[size] = max(x.rss_mb for x in table.samples)
+        return [
+            f"- {r.label} ≤ {r.target}x `get pods -A | grep` at {healthy} healthy: "
+            f"{r.ratio:.3f} -> {'met' if r.met == 'yes' else 'NOT met'}"
+            for r in (rows[0], rows[-1])
+            if r.target is not None and r.ratio is not None
+        ]
+
+    def pods_targets(self) -> list[str]:
+        lines = []
+        for size, target in TARGET_PODS.items():
+            row = next((r for r in self.rows if r.size == size and r.target == target), None)
+            verdict = (
+                "not measured"
+                if row is None
+                else (f"{row.ratio:.3f} -> {'met' if row.met == 'yes' else 'NOT met'}")
+            )
+            lines.append(f"- pods -A ≤ {target}x `get pods -A | grep` at {size}: {verdict}")
+        ns_row = next((r for r in self.rows if r.target == TARGET_NS_EXPLAIN), None)
+        if ns_row is None:
+            lines.append(f"- ns X --explain: not measured with {NS_TARGET_TYPES}+ types")
+        elif ns_row.ratio is not None:
+            lines.append(
+                f"- ns X --explain ≤ {TARGET_NS_EXPLAIN}x the recipe: {ns_row.ratio:.3f}"
+                f" -> {'met' if ns_row.met == 'yes' else 'NOT met'}"
+            )
+        small, large = RSS_SIZES
+        if small in self.pods_rss and large in self.pods_rss:
+            growth = self.pods_rss[large] / self.pods_rss[small]
+            lines.append(
+                f"- pods -A peak RSS at {large} within {TARGET_RSS_GROWTH}x of {small}: "
+                f"{self.pods_rss[large]:.0f} / {self.pods_rss[small]:.0f} MB = {growth:.2f}x"
+                f" -> {'met' if growth <= TARGET_RSS_GROWTH else 'NOT met'}"
+            )
+        else:
+            lines.append(f"- pods -A peak RSS at {large} vs {small}: not measured")
+        return lines
 
     def measure_pods(
         self, size: int, ours: str, kubectl: str, env: dict[str, str], seeded: Seeded
@@ -1376,7 +1555,9 @@ class Bench:
         measure([mine], env, REPO, self.settings)
         self.rows += rows_for(size, mine, None, [], None, None)
 
-    def report(self, filler: Filler, fill_total: float, seeded: Seeded, cp: ControlPlane) -> None:
+    def report(
+        self, filler: Filler, fill_total: float, setup: str, targets: list[str], cp: ControlPlane
+    ) -> None:
         s = self.settings
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],
@@ -1394,7 +1575,6 @@ class Bench:
         ).stdout.strip()
         version = cp.api("GET", "/version").get("gitVersion")
         pod_bytes = self.pod_json_size(cp)
-        sizes = s.sizes
         lines = [
             f"## kubectl terminating benchmark ({time.strftime('%Y-%m-%d %H:%M')})",
             "",
@@ -1402,9 +1582,7 @@ class Bench:
             f"; kube-apiserver {version}; {os.cpu_count()} CPUs, load average "
             f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; {platform.python_version()}; "
             f"ours: `{s.binary}`",
-            f"sizes {','.join(map(str, sizes))}; M={s.namespaces} terminating namespaces; "
-            f"K={s.crds} extra CRD types ({s.crds * CRD_OBJECTS_PER_TYPE} objects); "
-            f"{len(seeded.stuck_pods)} terminating pods; REPEAT={s.repeat} "
+            f"{setup}; REPEAT={s.repeat} "
             f"(median; slow recipes stop repeating after {s.budget:.0f}s)",
             f"fill: {filler.objects} objects with {filler.requests} requests in "
             f"{filler.seconds:.0f}s of concurrent creates ({filler.objects / filler.seconds:.0f}"
@@ -1421,33 +1599,8 @@ class Bench:
             "(or held namespaces) printed / created.",
             "",
             "Targets:",
+            *targets,
         ]
-        for size, target in TARGET_PODS.items():
-            row = next((r for r in self.rows if r.size == size and r.target == target), None)
-            verdict = (
-                "not measured"
-                if row is None
-                else (f"{row.ratio:.3f} -> {'met' if row.met == 'yes' else 'NOT met'}")
-            )
-            lines.append(f"- pods -A ≤ {target}x `get pods -A | grep` at {size}: {verdict}")
-        ns_row = next((r for r in self.rows if r.target == TARGET_NS_EXPLAIN), None)
-        if ns_row is None:
-            lines.append(f"- ns X --explain: not measured with {NS_TARGET_TYPES}+ types")
-        elif ns_row.ratio is not None:
-            lines.append(
-                f"- ns X --explain ≤ {TARGET_NS_EXPLAIN}x the recipe: {ns_row.ratio:.3f}"
-                f" -> {'met' if ns_row.met == 'yes' else 'NOT met'}"
-            )
-        small, large = RSS_SIZES
-        if small in self.pods_rss and large in self.pods_rss:
-            growth = self.pods_rss[large] / self.pods_rss[small]
-            lines.append(
-                f"- pods -A peak RSS at {large} within {TARGET_RSS_GROWTH}x of {small}: "
-                f"{self.pods_rss[large]:.0f} / {self.pods_rss[small]:.0f} MB = {growth:.2f}x"
-                f" -> {'met' if growth <= TARGET_RSS_GROWTH else 'NOT met'}"
-            )
-        else:
-            lines.append(f"- pods -A peak RSS at {large} vs {small}: not measured")
         lines.append(
             "- pods -A peak RSS per size: "
             + ", ".join(f"{n}: {r:.0f} MB" for n, r in self.pods_rss.items())

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.e2e.controlplane import ControlPlane  # noqa: E402
 
-HEAVY = ("kubernetes", "urllib3", "yaml", "tabulate")
+HEAVY = ("kubernetes", "urllib3", "yaml")
 TARGET_HELP = 0.5
 
 

@@ -6,6 +6,7 @@ Imports stay light: `--help` and `--version` must not load the HTTP stack or the
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import warnings
 from collections.abc import Callable
@@ -86,6 +87,12 @@ OUTPUT_OPTIONS = [
         help="Output format: wide, json, yaml or name (default: a table).",
     ),
     click.option("--explain", is_flag=True, help="Every blocker with evidence and remedies."),
+    click.option(
+        "--summary",
+        is_flag=True,
+        help="Only the count of objects per cause (printed after any table longer than "
+        "20 rows; -o json has it as `summary`).",
+    ),
     click.option("--no-headers", is_flag=True, help="Omit the table headers."),
     click.option(
         "--exit-code",
@@ -336,8 +343,8 @@ class GlobalGroup(AliasedGroup):
 def cli(**_global_options: Any) -> None:
     """Find Pods and Namespaces stuck in Terminating and explain why, with evidence.
 
-    Read-only: it never changes the cluster. Remedies are printed, safest first, and
-    destructive ones are labelled.
+    Read-only: pods, ns, all and dump never change the cluster. Remedies are printed, safest
+    first, and destructive ones are labelled. Only `fix --apply` writes (see fix --help).
     """
 
 
@@ -401,7 +408,74 @@ def dump(filename: str, **flags: Any) -> None:
     sys.exit(run_dump(options, filename))
 
 
-assert set(cli.commands) == {*KINDS, "dump"}
+FIX_KINDS = ("pods", "pod", "po", "namespaces", "namespace", "ns", "all")
+
+FIX_OPTIONS = [
+    click.option(
+        "--apply", is_flag=True, help="Carry out the plan (without it: a dry run, nothing written)."
+    ),
+    click.option(
+        "--confirm",
+        metavar="DIGEST",
+        help="The digest the dry run printed: --apply then runs without asking, and refuses "
+        "if anything it covers changed.",
+    ),
+    click.option(
+        "--node-down",
+        "node_down",
+        multiple=True,
+        metavar="NODE",
+        help="You know NODE's machine is shut down: allow the out-of-service taint on it.",
+    ),
+    click.option(
+        "--audit-file", metavar="PATH", help="Append the audit record of each write to PATH."
+    ),
+    click.option("-o", "--output", type=click.Choice(("json",)), help="Output format: json."),
+]
+
+
+@cli.command("fix", context_settings=CONTEXT)
+@click.argument("kind", type=click.Choice(FIX_KINDS), metavar="(pods|ns|all)")
+@click.argument("names", nargs=-1, metavar="[NAME]...")
+@with_options(SCOPE_OPTIONS, FIX_OPTIONS)
+@click.pass_context
+def fix(ctx: click.Context, /, kind: str, names: tuple[str, ...], **flags: Any) -> None:
+    """Unstick what the evidence proves safe: a dry-run plan by default.
+
+    Prints, for each stuck object, the writes it would make (each with the facts that allow
+    it and the exact API request and precondition) and the blockers it refuses to touch,
+    with why. Nothing is written without --apply; --apply runs unattended only with the
+    dry run's --confirm DIGEST. Every fact is read again right before its write: if any
+    changed, the run stops (exit 3). Exit codes: 0 done or nothing to do, 1 error, 3
+    refused or changed.
+
+    \b
+      kubectl terminating fix ns foo
+      kubectl terminating fix ns foo --apply --confirm 3f2a9c1e0b7d4e55
+      kubectl terminating fix pods -n shop --node-down worker-3
+    """
+    from kubectl_terminating.fix.command import FixOptions
+
+    fix_options = FixOptions(
+        apply=flags.pop("apply"),
+        confirm=flags.pop("confirm"),
+        node_down=tuple(flags.pop("node_down")),
+        audit_file=flags.pop("audit_file"),
+        output=flags.pop("output"),
+        command=" ".join([PROG, *(shlex.quote(a) for a in sys.argv[1:])]),
+    )
+    if fix_options.confirm is not None and not fix_options.apply:
+        raise click.UsageError("--confirm only applies with --apply", ctx)
+    try:
+        options = Options.from_flags(AliasedGroup.aliases.get(kind, kind), names, flags)
+    except UsageError as error:
+        raise click.UsageError(error.message, ctx) from None
+    from kubectl_terminating.fix.command import run_fix
+
+    ctx.exit(run_fix(options, fix_options))
+
+
+assert set(cli.commands) == {*KINDS, "dump", "fix"}
 
 
 def _restore_library_path() -> None:

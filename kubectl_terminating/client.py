@@ -47,6 +47,8 @@ ACCEPT_DISCOVERY = (
     "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
     "application/json"
 )
+CONTENT_JSON = "application/json"
+CONTENT_JSON_PATCH = "application/json-patch+json"
 PAGE_SIZE = 500
 MAX_ATTEMPTS = 4
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -446,7 +448,13 @@ class Client:
         self._log_request(url, 200, size, started, response.headers)
 
     def _log_request(
-        self, url: str, status: int, size: int, started: float, headers: Mapping[str, str]
+        self,
+        url: str,
+        status: int,
+        size: int,
+        started: float,
+        headers: Mapping[str, str],
+        method: str = "GET",
     ) -> None:
         elapsed = time.monotonic() - started
         self.stats.add(size, elapsed)
@@ -454,7 +462,44 @@ class Client:
         if self.verbosity >= 6:  # one write per line: threads must not interleave them
             encoding = headers.get("Content-Encoding")
             sent = f" ({encoding})" if encoding else ""
-            self.log.write(f"GET {url} {status} in {elapsed * 1000:.0f} ms{sent}\n")
+            self.log.write(f"{method} {url} {status} in {elapsed * 1000:.0f} ms{sent}\n")
+
+    # -- writes: only `fix --apply` calls these --------------------------------------------------
+    def delete(self, path: str, options: JSON) -> tuple[int, JSON]:
+        """DELETE with DeleteOptions (preconditions, grace period)."""
+        return self.write("DELETE", path, options, CONTENT_JSON)
+
+    def patch(
+        self, path: str, patch: Any, content_type: str = CONTENT_JSON_PATCH
+    ) -> tuple[int, JSON]:
+        return self.write("PATCH", path, patch, content_type)
+
+    def put(self, path: str, body: JSON) -> tuple[int, JSON]:
+        """PUT a whole object (a namespace's /finalize); its resourceVersion is the precondition."""
+        return self.write("PUT", path, body, CONTENT_JSON)
+
+    def create(self, path: str, body: JSON) -> tuple[int, JSON]:
+        return self.write("POST", path, body, CONTENT_JSON)
+
+    def write(self, method: str, path: str, body: Any, content_type: str) -> tuple[int, JSON]:
+        """One attempt, never retried: a write that may have reached the server is not sent
+        twice. Returns the status and the decoded answer; raises the typed errors of get()."""
+        pool, url, headers, _ = self._prepare(path, None, ACCEPT_JSON, self.request_timeout)
+        headers["Content-Type"] = content_type
+        started = time.monotonic()
+        try:
+            response = pool.request(method, url, headers=headers, body=json.dumps(body).encode())
+        except urllib3.exceptions.HTTPError as exc:
+            raise self._unreachable(exc) from None
+        data = response.data or b""
+        self._log_request(url, response.status, len(data), started, response.headers, method)
+        if response.status >= 400:
+            raise self._api_error(response.status, data, path)
+        try:
+            decoded = json.loads(data) if data else {}
+        except ValueError:
+            decoded = {}
+        return response.status, decoded if isinstance(decoded, dict) else {}
 
     # -- lists ----------------------------------------------------------------------------------
     def pages(

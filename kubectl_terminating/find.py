@@ -12,12 +12,16 @@ pods). Instead:
   2. terminal pods (Succeeded/Failed) print their phase even while terminating, so they are
      listed apart, metadata only, with a field selector on status.phase;
   3. only the candidates are then read in full and verified, by name and node (the server
-     indexes pods by spec.nodeName, so a lookup does not scan every pod).
+     indexes pods by spec.nodeName, so a lookup does not scan every pod). A node with many
+     candidates (a dead node in an outage: every pod on it is terminating) is listed whole
+     instead, one request for all its pods. Requests and bytes grow with the stuck pods and
+     the nodes they are on, not with the healthy pods elsewhere.
 """
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -30,8 +34,13 @@ from kubectl_terminating.view import ClusterView, ReadFailed
 
 TERMINATING_STATUSES = frozenset({"Terminating", "Unknown"})
 TERMINAL_PHASES = "status.phase!=Pending,status.phase!=Running,status.phase!=Unknown"
-# Past this many candidate names one full list is cheaper than one request per name.
+# Past this many candidates of unknown node (a Table without a NODE column) one full list is
+# cheaper than one request per name.
 MAX_NAME_LOOKUPS = 200
+# A node with at least this many candidates is listed whole: one request, and the pods on it
+# that are not terminating are few when most are (a dead node); below it, one lookup a pod.
+NODE_LIST_MIN = 4
+UNBOUND = ""  # the node of a pod no node was assigned (the Table shows <none>)
 
 
 @dataclass(frozen=True)
@@ -50,6 +59,16 @@ class Found:
 
 def _terminating(obj: JSON) -> bool:
     return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def _kept(pod: JSON) -> JSON:
+    """A terminating pod as it is kept for the explainers: without its managedFields, which
+    no explainer reads and which weigh about half of a pod (20,000 stuck pods in an outage
+    would otherwise hold a gigabyte)."""
+    metadata = pod.get("metadata")
+    if isinstance(metadata, dict) and "managedFields" in metadata:
+        pod = dict(pod, metadata={k: v for k, v in metadata.items() if k != "managedFields"})
+    return typed(pod, PODS)
 
 
 def _key(obj: JSON) -> tuple[str, str]:
@@ -183,7 +202,7 @@ def _occurrences(data: bytes, needle: bytes) -> Iterator[int]:
 
 def _candidate_pods(client: Client, scope: Scope) -> set[tuple[str, str | None]]:
     """(name, node) of each pod the server's Table shows as terminating (node None when the
-    Table has no Node column or the pod none)."""
+    Table has no Node column, UNBOUND when the pod has no node)."""
     params: dict[str, Any] = {
         "labelSelector": scope.selector,
         "includeObject": "None",
@@ -215,8 +234,8 @@ def _candidate_pods(client: Client, scope: Scope) -> set[tuple[str, str | None]]
     for row in answer:
         cells: list[Any] = row.get("cells") or []
         if status is None or (status < len(cells) and cells[status] in TERMINATING_STATUSES):
-            on = str(cells[node]) if node is not None and node < len(cells) else ""
-            found.add((str(cells[0]), on if on and on != "<none>" else None))
+            on = str(cells[node]) if node is not None and node < len(cells) else None
+            found.add((str(cells[0]), UNBOUND if on in ("", "<none>") else on))
     return found
 
 
@@ -229,22 +248,41 @@ def _terminal_pods(client: Client, scope: Scope) -> list[tuple[str, str]]:
     ]
 
 
+def _pod_lookups(
+    client: Client, scope: Scope, candidates: set[tuple[str, str | None]]
+) -> list[Callable[[], Iterable[JSON]]]:
+    """The reads that return every candidate in full: a whole node's pods where it has
+    NODE_LIST_MIN candidates or more, else each candidate by name on its node."""
+    path = PODS.path(scope.namespace)
+
+    def listed(selector: str) -> Callable[[], Iterable[JSON]]:
+        params = {"fieldSelector": selector, "labelSelector": scope.selector}
+        return lambda: client.items(path, params)
+
+    by_node: dict[str | None, list[str]] = defaultdict(list)
+    for name, node in candidates:
+        by_node[node].append(name)
+    lookups: list[Callable[[], Iterable[JSON]]] = []
+    for node, names in sorted(by_node.items(), key=lambda item: str(item[0])):
+        on_node = "" if node is None else f",spec.nodeName={node}"
+        if node is not None and len(names) >= NODE_LIST_MIN:
+            lookups.append(listed(on_node.lstrip(",")))
+        else:
+            lookups.extend(listed(f"metadata.name={name}{on_node}") for name in sorted(names))
+    return lookups
+
+
 def find_pods(client: Client, scope: Scope) -> Found:
     if scope.names:
         return _by_name(client, PODS, scope.namespace, scope.names)
     candidates = _candidate_pods(client, scope)
     exact = _terminal_pods(client, scope)
     pods: dict[tuple[str, str], JSON] = {}
-    if len(candidates) > MAX_NAME_LOOKUPS:
+    if sum(node is None for _, node in candidates) > MAX_NAME_LOOKUPS:
         for pod in client.items(PODS.path(scope.namespace), {"labelSelector": scope.selector}):
             if _terminating(pod):
-                pods[_key(pod)] = typed(pod, PODS)
+                pods[_key(pod)] = _kept(pod)
         return Found(list(pods.values()), [], [])
-
-    def same_name(name: str, node: str | None) -> list[JSON]:
-        selector = f"metadata.name={name}" + (f",spec.nodeName={node}" if node else "")
-        params = {"fieldSelector": selector, "labelSelector": scope.selector}
-        return list(client.items(PODS.path(scope.namespace), params))
 
     def exact_pod(key: tuple[str, str]) -> list[JSON]:
         try:
@@ -256,14 +294,14 @@ def find_pods(client: Client, scope: Scope) -> Found:
     # (only a phase change between the two lists makes it both: then `pods` dedupes it).
     # Candidates carry no namespace, so no name may be skipped here: a pod of the same name
     # in another namespace could be the terminal one.
-    lookups: list[Callable[[], list[JSON]]] = [
-        *(lambda c=c: same_name(*c) for c in sorted(candidates, key=str)),
+    lookups: list[Callable[[], Iterable[JSON]]] = [
+        *_pod_lookups(client, scope, candidates),
         *(lambda k=k: exact_pod(k) for k in exact),
     ]
-    for batch in client.map(lambda lookup: lookup(), lookups):
+    for batch in client.map(lambda lookup: list(lookup()), lookups):
         for pod in batch:
             if _terminating(pod):
-                pods[_key(pod)] = typed(pod, PODS)
+                pods[_key(pod)] = _kept(pod)
     return Found(sorted(pods.values(), key=_key), [], [])
 
 

@@ -15,6 +15,8 @@ FINALIZER = "finalizer"
 OWNER_DEPENDENTS = "owner-dependents"
 NODE_MISSING = "node-missing"
 NODE_NOT_READY = "node-not-ready"
+RUNTIME_UNAVAILABLE = "runtime-unavailable"
+LIFECYCLE_HOOK = "lifecycle-hook"
 CONTAINERS_RUNNING = "containers-running"
 VOLUMES_NOT_RECLAIMED = "volumes-not-reclaimed"
 CSI_DRIVER_MISSING = "csi-driver-missing"
@@ -37,11 +39,13 @@ UNKNOWN = "unknown"
 PRIORITY: tuple[str, ...] = (
     NODE_MISSING,
     NODE_NOT_READY,
+    RUNTIME_UNAVAILABLE,
     APISERVICE_UNAVAILABLE,
     CONVERSION_WEBHOOK,
     WEBHOOK,
     CSI_DRIVER_MISSING,
     VOLUME_ATTACHMENT,
+    LIFECYCLE_HOOK,
     VOLUMES_NOT_RECLAIMED,
     CONTAINERS_RUNNING,
     OWNER_DEPENDENTS,

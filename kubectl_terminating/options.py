@@ -20,6 +20,7 @@ class Options:
     selector: str | None = None
     output: str | None = None
     explain: bool = False
+    summary: bool = False
     no_headers: bool = False
     color: str = "auto"
     exit_code: bool = False
@@ -61,3 +62,7 @@ class Options:
             raise UsageError("--now only applies with --from-file")
         if self.explain and self.output in ("json", "yaml", "name"):
             raise UsageError(f"--explain prints text; -o {self.output} already has every detail")
+        if self.summary and self.explain:
+            raise UsageError("--summary and --explain cannot be combined")
+        if self.summary and self.output in ("json", "yaml", "name"):
+            raise UsageError(f"--summary prints text; -o {self.output} has no summary of its own")

@@ -266,6 +266,7 @@ def _warnings(result: Result) -> list[str]:
 def report(options: Options, result: Result, out: IO[str], err: IO[str]) -> int:
     from kubectl_terminating.render import explain, structured, table
     from kubectl_terminating.render.style import Style, safe, use_color
+    from kubectl_terminating.render.summary import SUMMARY_AFTER_ROWS, summary_text
 
     warnings = _warnings(result)
     for warning in warnings:
@@ -287,6 +288,8 @@ def report(options: Options, result: Result, out: IO[str], err: IO[str]) -> int:
         style = Style(color=use_color(options.color, out))
         if options.explain:
             out.write(explain.explain_text(findings, style))
+        elif options.summary:
+            out.write(summary_text(findings))
         elif options.kind == "pods":
             out.write(
                 table.pods_table(
@@ -307,6 +310,11 @@ def report(options: Options, result: Result, out: IO[str], err: IO[str]) -> int:
             out.write(
                 table.objects_table(findings, options.all_namespaces, options.no_headers, style)
             )
+        # a long table ends with its causes; --no-headers output stays rows only (scripts)
+        if not (options.explain or options.summary or options.no_headers) and (
+            len(findings) > SUMMARY_AFTER_ROWS
+        ):
+            out.write("\n" + summary_text(findings))
     if result.missing:
         return 1
     if options.exit_code and any(f.stuck for f in findings):

@@ -16,6 +16,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # Also declared in pyproject.toml; repeated here so the suite works with any ini file.
     config.addinivalue_line("markers", "e2e: needs the real control plane (built on first use)")
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
+    config.addinivalue_line("markers", "node: needs the real node (kubelet + containerd)")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

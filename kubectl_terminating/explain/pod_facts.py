@@ -210,6 +210,38 @@ def lease_problem(name: str, lease: JSON | None, now: datetime) -> NodeProblem |
     )
 
 
+# What the kubelet writes into the Ready condition when the runtime, not the kubelet, fails
+# (pkg/kubelet/runtime.go runtimeErrors: its messages are joined into the condition's).
+RUNTIME_DOWN_PHRASES = (
+    "container runtime is down",
+    "container runtime not ready",
+    "container runtime status check may not have completed yet",
+    "PLEG is not healthy",
+)
+
+
+def runtime_down_message(node: JSON) -> str | None:
+    """The Ready condition's message when it blames the container runtime."""
+    ready = condition_of(node, "Ready") or {}
+    message = text(ready.get("message"))
+    if ready.get("status") == "True" or not any(p in message for p in RUNTIME_DOWN_PHRASES):
+        return None
+    return message
+
+
+def lease_renewed(name: str, lease: JSON | None, now: datetime) -> Evidence | None:
+    """Evidence that the node's kubelet is alive: its Lease renewed within the grace."""
+    renewed = text(spec_of(lease or {}).get("renewTime"))
+    age = seconds_since(renewed, now)
+    if lease is None or age is None or lease_problem(name, lease, now) is not None:
+        return None
+    return Evidence(
+        f"Lease {NODE_LEASE_NAMESPACE}/{name} renewed {age}s ago: the kubelet is alive",
+        ObjectRef("Lease", name, NODE_LEASE_NAMESPACE, "coordination.k8s.io/v1"),
+        {"renewTime": renewed, "secondsSinceRenew": age},
+    )
+
+
 @dataclass(frozen=True)
 class NodeCheck:
     """What is known of the pod's node: missing, unhealthy (with why), healthy, or unreadable."""
@@ -218,6 +250,9 @@ class NodeCheck:
     node: JSON | None = None
     unreadable: str = ""
     problem: NodeProblem | None = None
+    # the kubelet renews its Lease but reports the runtime down: proof the runtime, not the
+    # machine, is what fails (None when the node is not in that state)
+    kubelet_alive: Evidence | None = None
 
     @property
     def missing(self) -> bool:
@@ -318,7 +353,14 @@ class PodFacts:
                 problem = lease_problem(name, self.view.node_lease(name), self.view.now)
             except ReadFailed as failed:
                 self.warn(failed)  # Ready=True stands on its own
-        return NodeCheck(name, node, problem=problem)
+            return NodeCheck(name, node, problem=problem)
+        alive = None
+        if runtime_down_message(node) is not None:
+            try:
+                alive = lease_renewed(name, self.view.node_lease(name), self.view.now)
+            except ReadFailed as failed:
+                self.warn(failed)  # without the Lease the kubelet may be down too
+        return NodeCheck(name, node, problem=problem, kubelet_alive=alive)
 
     @cached_property
     def events(self) -> list[JSON]:

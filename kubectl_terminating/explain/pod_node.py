@@ -3,8 +3,23 @@
 from __future__ import annotations
 
 from kubectl_terminating.explain.common import as_dict, as_list
-from kubectl_terminating.explain.pod_facts import NodeProblem, PodFacts, node_ref, spec_of
-from kubectl_terminating.model import JSON, NODE_MISSING, NODE_NOT_READY, Blocker, Evidence, Remedy
+from kubectl_terminating.explain.pod_facts import (
+    NodeProblem,
+    PodFacts,
+    event_evidence,
+    newest_event,
+    node_ref,
+    spec_of,
+)
+from kubectl_terminating.model import (
+    JSON,
+    NODE_MISSING,
+    NODE_NOT_READY,
+    RUNTIME_UNAVAILABLE,
+    Blocker,
+    Evidence,
+    Remedy,
+)
 
 OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"
 
@@ -79,12 +94,50 @@ def _node_not_ready(facts: PodFacts, problem: NodeProblem) -> Blocker:
     return Blocker(NODE_NOT_READY, problem.summary, tuple(evidence), tuple(remedies))
 
 
+# The kubelet's events when it cannot reach the runtime to kill the pod's containers.
+RUNTIME_EVENT_REASONS = ("FailedKillPod", "FailedSync")
+
+
+def _runtime_unavailable(facts: PodFacts, problem: NodeProblem, alive: Evidence) -> Blocker:
+    """The kubelet is alive (it renews its Lease) but its runtime is down: the kubelet will
+    kill the containers and confirm the deletion once the runtime answers again. The node is
+    not shut down, so neither the out-of-service taint nor a force delete is safe: the
+    containers are still running."""
+    name = facts.node_name
+    evidence = [problem.evidence, alive]
+    event = newest_event(facts.events, RUNTIME_EVENT_REASONS)
+    if event is not None:
+        evidence.append(event_evidence(event))
+    return Blocker(
+        RUNTIME_UNAVAILABLE,
+        f"container runtime on {name} is down (the kubelet is alive)",
+        tuple(evidence),
+        (
+            Remedy(
+                facts.on_node("check the container runtime's service and its log"),
+                "systemctl status containerd; journalctl -u containerd --since -1h",
+            ),
+            Remedy(facts.on_node("check that the runtime answers the kubelet"), "crictl info"),
+            Remedy(
+                facts.on_node(
+                    "start (or restart) the runtime: the kubelet then stops the containers "
+                    "and the pod goes by itself"
+                ),
+                "systemctl restart containerd",
+            ),
+        ),
+    )
+
+
 def explain_node(facts: PodFacts) -> list[Blocker]:
+    # Holds while the kubelet has not confirmed the deletion (deletionGracePeriodSeconds != 0).
     if not facts.kubelet_pending:
         return []
     check = facts.node
     if check.missing:
         return [_node_missing(facts)]
+    if check.problem is not None and check.kubelet_alive is not None:
+        return [_runtime_unavailable(facts, check.problem, check.kubelet_alive)]
     if check.problem is not None:
         return [_node_not_ready(facts, check.problem)]
     return []

@@ -20,6 +20,7 @@ from kubectl_terminating.explain.pod_facts import (
     status_of,
     unique_remedies,
 )
+from kubectl_terminating.explain.pod_hooks import hung_post_start_hooks
 from kubectl_terminating.explain.webhooks import matching_webhooks, unverified_webhooks
 from kubectl_terminating.model import (
     CSI_DRIVER_MISSING,
@@ -240,6 +241,8 @@ def volume_remedies(facts: PodFacts, traces: list[VolumeTrace]) -> tuple[Remedy,
     ]
     if newest_event(facts.events, phrases=("device or resource busy",)) is not None:
         steps += busy_remedies(facts, None)
+    elif not _volume_events(facts):
+        steps += _teardown_log_remedies(facts)
     steps.append(
         Remedy(
             facts.on_node("unmount what is left; the kubelet then removes the pod"),
@@ -261,6 +264,37 @@ def volume_remedies(facts: PodFacts, traces: list[VolumeTrace]) -> tuple[Remedy,
         if t.attachment is not None
     ]
     return unique_remedies(steps)
+
+
+# What the kubelet logs when a volume's teardown fails, and what each string means. A real
+# kubelet writes no event for these (seen with an immutable file in an emptyDir): only its log
+# (`UnmountVolume.TearDown failed ...`) tells the causes apart.
+TEARDOWN_ERRORS = (
+    ("operation not permitted", "a file with the immutable attribute"),
+    ("device or resource busy", "a mount still held, often from another mount namespace"),
+    ("no space left on device", "a full disk under the kubelet or the runtime"),
+)
+
+
+def _teardown_log_remedies(facts: PodFacts) -> list[Remedy]:
+    errors = "|".join(error for error, _ in TEARDOWN_ERRORS)
+    meanings = "; ".join(f"'{error}': {meaning}" for error, meaning in TEARDOWN_ERRORS)
+    pod_dir = f"/var/lib/kubelet/pods/{facts.uid}"
+    return [
+        Remedy(
+            facts.on_node(f"no event says why: the kubelet's log does ({meanings})"),
+            f"journalctl -u kubelet --since -1h | grep {facts.uid} | grep -E '{errors}'",
+        ),
+        Remedy(
+            facts.on_node("look for immutable files in the pod's volumes"),
+            f"lsattr -R {pod_dir}/volumes 2>/dev/null | grep -- '-i-'",
+        ),
+        Remedy(
+            facts.on_node("look for processes holding the pod's mounts"),
+            f"grep -l {facts.uid} /proc/*/mountinfo",
+        ),
+        Remedy(facts.on_node("check the disk"), "df -h /var/lib/kubelet /var/lib/containerd"),
+    ]
 
 
 def _url_webhooks(facts: PodFacts) -> list[Evidence]:
@@ -355,7 +389,13 @@ def _attachment_blockers(
 
 
 def explain_volumes(facts: PodFacts) -> list[Blocker]:
-    if running_containers(facts.finding) or not facts.kubelet_overdue:
+    # Holds once every container is down (none running, none held by its postStart hook) and
+    # the kubelet, alive on a healthy node, has still not confirmed past the deadline.
+    if (
+        running_containers(facts.finding)
+        or not facts.kubelet_overdue
+        or hung_post_start_hooks(facts)
+    ):
         return []
     traces = [
         trace_volume(facts, as_dict(v))

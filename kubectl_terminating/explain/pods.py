@@ -33,6 +33,7 @@ from kubectl_terminating.explain.pod_facts import (
     spec_of,
     status_of,
 )
+from kubectl_terminating.explain.pod_hooks import explain_hooks
 from kubectl_terminating.explain.pod_node import explain_node
 from kubectl_terminating.explain.pod_volumes import explain_volumes
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
@@ -157,6 +158,7 @@ POD_EXPLAINERS: tuple[PodExplainer, ...] = (
     explain_finalizers,
     explain_node,
     explain_containers,
+    explain_hooks,
     explain_volumes,
     explain_webhooks,
     explain_namespace,

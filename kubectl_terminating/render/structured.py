@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 
 from kubectl_terminating.model import API_VERSION, JSON, Finding
+from kubectl_terminating.summary import group_by_cause
 
 
 def as_list(findings: Sequence[Finding], warnings: Sequence[str]) -> JSON:
@@ -14,6 +15,7 @@ def as_list(findings: Sequence[Finding], warnings: Sequence[str]) -> JSON:
         "kind": "List",
         "items": [f.to_json() for f in findings],
         "warnings": list(warnings),
+        "summary": [group.to_json() for group in group_by_cause(findings)],
     }
 
 

@@ -2,40 +2,35 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-
-import tabulate as tabulate_module
-from tabulate import DataRow, TableFormat, tabulate
 
 from kubectl_terminating.model import GRACE_PERIOD, Finding
 from kubectl_terminating.render.style import Style, safe
 from kubectl_terminating.timeutil import human_duration
 
-_KUBECTL = TableFormat(
-    lineabove=None,
-    linebelowheader=None,
-    linebetweenrows=None,
-    linebelow=None,
-    headerrow=DataRow("", "   ", ""),
-    datarow=DataRow("", "   ", ""),
-    padding=0,
-    with_header_hide=None,
-)
+COLUMN_GAP = "   "
+_SGR = re.compile(r"\x1b\[[0-9;]*m")  # colour codes take no room on the screen
+
+
+def _width(cell: str) -> int:
+    return len(_SGR.sub("", cell)) if "\x1b" in cell else len(cell)
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], no_headers: bool) -> str:
+    """Left-aligned columns as wide as their widest cell, three spaces apart, no trailing
+    blanks. (Our own: tabulate took 1.9 s for the 20,000 rows of a mass outage.)"""
     if not rows:
         return ""
-    # tabulate widens columns by MIN_PADDING when there are headers; kubectl does not.
-    tabulate_module.MIN_PADDING = 0
-    text = tabulate(
-        [list(r) for r in rows],
-        headers=() if no_headers else [h.upper() for h in headers],
-        tablefmt=_KUBECTL,
-        disable_numparse=True,
-        stralign="left",
-    )
-    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+    lines = [list(row) for row in rows]
+    if not no_headers:
+        lines.insert(0, [h.upper() for h in headers])
+    widths = [max(_width(line[i]) for line in lines) for i in range(len(lines[0]))]
+    out = []
+    for line in lines:
+        cells = zip(line, widths, strict=True)
+        out.append(COLUMN_GAP.join(c + " " * (w - _width(c)) for c, w in cells).rstrip())
+    return "\n".join(out) + "\n"
 
 
 def overdue_cell(finding: Finding) -> str:

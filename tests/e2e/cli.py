@@ -17,6 +17,7 @@ def run_cli(
     kubeconfig: Path | str | None = None,
     env: dict[str, str] | None = None,
     timeout: float = 120,
+    input: str | None = None,  # stdin (a pipe, never a terminal); None inherits the test's
 ) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "NO_COLOR")}
     environ["PYTHONPATH"] = str(ROOT)
@@ -30,6 +31,7 @@ def run_cli(
         env=environ,
         timeout=timeout,
         check=False,
+        input=input,
     )
 
 

@@ -13,7 +13,7 @@ import pytest
 from tests.e2e import scenarios
 from tests.e2e.cli import run_cli, run_json
 from tests.e2e.controlplane import ControlPlane, build_binaries
-from tests.e2e.kubelet import create_namespace, renew_lease
+from tests.e2e.kubelet import create_namespace, namespace_conditions, renew_lease, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 COMMANDS = (("pods", "-A"), ("ns",), ("all", "-A"))
@@ -49,6 +49,15 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[st
         scenarios.pod_with_finalizer(cp, "shop")
         scenarios.namespace_with_orphaned_custom_resource(cp, "legacy", "widgets.snap.example.com")
         scenarios.namespace_with_stuck_pod(cp, "runners")
+        # the live answer and the dump must see the same pass of the namespace controller
+        wait_for(
+            lambda: all(
+                "NamespaceFinalizersRemaining" in namespace_conditions(cp, ns)
+                for ns in ("legacy", "runners")
+            ),
+            timeout=120,
+            message="the namespace controller's first pass over legacy and runners",
+        )
         renew_lease(cp, str(stuck.node))
         live = {" ".join(c): run_json(*c, kubeconfig=cp.kubeconfig_path) for c in COMMANDS}
         dumped = run_cli("dump", "-A", "-f", str(bundle), kubeconfig=cp.kubeconfig_path)

@@ -1,0 +1,118 @@
+"""A postStart hook that never returns: the kubelet's pod worker waits on it, so the pod can
+neither start nor be torn down.
+
+Seen on a real kubelet (v1.36.3, containerd 1.6): the runtime started the container (events
+`Created`, `Started`), but its status stays `waiting: ContainerCreating` and the phase
+`Pending` while the hook runs; a delete leaves the pod Terminating until the hook ends. A
+preStop hook is different: the kubelet stops waiting for it at the deadline and kills the
+container, so a long preStop hook delays a deletion but never holds it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from kubectl_terminating.explain.common import as_dict, as_list, text
+from kubectl_terminating.explain.pod_facts import (
+    PodFacts,
+    event_evidence,
+    event_time,
+    spec_of,
+    status_of,
+)
+from kubectl_terminating.model import JSON, LIFECYCLE_HOOK, Blocker, Evidence, Remedy
+
+
+@dataclass(frozen=True)
+class HungHook:
+    container: str
+    command: str  # the exec command, or the HTTP target
+    started: JSON  # the `Started` event of the container
+
+
+def _hook_command(hook: JSON) -> str:
+    command = as_list(as_dict(hook.get("exec")).get("command"))
+    if command:
+        return shlex.join(text(c) for c in command)
+    http = as_dict(hook.get("httpGet"))
+    if http:
+        return f"GET {text(http.get('path')) or '/'} on port {text(http.get('port'))}"
+    return "?"
+
+
+def _started_event(facts: PodFacts, container: str) -> JSON | None:
+    field = f"spec.containers{{{container}}}"
+    found = [
+        e
+        for e in facts.events
+        if text(e.get("reason")) == "Started"
+        and text(as_dict(e.get("involvedObject")).get("fieldPath")) == field
+    ]
+    return max(found, key=event_time) if found else None
+
+
+def hung_post_start_hooks(facts: PodFacts) -> list[HungHook]:
+    """Containers with a postStart hook that the runtime started (a `Started` event) whose
+    status still waits in ContainerCreating: the hook has not returned."""
+    waiting = {
+        text(s.get("name"))
+        for s in (as_dict(x) for x in as_list(status_of(facts.pod).get("containerStatuses")))
+        if text(as_dict(as_dict(s.get("state")).get("waiting")).get("reason"))
+        == "ContainerCreating"
+    }
+    hung = []
+    for container in (as_dict(c) for c in as_list(spec_of(facts.pod).get("containers"))):
+        name = text(container.get("name"))
+        hook = as_dict(as_dict(container.get("lifecycle")).get("postStart"))
+        if not hook or name not in waiting:
+            continue
+        started = _started_event(facts, name)
+        if started is not None:
+            hung.append(HungHook(name, _hook_command(hook), started))
+    return hung
+
+
+def _blocker(facts: PodFacts, hook: HungHook) -> Blocker:
+    return Blocker(
+        LIFECYCLE_HOOK,
+        f"postStart hook of {hook.container} never returned",
+        (
+            Evidence(
+                f"container {hook.container} was started but still waits in ContainerCreating: "
+                f"its postStart hook ({hook.command}) has not returned, and the kubelet tears "
+                "the pod down only after it does",
+                facts.ref,
+                {"container": hook.container, "postStart": hook.command},
+            ),
+            event_evidence(hook.started),
+        ),
+        (
+            Remedy(
+                facts.on_node("find the hook's process"),
+                f"ps -eo pid,etime,args | grep -F -- {shlex.quote(hook.command)}",
+            ),
+            Remedy(
+                facts.on_node(
+                    "end the hook: the kubelet then kills the container and the pod goes"
+                ),
+                "kill <pid of the hook>",
+                destructive=True,
+                when="the hook is hung for good: whatever it was doing is cut short",
+            ),
+            Remedy(
+                facts.on_node("or stop the container in the runtime (exec into it hangs too)"),
+                f"crictl ps -a --label io.kubernetes.pod.uid={facts.uid}; crictl stop <id>",
+                destructive=True,
+                when="the hook's process cannot be found",
+            ),
+        ),
+    )
+
+
+def explain_hooks(facts: PodFacts) -> list[Blocker]:
+    # Holds while the kubelet, alive on a healthy node, has not confirmed the deletion past the
+    # deadline (kubelet_overdue) and the hook's container still waits to start.
+    if not facts.kubelet_overdue:
+        return []
+    return [_blocker(facts, hook) for hook in hung_post_start_hooks(facts)]

@@ -1,0 +1,193 @@
+"""One `kubectl terminating fix` run: explain, plan, observe, show; with --apply, confirm and
+carry out. Exit codes: 0 done or nothing to do, 1 error, 3 refused or changed."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import IO
+
+from kubectl_terminating.errors import ApiError, NotFound, TerminatingError
+from kubectl_terminating.fix.apply import DONE, EXIT_REFUSED, FORBIDDEN, apply_plan
+from kubectl_terminating.fix.audit import Actor, AuditLog
+from kubectl_terminating.fix.digest import digest
+from kubectl_terminating.fix.observe import Planned, observe, planned
+from kubectl_terminating.fix.plan import TAINT_OUT_OF_SERVICE as TAINT
+from kubectl_terminating.fix.plan import Proposal, Resolver, known_resource, plan
+from kubectl_terminating.fix.render import dry_run_footer, plan_json, plan_text, results_text
+from kubectl_terminating.model import JSON
+from kubectl_terminating.options import Options
+from kubectl_terminating.render.style import Style, safe, use_color
+from kubectl_terminating.resources import Resource
+from kubectl_terminating.run import _collect, connect, error_line, report_stats
+from kubectl_terminating.view import ClusterView, ReadFailed
+
+TYPE_THE_NAME = "Type the name {name!r} to {what} (anything else stops): "
+
+
+@dataclass(frozen=True)
+class FixOptions:
+    apply: bool = False
+    confirm: str | None = None
+    node_down: tuple[str, ...] = ()
+    audit_file: str | None = None
+    output: str | None = None  # None (text) or "json"
+    command: str = "kubectl terminating fix"  # the dry run's command line, shown for --apply
+
+
+class LiveReader:
+    """Fresh reads for the proofs: straight to the API server, no memo."""
+
+    def __init__(self, client: object) -> None:
+        from kubectl_terminating.client import Client
+
+        assert isinstance(client, Client)
+        self.client = client
+
+    def get(self, path: str) -> JSON | None:
+        try:
+            return self.client.get(path, deadline=self.client.check_deadline)
+        except NotFound:
+            return None
+
+    def list(self, path: str) -> list[JSON]:
+        return list(self.client.items(path, deadline=self.client.check_deadline))
+
+
+def resolver(view: ClusterView) -> Resolver:
+    """Well-known types at once; any other through the discovery the explainers made."""
+
+    def resolve(api_version: str, kind: str) -> Resource | None:
+        known = known_resource(api_version, kind)
+        if known is not None:
+            return known
+        try:
+            resources = view.discovery().resources
+        except ReadFailed:
+            return None
+        return next((r for r in resources if r.api_version == api_version and r.kind == kind), None)
+
+    return resolve
+
+
+def whoami(reader: LiveReader) -> Actor:
+    """Who the API server says we are (SelfSubjectReview); the kubeconfig's view otherwise."""
+    conn = reader.client.connection
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    try:
+        _, answer = reader.client.create(
+            "/apis/authentication.k8s.io/v1/selfsubjectreviews", review
+        )
+        user = str(answer.get("status", {}).get("userInfo", {}).get("username") or "")
+    except ApiError:
+        user = ""
+    return Actor(user or f"unknown (context {conn.context})", conn.context, conn.server)
+
+
+def prompt(stdin: IO[str], err: IO[str]) -> Callable[[Planned], bool]:
+    def confirm(action: Planned) -> bool:
+        target = action.proposal.target
+        what = safe(action.proposal.describe())
+        err.write(TYPE_THE_NAME.format(name=safe(target.name), what=what))
+        err.flush()
+        answer = stdin.readline().strip()
+        return answer == target.name
+
+    return confirm
+
+
+def run_fix(
+    options: Options,
+    fix: FixOptions,
+    stdout: IO[str] | None = None,
+    stderr: IO[str] | None = None,
+    stdin: IO[str] | None = None,
+) -> int:
+    out, err, into = stdout or sys.stdout, stderr or sys.stderr, stdin or sys.stdin
+    try:
+        return _run(options, fix, out, err, into)
+    except TerminatingError as error:
+        print(error_line(error), file=err)
+        return error.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+def _run(options: Options, fix: FixOptions, out: IO[str], err: IO[str], into: IO[str]) -> int:
+    from kubectl_terminating.live import LiveSource
+
+    client = connect(options, err)
+    namespace = None if options.all_namespaces else client.connection.namespace
+    source = LiveSource(client)
+    try:
+        result = _collect(replace(options, explain=True), source, namespace, err)
+        seen = [*result.warnings, *(w for f in result.findings for w in f.warnings)]
+        warnings = list(dict.fromkeys(seen))
+        for warning in warnings:
+            print(f"Warning: {safe(warning)}", file=err)
+        for missing in result.missing:
+            print(f"Error from server (NotFound): {safe(missing)} not found", file=err)
+        if result.missing:
+            return 1
+        reader = LiveReader(client)
+        sections = observe(plan(result.findings, fix.node_down, resolver(source.view)), reader)
+        actions = planned(sections)
+        tainted = {
+            step.target.name
+            for s in sections
+            for step in s.section.steps
+            if isinstance(step, Proposal) and step.action == TAINT
+        }
+        for node in dict.fromkeys(fix.node_down):
+            if node not in tainted:
+                print(
+                    f"Warning: --node-down {safe(node)}: no stuck pod here is held by it", file=err
+                )
+        code = digest(actions)
+        style = Style(color=use_color("auto", out))
+        if fix.output != "json":
+            out.write(plan_text(sections, code, style))
+        if not fix.apply or not actions:
+            if fix.output == "json":
+                out.write(plan_json(sections, code, False, warnings=warnings))
+            else:
+                out.write(dry_run_footer(code, len(actions), fix.command))
+            return 0
+        refusal = _confirmation_refused(fix, code, into)
+        if refusal:
+            if fix.output == "json":
+                out.write(plan_json(sections, code, False, warnings=warnings))
+            print(f"error: nothing was written: {refusal}", file=err)
+            return EXIT_REFUSED
+        confirm = (lambda _action: True) if fix.confirm else prompt(into, err)
+        audit = AuditLog(err, fix.audit_file)
+        results, exit_code = apply_plan(
+            actions, reader, client.write, audit, whoami(reader), code, confirm
+        )
+        if fix.output == "json":
+            out.write(plan_json(sections, code, True, results, warnings))
+        else:
+            out.write("\n" + results_text(results))
+        for failed in results:
+            if failed.result == FORBIDDEN:
+                print(f"Error from server (Forbidden): {safe(failed.message)}", file=err)
+            elif failed.result != DONE:
+                print(f"error: {failed.result}: {safe(failed.message)}", file=err)
+        return exit_code
+    finally:
+        report_stats(options, client, err)
+
+
+def _confirmation_refused(fix: FixOptions, code: str, into: IO[str]) -> str:
+    """Why --apply may not go ahead ("" when it may)."""
+    if fix.confirm is not None:
+        if fix.confirm != code:
+            return (
+                f"the plan changed since digest {fix.confirm} was shown (it is now {code}); "
+                "run the dry run again and check it"
+            )
+        return ""
+    if not bool(getattr(into, "isatty", lambda: False)()):
+        return "--apply without --confirm DIGEST and no terminal to confirm on"
+    return ""

@@ -1,0 +1,314 @@
+"""Read what each proposal rests on: its target (uid, resourceVersion) and its Checks.
+
+The same reads run twice: when the plan is shown (their results go into the digest) and right
+before each write (any difference stops the run). Reads go straight to the API server, never
+through the explainers' memoised view: a fact must be as fresh as the write that relies on it.
+A read that fails (forbidden, unavailable) never counts as proof.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any, Protocol
+
+from kubectl_terminating.errors import ApiError, Forbidden
+from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating.fix.plan import (
+    ABSENT,
+    DELETE_APISERVICE,
+    DELETE_WEBHOOK_CONFIGURATION,
+    FINALIZE_NAMESPACE,
+    FORCE_DELETE_POD,
+    GONE_OR_TERMINATING,
+    NONE_NAMED,
+    NOT_READY,
+    OUT_OF_SERVICE_TAINT,
+    REMOVE_FINALIZER,
+    TAINT_OUT_OF_SERVICE,
+    Check,
+    Proposal,
+    Refusal,
+    Section,
+)
+from kubectl_terminating.model import JSON
+
+CONTENT_JSON = "application/json"
+CONTENT_JSON_PATCH = "application/json-patch+json"
+MAX_NAMED = 5  # matching items named in an observation
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"  # a copy of the rest
+
+
+class Reader(Protocol):
+    def get(self, path: str) -> JSON | None:
+        """The object, or None when the server answers 404; raises ApiError otherwise."""
+        ...
+
+    def list(self, path: str) -> list[JSON]: ...
+
+
+@dataclass(frozen=True)
+class Outcome:
+    check: Check
+    holds: bool
+    observed: str  # what was read: "absent", "terminating", "none", "found: a, b", ...
+
+    def to_json(self) -> JSON:
+        return {**self.check.to_json(), "holds": self.holds, "observed": self.observed}
+
+
+@dataclass(frozen=True)
+class Request:
+    """The exact write: verb, path, body, and what makes the server refuse a changed object."""
+
+    verb: str
+    path: str
+    body: Any
+    content_type: str
+    precondition: str
+
+    def to_json(self) -> JSON:
+        return {
+            "verb": self.verb,
+            "path": self.path,
+            "contentType": self.content_type,
+            "precondition": self.precondition,
+            "body": self.body,
+        }
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A proposal whose target and facts were read: ready to be confirmed."""
+
+    proposal: Proposal
+    uid: str
+    resource_version: str
+    outcomes: tuple[Outcome, ...]
+    request: Request
+    recreate: JSON | None = None  # the full object, for deletions of configuration
+
+    def identity(self) -> JSON:
+        """What the digest covers: target, resourceVersion, action, request and evidence."""
+        p = self.proposal
+        return {
+            "action": p.action,
+            "target": p.target.path,
+            "uid": self.uid,
+            "resourceVersion": self.resource_version,
+            "finalizer": p.finalizer,
+            "request": {
+                "verb": self.request.verb,
+                "path": self.request.path,
+                "body": self.request.body,
+            },
+            "because": p.blocker.type,
+            "evidenceObjects": sorted(
+                str(e.object) for e in p.blocker.evidence if e.object is not None
+            ),
+            "proof": [(o.check.description, o.holds, o.observed) for o in self.outcomes],
+        }
+
+
+@dataclass
+class ObservedSection:
+    section: Section
+    steps: list[Planned | Refusal] = field(default_factory=list)
+    done: list[str] = field(default_factory=list)  # proposals already carried out by others
+
+
+# -- checks ----------------------------------------------------------------------------------
+
+
+def _field(item: JSON, dotted: str) -> str:
+    value: Any = item
+    for part in dotted.split("."):
+        value = as_dict(value).get(part)
+    return text(value)
+
+
+def _ready(node: JSON) -> bool:
+    conditions = as_list(as_dict(node.get("status")).get("conditions"))
+    return any(
+        as_dict(c).get("type") == "Ready" and as_dict(c).get("status") == "True" for c in conditions
+    )
+
+
+def judge(check: Check, answer: JSON | list[JSON] | None) -> Outcome:
+    """Whether check holds, given what was read (None: 404). Pure."""
+    if check.kind == ABSENT:
+        return Outcome(check, answer is None, "absent" if answer is None else "exists")
+    if check.kind == GONE_OR_TERMINATING:
+        if answer is None:
+            return Outcome(check, True, "absent")
+        terminating = isinstance(answer, dict) and bool(meta(answer).get("deletionTimestamp"))
+        return Outcome(check, terminating, "terminating" if terminating else "exists")
+    if check.kind == NOT_READY:
+        if not isinstance(answer, dict):
+            return Outcome(check, False, "absent")
+        ready = _ready(answer)
+        return Outcome(check, not ready, "Ready" if ready else "not Ready")
+    if check.kind == NONE_NAMED:
+        items = answer if isinstance(answer, list) else []
+        found = sorted(
+            f"{text(meta(i).get('namespace')) + '/' if meta(i).get('namespace') else ''}"
+            f"{text(meta(i).get('name'))}"
+            for i in items
+            if any(fnmatchcase(_field(i, check.field), p) for p in check.patterns)
+        )
+        if not found:
+            return Outcome(check, True, "none")
+        more = f" (+{len(found) - MAX_NAMED} more)" if len(found) > MAX_NAMED else ""
+        return Outcome(check, False, "found: " + ", ".join(found[:MAX_NAMED]) + more)
+    return Outcome(check, False, f"unknown check {check.kind}")
+
+
+def evaluate(check: Check, reader: Reader) -> Outcome:
+    try:
+        answer = reader.list(check.path) if check.kind == NONE_NAMED else reader.get(check.path)
+    except ApiError as error:
+        reason = "forbidden" if isinstance(error, Forbidden) else error.message
+        return Outcome(check, False, f"unreadable: {reason}")
+    return judge(check, answer)
+
+
+# -- requests --------------------------------------------------------------------------------
+
+
+def _preconditions(uid: str, rv: str) -> str:
+    return f"uid {uid}, resourceVersion {rv}"
+
+
+def _delete(path: str, uid: str, rv: str, grace: int | None = None) -> Request:
+    body: JSON = {
+        "kind": "DeleteOptions",
+        "apiVersion": "v1",
+        "preconditions": {"uid": uid, "resourceVersion": rv},
+    }
+    if grace is not None:
+        body["gracePeriodSeconds"] = grace
+    return Request("DELETE", path, body, CONTENT_JSON, _preconditions(uid, rv))
+
+
+def _json_patch(path: str, rv: str, ops: list[JSON], what: str) -> Request:
+    test = {"op": "test", "path": "/metadata/resourceVersion", "value": rv}
+    return Request(
+        "PATCH",
+        path,
+        [test, *ops],
+        CONTENT_JSON_PATCH,
+        f"test op: resourceVersion {rv}" + (f", {what}" if what else ""),
+    )
+
+
+def recreatable(obj: JSON) -> JSON:
+    """The object as it can be created again: no status, server-set metadata removed."""
+    kept = {k: v for k, v in obj.items() if k not in ("status",)}
+    m = meta(obj)
+    kept["metadata"] = {k: v for k, v in m.items() if k in ("name", "namespace", "labels")}
+    annotations = {k: v for k, v in as_dict(m.get("annotations")).items() if k != LAST_APPLIED}
+    if annotations:
+        kept["metadata"]["annotations"] = annotations
+    return kept
+
+
+def _taint_request(path: str, node: JSON, rv: str) -> Request | None:
+    taints = as_list(as_dict(node.get("spec")).get("taints"))
+    if any(as_dict(t).get("key") == OUT_OF_SERVICE_TAINT for t in taints):
+        return None
+    taint = {"key": OUT_OF_SERVICE_TAINT, "value": "nodeshutdown", "effect": "NoExecute"}
+    op: JSON = (
+        {"op": "add", "path": "/spec/taints/-", "value": taint}
+        if taints
+        else {"op": "add", "path": "/spec/taints", "value": [taint]}
+    )
+    return _json_patch(path, rv, [op], "")
+
+
+def _finalizer_request(p: Proposal, obj: JSON, uid: str, rv: str) -> Request | None:
+    if p.action == FINALIZE_NAMESPACE:
+        spec = as_dict(obj.get("spec"))
+        left = [f for f in as_list(spec.get("finalizers")) if f != p.finalizer]
+        if len(left) == len(as_list(spec.get("finalizers"))):
+            return None
+        body = copy.deepcopy(obj)
+        body["spec"] = dict(spec, finalizers=left)
+        path = p.target.path + "/finalize"
+        return Request("PUT", path, body, CONTENT_JSON, f"metadata.resourceVersion {rv} in body")
+    finalizers = as_list(meta(obj).get("finalizers"))
+    if p.finalizer not in finalizers:
+        return None
+    at = f"/metadata/finalizers/{finalizers.index(p.finalizer)}"
+    ops: list[JSON] = [
+        {"op": "test", "path": at, "value": p.finalizer},
+        {"op": "remove", "path": at},
+    ]
+    return _json_patch(p.target.path, rv, ops, f"{at} is {p.finalizer}")
+
+
+def build_request(p: Proposal, obj: JSON) -> Request | None:
+    """The narrowest write for p on obj as just read; None when there is nothing to do."""
+    uid, rv = text(meta(obj).get("uid")), text(meta(obj).get("resourceVersion"))
+    if p.action == FORCE_DELETE_POD:
+        return _delete(p.target.path, uid, rv, grace=0)
+    if p.action in (DELETE_APISERVICE, DELETE_WEBHOOK_CONFIGURATION):
+        return _delete(p.target.path, uid, rv)
+    if p.action == TAINT_OUT_OF_SERVICE:
+        return _taint_request(p.target.path, obj, rv)
+    if p.action in (REMOVE_FINALIZER, FINALIZE_NAMESPACE):
+        return _finalizer_request(p, obj, uid, rv)
+    return None
+
+
+# -- observing a plan ------------------------------------------------------------------------
+
+
+def observe_one(p: Proposal, reader: Reader) -> Planned | Refusal | str:
+    """Planned, a Refusal (a fact does not hold), or why nothing is left to do (a str)."""
+    try:
+        obj = reader.get(p.target.path)
+    except ApiError as error:
+        return Refusal(p.subject, p.blocker, f"{p.target} could not be read: {error.message}")
+    if obj is None:
+        return f"{p.describe()}: already gone"
+    uid = text(meta(obj).get("uid"))
+    if p.target.uid and uid != p.target.uid:
+        return Refusal(p.subject, p.blocker, f"{p.target} was replaced since it was explained")
+    outcomes = tuple(evaluate(c, reader) for c in p.checks)
+    failed = [f"{o.check.description}: {o.observed}" for o in outcomes if not o.holds]
+    if failed:
+        return Refusal(p.subject, p.blocker, "not proven: " + "; ".join(failed), p.target)
+    request = build_request(p, obj)
+    if request is None:
+        return f"{p.describe()}: already done"
+    keep = p.action in (DELETE_APISERVICE, DELETE_WEBHOOK_CONFIGURATION)
+    rv = text(meta(obj).get("resourceVersion"))
+    return Planned(p, uid, rv, outcomes, request, recreatable(obj) if keep else None)
+
+
+def observe(sections: Sequence[Section], reader: Reader) -> list[ObservedSection]:
+    observed = []
+    for section in sections:
+        out = ObservedSection(section)
+        for step in section.steps:
+            if isinstance(step, Refusal):
+                out.steps.append(step)
+                continue
+            result = observe_one(step, reader)
+            if isinstance(result, str):
+                out.done.append(result)
+            else:
+                out.steps.append(result)
+        observed.append(out)
+    return observed
+
+
+def planned(sections: Sequence[ObservedSection]) -> list[Planned]:
+    return [s for section in sections for s in section.steps if isinstance(s, Planned)]
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)

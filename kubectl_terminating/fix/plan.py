@@ -1,0 +1,463 @@
+"""The fix planner: a pure function from findings (what `--explain` knows) to a plan.
+
+Each blocker of a stuck object either becomes a Proposal (one narrow write and the facts,
+Checks, that make it safe; each fact is read again right before the write) or a Refusal (why
+it is not automated; its remedies stay printed for a human). No cluster reads here: the
+findings carry the diagnosis, the Checks name what observe.py reads to prove it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from kubectl_terminating.explain.finalizers import lease_patterns
+from kubectl_terminating.explain.knowledge import lookup
+from kubectl_terminating.fix.gone import installed_names
+from kubectl_terminating.model import (
+    APISERVICE_UNAVAILABLE,
+    CONTAINERS_RUNNING,
+    CONTENT_REMAINING,
+    CONVERSION_WEBHOOK,
+    CSI_DRIVER_MISSING,
+    FINALIZER,
+    GRACE_PERIOD,
+    JSON,
+    NAMESPACE_CONDITION,
+    NAMESPACE_CONTROLLER,
+    NAMESPACE_FINALIZER,
+    NAMESPACE_TERMINATING,
+    NODE_MISSING,
+    NODE_NOT_READY,
+    OWNER_DEPENDENTS,
+    PROTECTION_IN_USE,
+    UNKNOWN,
+    VOLUME_ATTACHMENT,
+    VOLUMES_NOT_RECLAIMED,
+    WEBHOOK,
+    Blocker,
+    Evidence,
+    Finding,
+    ObjectRef,
+)
+from kubectl_terminating.resources import (
+    APISERVICES,
+    LEASES,
+    MUTATING_WEBHOOKS,
+    NAMESPACES,
+    NODES,
+    PODS,
+    SERVICES,
+    VALIDATING_WEBHOOKS,
+    VOLUME_ATTACHMENTS,
+    Resource,
+)
+
+# Actions: stable names in `-o json`.
+FORCE_DELETE_POD = "force-delete-pod"
+TAINT_OUT_OF_SERVICE = "taint-out-of-service"
+DELETE_APISERVICE = "delete-apiservice"
+DELETE_WEBHOOK_CONFIGURATION = "delete-webhook-configuration"
+REMOVE_FINALIZER = "remove-finalizer"
+FINALIZE_NAMESPACE = "finalize-namespace"  # a spec finalizer, through /finalize
+
+# Checks: what observe.py reads and what must hold.
+ABSENT = "absent"  # GET answers 404
+GONE_OR_TERMINATING = "gone-or-terminating"  # 404, or metadata.deletionTimestamp set
+NONE_NAMED = "none-named"  # a list has no item whose `field` matches one of `patterns`
+NOT_READY = "not-ready"  # a Node whose Ready condition is not True
+
+OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
+KUBERNETES_FINALIZER = "kubernetes"
+
+Resolver = Callable[[str, str], Resource | None]  # (apiVersion, kind) -> resource type
+
+KNOWN: tuple[Resource, ...] = (
+    PODS,
+    NAMESPACES,
+    NODES,
+    SERVICES,
+    APISERVICES,
+    VALIDATING_WEBHOOKS,
+    MUTATING_WEBHOOKS,
+)
+
+# Why blockers of these types are never acted on (the printed remedies stay the way out).
+REASONS = {
+    CONTAINERS_RUNNING: "the container runtime still runs the containers: deleting the pod "
+    "object would leave them running on the node",
+    VOLUMES_NOT_RECLAIMED: "a volume is still mounted: removing the pod would strand it",
+    CSI_DRIVER_MISSING: "the CSI driver must unmount the volume: removing the pod would strand it",
+    VOLUME_ATTACHMENT: "the volume is still attached: removing the pod would strand it",
+    OWNER_DEPENDENTS: "dependents are still being deleted; they are the cause",
+    PROTECTION_IN_USE: "the claim or volume is still in use",
+    CONVERSION_WEBHOOK: "a CRD's conversion webhook decides how every stored object is served: "
+    "not automated",
+    CONTENT_REMAINING: "the namespace controller deletes the content by itself once nothing "
+    "blocks it",
+    NAMESPACE_CONDITION: "a symptom the namespace controller reports: the cause is another blocker",
+    NAMESPACE_CONTROLLER: "the namespace controller itself must run: nothing to write",
+    UNKNOWN: "no known cause: nothing is proven",
+}
+CONTEXT = frozenset({GRACE_PERIOD, NAMESPACE_TERMINATING})
+CLUSTER_WIDE = frozenset({APISERVICE_UNAVAILABLE, CONVERSION_WEBHOOK, WEBHOOK})
+
+
+def known_resource(api_version: str, kind: str) -> Resource | None:
+    return next((r for r in KNOWN if r.api_version == api_version and r.kind == kind), None)
+
+
+@dataclass(frozen=True)
+class Target:
+    """An object a remedy writes to (or the stuck object a section is about)."""
+
+    kind: str
+    api_version: str
+    name: str
+    namespace: str | None
+    path: str  # its API path
+    uid: str = ""  # as the diagnosis saw it; "" when not known
+
+    def __str__(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {where}{self.name}"
+
+    def to_json(self) -> JSON:
+        return {
+            "kind": self.kind,
+            "apiVersion": self.api_version,
+            "namespace": self.namespace,
+            "name": self.name,
+            "path": self.path,
+        }
+
+
+def target_of(resource: Resource, name: str, namespace: str | None = None, uid: str = "") -> Target:
+    ns = namespace if resource.namespaced else None
+    return Target(resource.kind, resource.api_version, name, ns, resource.path(ns, name), uid)
+
+
+@dataclass(frozen=True)
+class Check:
+    """A fact a remedy rests on: read at plan time, and again right before the write."""
+
+    description: str
+    kind: str  # ABSENT, GONE_OR_TERMINATING, NONE_NAMED, NOT_READY
+    path: str
+    field: str = ""  # NONE_NAMED: the item field compared (dotted)
+    patterns: tuple[str, ...] = ()  # NONE_NAMED: fnmatch patterns no item may match
+
+    def to_json(self) -> JSON:
+        out: JSON = {"check": self.kind, "description": self.description, "read": self.path}
+        if self.field:
+            out["field"], out["patterns"] = self.field, list(self.patterns)
+        return out
+
+
+def absent(resource: Resource, name: str, namespace: str | None = None) -> Check:
+    where = f"{namespace}/" if namespace else ""
+    return Check(
+        f"{resource.kind} {where}{name} does not exist", ABSENT, resource.path(namespace, name)
+    )
+
+
+def namespace_gone(name: str) -> Check:
+    return Check(
+        f"Namespace {name} is gone or terminating (nothing can be created in it)",
+        GONE_OR_TERMINATING,
+        NAMESPACES.path(None, name),
+    )
+
+
+def none_named(resource: Resource, patterns: Sequence[str], what: str = "") -> Check:
+    return Check(
+        what or f"no {resource.kind} named {' or '.join(patterns)} in any namespace",
+        NONE_NAMED,
+        resource.path(),
+        "metadata.name",
+        tuple(patterns),
+    )
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One write the evidence allows, for the stuck object `subject`."""
+
+    action: str
+    target: Target
+    subject: Target
+    blocker: Blocker
+    checks: tuple[Check, ...]
+    finalizer: str = ""  # REMOVE_FINALIZER, FINALIZE_NAMESPACE
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.action, self.target.path, self.finalizer
+
+    def describe(self) -> str:
+        verbs = {
+            FORCE_DELETE_POD: f"force delete {self.target}",
+            TAINT_OUT_OF_SERVICE: f"taint {self.target} {OUT_OF_SERVICE_TAINT}:NoExecute",
+            DELETE_APISERVICE: f"delete {self.target}",
+            DELETE_WEBHOOK_CONFIGURATION: f"delete {self.target}",
+            REMOVE_FINALIZER: f"remove finalizer {self.finalizer} from {self.target}",
+            FINALIZE_NAMESPACE: f"remove spec finalizer {self.finalizer} from {self.target} "
+            "(/finalize)",
+        }
+        return verbs[self.action]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A blocker left to a human: why, and (in the blocker) its printed remedies."""
+
+    subject: Target
+    blocker: Blocker
+    reason: str
+    target: Target | None = None
+
+
+Step = Proposal | Refusal
+
+
+@dataclass(frozen=True)
+class Shared:
+    """A step already listed under an earlier object (one APIService stalls every namespace)."""
+
+    what: str
+    first: Target  # the object it is listed under
+
+
+@dataclass
+class Section:
+    """The steps for one stuck object, in the order they would be carried out."""
+
+    subject: Target
+    steps: list[Step] = field(default_factory=list)
+    shared: list[Shared] = field(default_factory=list)
+
+
+def step_key(step: Step) -> tuple[str, ...]:
+    """Equal for the same step on several objects: the same write, or the same refusal of a
+    cluster-wide cause (an APIService, a webhook); other refusals are each object's own."""
+    if isinstance(step, Proposal):
+        return step.key
+    own = "" if step.blocker.type in CLUSTER_WIDE else step.subject.path
+    return "refused", own, step.blocker.type, step.blocker.summary, step.reason
+
+
+def step_text(step: Step) -> str:
+    if isinstance(step, Proposal):
+        return step.describe()
+    return f"refused {step.blocker.type}: {step.blocker.summary}"
+
+
+# -- proposals per blocker type --------------------------------------------------------------
+
+
+def _force_delete(subject: Target, finding: Finding, blocker: Blocker) -> Iterator[Step]:
+    node = finding.node or ""
+    if not node or finding.kind != "Pod":
+        yield Refusal(subject, blocker, "not a pod bound to a node")
+        return
+    checks = (
+        absent(NODES, node),
+        Check(
+            f"no VolumeAttachment attaches a volume to node {node}",
+            NONE_NAMED,
+            VOLUME_ATTACHMENTS.path(),
+            "spec.nodeName",
+            (node,),
+        ),
+    )
+    yield Proposal(FORCE_DELETE_POD, subject, subject, blocker, checks)
+
+
+def _taint(
+    subject: Target, finding: Finding, blocker: Blocker, node_down: Collection[str]
+) -> Iterator[Step]:
+    node = finding.node or ""
+    if node not in node_down:
+        yield Refusal(
+            subject,
+            blocker,
+            f"node {node} is not proven down: the {OUT_OF_SERVICE_TAINT} taint is set only on "
+            f"your word (--node-down {node}) once you know its machine is shut down",
+        )
+        return
+    check = Check(f"Node {node} is not Ready", NOT_READY, NODES.path(None, node))
+    yield Proposal(TAINT_OUT_OF_SERVICE, target_of(NODES, node), subject, blocker, (check,))
+
+
+def _split_service(value: object) -> tuple[str, str]:
+    namespace, _, name = str(value or "").partition("/")
+    return namespace, name
+
+
+def _backend_gone(namespace: str, name: str) -> tuple[Check, ...]:
+    return absent(SERVICES, name, namespace), namespace_gone(namespace)
+
+
+def _apiservice(subject: Target, blocker: Blocker) -> Iterator[Step]:
+    first = blocker.evidence[0] if blocker.evidence else Evidence("")
+    namespace, name = _split_service(first.fields.get("service"))
+    if first.object is None or not namespace or not name:
+        yield Refusal(subject, blocker, "the APIService names no backing Service")
+        return
+    target = target_of(APISERVICES, first.object.name)
+    yield Proposal(DELETE_APISERVICE, target, subject, blocker, _backend_gone(namespace, name))
+
+
+def _webhook(subject: Target, blocker: Blocker) -> Iterator[Step]:
+    objects = [e.object for e in blocker.evidence if e.object is not None]
+    configs = [o for o in objects if o.kind.endswith("WebhookConfiguration")]
+    services = [e for e in blocker.evidence if e.object is not None and e.object.kind == "Service"]
+    if objects and all(o.kind == "Pod" for o in objects):
+        return  # a pod's blocker raised to its namespace: planned under the pod
+    if not configs or not services or services[0].object is None:
+        yield Refusal(subject, blocker, "the webhook's backing Service is not named")
+        return
+    service = services[0].object
+    if services[0].fields.get("exists") is not False:
+        yield Refusal(
+            subject,
+            blocker,
+            f"Service {service.namespace}/{service.name} exists: its operator is installed; "
+            "restore its pods instead",
+        )
+        return
+    checks = _backend_gone(service.namespace or "", service.name)
+    for config in dict.fromkeys(configs):
+        resource = MUTATING_WEBHOOKS if config.kind.startswith("Mutating") else VALIDATING_WEBHOOKS
+        target = target_of(resource, config.name)
+        yield Proposal(DELETE_WEBHOOK_CONFIGURATION, target, subject, blocker, checks)
+
+
+def _owner_checks(finalizer: str, resource: Resource) -> tuple[tuple[Check, ...], str]:
+    """The checks that prove the finalizer's owner gone, or () and why it cannot be proven."""
+    if finalizer == KUBERNETES_FINALIZER:
+        return (), "the namespace controller removes it once the content is gone"
+    owner = lookup(finalizer)
+    if owner is None:
+        return (), f"owner of {finalizer} unknown: it cannot be proven gone"
+    if owner.built_in or owner.in_apiserver:
+        return (), f"owned by Kubernetes itself ({owner.owner}): restore it instead"
+    names = installed_names(owner, resource.group)
+    leases = lease_patterns(owner, finalizer, resource)
+    if not names or not leases:
+        return (), f"{owner.owner}: no known installation names to prove it gone"
+    owner_name = owner.owner.split(" (")[0]
+    return (
+        none_named(LEASES, leases, f"no leader-election Lease of {owner_name} in any namespace"),
+        none_named(DEPLOYMENTS, names, f"no Deployment of {owner_name} in any namespace"),
+        none_named(VALIDATING_WEBHOOKS, names, f"no validating webhook of {owner_name}"),
+        none_named(MUTATING_WEBHOOKS, names, f"no mutating webhook of {owner_name}"),
+    ), ""
+
+
+def _held(evidence: Evidence) -> tuple[ObjectRef, str] | None:
+    """(object, finalizer) of a `has finalizer X` or `spec.finalizers lists X` fact."""
+    finalizer = evidence.fields.get("finalizer") or evidence.fields.get("specFinalizer")
+    if evidence.object is None or not isinstance(finalizer, str):
+        return None
+    return evidence.object, finalizer
+
+
+def _finalizers(subject: Target, blocker: Blocker, resolve: Resolver) -> Iterator[Step]:
+    facts = [h for h in map(_held, blocker.evidence) if h is not None]
+    if not facts:
+        yield Refusal(subject, blocker, "no finalizer named in the evidence")
+        return
+    failed = [e.message for e in blocker.evidence if e.fields.get("readFailed")]
+    for ref, finalizer in facts:
+        resource = resolve(ref.api_version or "", ref.kind)
+        if resource is None:
+            yield Refusal(subject, blocker, f"type of {ref} unknown to the API server")
+            continue
+        target = target_of(resource, ref.name, ref.namespace)
+        checks, why = _owner_checks(finalizer, resource)
+        if failed:
+            why = f"a liveness signal could not be read ({failed[0]})"
+        if why:
+            yield Refusal(subject, blocker, f"{finalizer}: {why}", target)
+            continue
+        spec = any(e.fields.get("specFinalizer") == finalizer for e in blocker.evidence)
+        action = FINALIZE_NAMESPACE if spec else REMOVE_FINALIZER
+        yield Proposal(action, target, subject, blocker, checks, finalizer)
+
+
+def steps_for(
+    subject: Target,
+    finding: Finding,
+    blocker: Blocker,
+    node_down: Collection[str],
+    resolve: Resolver,
+) -> Iterator[Step]:
+    if blocker.type in CONTEXT:
+        return iter(())
+    if blocker.type == NODE_MISSING:
+        return _force_delete(subject, finding, blocker)
+    if blocker.type == NODE_NOT_READY:
+        return _taint(subject, finding, blocker, node_down)
+    if blocker.type == APISERVICE_UNAVAILABLE:
+        return _apiservice(subject, blocker)
+    if blocker.type == WEBHOOK:
+        return _webhook(subject, blocker)
+    if blocker.type in (FINALIZER, NAMESPACE_FINALIZER):
+        return _finalizers(subject, blocker, resolve)
+    reason = REASONS.get(blocker.type, "not proven safe to automate")
+    return iter((Refusal(subject, blocker, reason),))
+
+
+def _raised_from_pods(finding: Finding, blocker: Blocker) -> bool:
+    """A pod's blocker raised to its namespace: planned under the pod itself."""
+    objects = [e.object for e in blocker.evidence if e.object is not None]
+    return bool(finding.children) and bool(objects) and all(o.kind == "Pod" for o in objects)
+
+
+def subject_of(finding: Finding, resolve: Resolver) -> Target:
+    resource = resolve(finding.api_version, finding.kind)
+    path = resource.path(finding.namespace, finding.name) if resource else ""
+    return Target(
+        finding.kind, finding.api_version, finding.name, finding.namespace, path, finding.uid
+    )
+
+
+def plan(
+    findings: Sequence[Finding],
+    node_down: Collection[str] = (),
+    resolve: Resolver = known_resource,
+) -> list[Section]:
+    """Sections for every stuck object (namespaces' remaining pods after their namespace).
+
+    A step several objects share (one APIService stalls every namespace) is listed once, under
+    the first; the others refer to it.
+    """
+    sections: list[Section] = []
+    seen: dict[tuple[str, ...], Target] = {}
+
+    def visit(finding: Finding) -> None:
+        if not finding.stuck:
+            return
+        subject = subject_of(finding, resolve)
+        section = Section(subject)
+        for blocker in finding.blockers:
+            if _raised_from_pods(finding, blocker):
+                continue
+            for step in steps_for(subject, finding, blocker, node_down, resolve):
+                key = step_key(step)
+                if key in seen:
+                    shared = Shared(step_text(step), seen[key])
+                    if shared not in section.shared:
+                        section.shared.append(shared)
+                    continue
+                seen[key] = subject
+                section.steps.append(step)
+        sections.append(section)
+        for child in finding.children:
+            visit(child)
+
+    for finding in findings:
+        visit(finding)
+    return sections

@@ -1,0 +1,476 @@
+"""A real node for the harness: containerd + runc + the kubelet, joined to the test control plane.
+
+The incidents this tool explains (a runtime that stopped, a volume the kubelet cannot tear
+down, a hook that never returns) happen inside a real kubelet and runtime; what they write
+into the API is learned here, from the real ones, not imitated.
+
+Everything lives in the node's own state directory: containerd's root, state and socket, the
+CNI configuration (a bridge of its own name, used only by pods without hostNetwork), the
+kubelet's root and certificates, logs. A busybox image is built locally from Debian's
+busybox-static as an OCI archive and imported (no registry is reachable, none is needed); it
+is also the sandbox ("pause") image. `stop` ends only what `start` started, then unmounts
+what the kubelet and containerd left under the state directory.
+
+Needs Linux, root, and the Debian packages in DEBIAN_PACKAGES (`ensure_packages` installs
+them where apt-get can). `why_unavailable()` says in one line why a machine cannot run it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import hashlib
+import io
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import tarfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.controlplane import ControlPlane, _Proc, free_port
+
+JSON = dict[str, Any]
+
+DEBIAN_PACKAGES = ("containerd", "runc", "containernetworking-plugins", "busybox-static")
+CNI_BIN_DIR = Path("/usr/lib/cni")
+BUSYBOX = Path("/bin/busybox")
+IMAGE = "docker.io/library/busybox:harness"  # what pods name as `busybox:harness`
+K8S_NAMESPACE = "k8s.io"  # containerd's namespace for the CRI
+START_TIMEOUT = 120.0
+# busybox applets the tests use; each is a symlink to /bin/busybox in the image
+APPLETS = ("sh", "sleep", "cat", "echo", "ls", "mount", "umount", "touch", "true", "trap")
+
+
+def why_unavailable() -> str | None:
+    """None when this machine can run a real node, else the reason in one line."""
+    if os.uname().sysname != "Linux":
+        return "a real node needs Linux"
+    if os.geteuid() != 0:
+        return "a real node needs root (containerd, runc, mounts)"
+    missing = [b for b in ("containerd", "runc", "ctr") if shutil.which(b) is None]
+    if missing or not BUSYBOX.exists() or not (CNI_BIN_DIR / "bridge").exists():
+        what = ", ".join([*missing, *([] if BUSYBOX.exists() else ["busybox-static"])])
+        packages = ", ".join(DEBIAN_PACKAGES)
+        return f"a real node needs the Debian packages {packages} ({what or 'CNI plugins'} missing)"
+    return None
+
+
+def ensure_packages() -> None:
+    """Install DEBIAN_PACKAGES with apt-get when they are missing and this is root on Debian;
+    a policy-rc.d keeps the packages' own services from starting."""
+    if why_unavailable() is None or os.geteuid() != 0 or shutil.which("apt-get") is None:
+        return
+    policy = Path("/usr/sbin/policy-rc.d")
+    created = not policy.exists()
+    if created:
+        policy.write_text("#!/bin/sh\nexit 101\n")
+        policy.chmod(0o755)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    try:
+        install = ["apt-get", "install", "-y", "-q", "--no-install-recommends", *DEBIAN_PACKAGES]
+        if subprocess.run(install, env=env, capture_output=True, check=False).returncode != 0:
+            subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, check=False)
+            subprocess.run(install, env=env, capture_output=True, check=False)
+    finally:
+        if created:
+            policy.unlink(missing_ok=True)
+
+
+# --- the image ---------------------------------------------------------------------------------
+
+
+def _tar_member(tar: tarfile.TarFile, name: str, data: bytes | None = None, **attrs: Any) -> None:
+    info = tarfile.TarInfo(name)
+    info.mtime = 0
+    for key, value in attrs.items():
+        setattr(info, key, value)
+    tar.addfile(info, io.BytesIO(data) if data is not None else None)
+
+
+def _layer() -> bytes:
+    """The root filesystem: /bin/busybox, its applets as symlinks, and the usual dirs."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for directory in ("bin", "tmp", "proc", "sys", "dev", "etc", "mnt", "data"):
+            _tar_member(
+                tar, directory, type=tarfile.DIRTYPE, mode=0o1777 if directory == "tmp" else 0o755
+            )
+        busybox = BUSYBOX.read_bytes()
+        _tar_member(tar, "bin/busybox", busybox, size=len(busybox), mode=0o755)
+        for applet in APPLETS:
+            _tar_member(tar, f"bin/{applet}", type=tarfile.SYMTYPE, linkname="busybox")
+        passwd = b"root:x:0:0:root:/:/bin/sh\n"
+        _tar_member(tar, "etc/passwd", passwd, size=len(passwd), mode=0o644)
+    return raw.getvalue()
+
+
+def oci_archive() -> bytes:
+    """An OCI image layout (as a tar) holding IMAGE: busybox, entrypoint `sleep infinity`."""
+    layer = _layer()
+    compressed = gzip.compress(layer, mtime=0)
+    config = json.dumps(
+        {
+            "architecture": "amd64" if os.uname().machine == "x86_64" else "arm64",
+            "os": "linux",
+            "config": {"Env": ["PATH=/bin"], "Entrypoint": ["/bin/sleep", "infinity"]},
+            "rootfs": {
+                "type": "layers",
+                "diff_ids": [f"sha256:{hashlib.sha256(layer).hexdigest()}"],
+            },
+        }
+    ).encode()
+
+    def descriptor(media: str, blob: bytes) -> JSON:
+        return {
+            "mediaType": media,
+            "digest": f"sha256:{hashlib.sha256(blob).hexdigest()}",
+            "size": len(blob),
+        }
+
+    manifest = json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": descriptor("application/vnd.oci.image.config.v1+json", config),
+            "layers": [descriptor("application/vnd.oci.image.layer.v1.tar+gzip", compressed)],
+        }
+    ).encode()
+    index = {
+        "schemaVersion": 2,
+        "manifests": [
+            dict(
+                descriptor("application/vnd.oci.image.manifest.v1+json", manifest),
+                annotations={
+                    "io.containerd.image.name": IMAGE,
+                    "org.opencontainers.image.ref.name": "harness",
+                },
+            )
+        ],
+    }
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        layout = b'{"imageLayoutVersion":"1.0.0"}'
+        _tar_member(tar, "oci-layout", layout, size=len(layout))
+        data = json.dumps(index).encode()
+        _tar_member(tar, "index.json", data, size=len(data))
+        for blob in (config, manifest, compressed):
+            name = f"blobs/sha256/{hashlib.sha256(blob).hexdigest()}"
+            _tar_member(tar, name, blob, size=len(blob))
+    return out.getvalue()
+
+
+# --- the node ----------------------------------------------------------------------------------
+
+
+class RealNode:
+    """containerd + kubelet in `state_dir`, registered as node `name` with the control plane."""
+
+    def __init__(self, cp: ControlPlane, state_dir: Path | str, name: str = "") -> None:
+        self.cp = cp
+        self.state_dir = Path(state_dir).resolve()
+        suffix = secrets.token_hex(3)
+        self.name = name or f"real-{suffix}"
+        self.bridge = f"ktb{suffix}"  # 15 characters at most: an interface name
+        self.socket = self.state_dir / "containerd.sock"
+        self.kubelet_root = self.state_dir / "kubelet"
+        self.containerd = _Proc("containerd", [], self.state_dir / "containerd.log")
+        self.kubelet = _Proc("kubelet", [], self.state_dir / "kubelet.log")
+
+    # -- lifecycle --
+
+    def start(self, timeout: float = START_TIMEOUT) -> None:
+        reason = why_unavailable()
+        if reason:
+            raise RuntimeError(reason)
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + timeout
+        try:
+            self.start_containerd(deadline)
+            self.import_image()
+            self.start_kubelet()
+            self.wait_ready(deadline)
+        except BaseException:
+            self.stop()
+            raise
+
+    def start_containerd(self, deadline: float | None = None) -> None:
+        config = self._containerd_config()
+        self.containerd.args = ["containerd", "--config", str(config)]
+        self.containerd.start()
+        self._wait(
+            deadline or time.monotonic() + START_TIMEOUT, "containerd socket", self.socket.exists
+        )
+
+    def stop_containerd(self) -> None:
+        """The runtime goes down; the containers (and their shims) keep running, as on a node
+        whose containerd crashed."""
+        self.containerd.stop()
+
+    def start_kubelet(self) -> None:
+        config = self._kubelet_config()
+        self.kubelet.args = [
+            str(Path(self.cp.binaries_dir) / "kubelet"),
+            f"--config={config}",
+            f"--kubeconfig={self.cp.kubeconfig_path}",
+            f"--hostname-override={self.name}",
+            f"--root-dir={self.kubelet_root}",
+            f"--cert-dir={self.state_dir / 'pki'}",
+            "--v=2",
+        ]
+        self.kubelet.start()
+
+    def stop_kubelet(self) -> None:
+        self.kubelet.stop()
+
+    def stop(self) -> None:
+        """Stop the kubelet, every container of this node, containerd and its shims; unmount."""
+        try:
+            self.kubelet.stop()
+            if self.containerd.running() and self.socket.exists():
+                self._remove_containers()
+            self.containerd.stop()
+        finally:
+            self._kill_shims()
+            self._unmount_all()
+
+    def __enter__(self) -> RealNode:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- helpers for tests --
+
+    def ctr(self, *args: str, check: bool = True) -> str:
+        result = subprocess.run(
+            ["ctr", "--address", str(self.socket), "--namespace", K8S_NAMESPACE, *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        if check and result.returncode != 0:
+            raise RuntimeError(f"ctr {' '.join(args)}: {result.stderr.strip()}")
+        return result.stdout
+
+    def import_image(self) -> None:
+        archive = self.state_dir / "busybox-oci.tar"
+        archive.write_bytes(oci_archive())
+        self.ctr("images", "import", "--no-unpack", str(archive))
+        self.ctr("images", "import", str(archive))
+
+    def pod_dir(self, uid: str) -> Path:
+        return self.kubelet_root / "pods" / uid
+
+    def node_object(self) -> JSON | None:
+        try:
+            return self.cp.api("GET", f"/api/v1/nodes/{self.name}")
+        except Exception:
+            return None
+
+    def ready(self) -> bool:
+        node = self.node_object() or {}
+        for condition in (node.get("status") or {}).get("conditions") or []:
+            if condition.get("type") == "Ready":
+                return bool(condition.get("status") == "True")
+        return False
+
+    def wait_ready(self, deadline: float | None = None) -> None:
+        self._wait(
+            deadline or time.monotonic() + START_TIMEOUT, f"node {self.name} Ready", self.ready
+        )
+
+    def kubelet_log(self) -> str:
+        return (
+            self.kubelet.log_path.read_text(errors="replace")
+            if self.kubelet.log_path.exists()
+            else ""
+        )
+
+    # -- internals --
+
+    def _wait(self, deadline: float, what: str, done: Callable[[], bool]) -> None:
+        while time.monotonic() < deadline:
+            if done():
+                return
+            for proc in (self.containerd, self.kubelet):
+                if proc.args and proc.popen is not None and not proc.running():
+                    raise proc.failure(f"exited while waiting for {what}")
+            time.sleep(0.5)
+        raise RuntimeError(f"real node: timed out waiting for {what}\n{self.kubelet_log()[-3000:]}")
+
+    def _containerd_config(self) -> Path:
+        cni_dir = self.state_dir / "cni"
+        cni_dir.mkdir(parents=True, exist_ok=True)
+        (cni_dir / "10-harness.conflist").write_text(
+            json.dumps(
+                {
+                    "cniVersion": "1.0.0",
+                    "name": self.bridge,
+                    "plugins": [
+                        {
+                            "type": "bridge",
+                            "bridge": self.bridge,
+                            "isGateway": False,
+                            "ipMasq": False,
+                            "ipam": {
+                                "type": "host-local",
+                                "ranges": [[{"subnet": "10.244.250.0/24"}]],
+                                "dataDir": str(self.state_dir / "cni-ipam"),
+                            },
+                        },
+                        {"type": "loopback"},
+                    ],
+                },
+                indent=2,
+            )
+        )
+        config = self.state_dir / "containerd.toml"
+        config.write_text(
+            f"""version = 2
+root = "{self.state_dir / 'containerd-root'}"
+state = "{self.state_dir / 'containerd-state'}"
+disabled_plugins = [
+  "io.containerd.internal.v1.opt",
+  "io.containerd.snapshotter.v1.aufs",
+  "io.containerd.snapshotter.v1.btrfs",
+  "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper",
+]
+
+[grpc]
+  address = "{self.socket}"
+
+[ttrpc]
+  address = "{self.state_dir / 'containerd-ttrpc.sock'}"
+
+[debug]
+  address = ""
+
+[metrics]
+  address = ""
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "{IMAGE}"
+  restrict_oom_score_adj = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  enable_cdi = false
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "native"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "{CNI_BIN_DIR}"
+    conf_dir = "{cni_dir}"
+"""
+        )
+        return config
+
+    def _kubelet_config(self) -> Path:
+        config = self.state_dir / "kubelet.yaml"
+        settings = {
+            "apiVersion": "kubelet.config.k8s.io/v1beta1",
+            "kind": "KubeletConfiguration",
+            "address": "127.0.0.1",
+            "port": free_port(),
+            "readOnlyPort": 0,
+            "healthzBindAddress": "127.0.0.1",
+            "healthzPort": free_port(),
+            "authentication": {"anonymous": {"enabled": True}, "webhook": {"enabled": False}},
+            "authorization": {"mode": "AlwaysAllow"},
+            "containerRuntimeEndpoint": f"unix://{self.socket}",
+            "cgroupDriver": "cgroupfs",
+            "failCgroupV1": False,
+            "cgroupsPerQOS": False,
+            "enforceNodeAllocatable": [],
+            "evictionHard": {},
+            "localStorageCapacityIsolation": False,
+            "failSwapOn": False,
+            "resolvConf": "",
+            "imageGCHighThresholdPercent": 100,
+            "imageGCLowThresholdPercent": 99,
+            "serializeImagePulls": False,
+            "makeIPTablesUtilChains": False,
+            "registerNode": True,
+            "shutdownGracePeriod": "0s",
+            "volumePluginDir": str(self.state_dir / "volume-plugins"),
+        }
+        config.write_text(json.dumps(settings, indent=2))
+        return config
+
+    def _remove_containers(self) -> None:
+        for task in self.ctr("tasks", "ls", "-q", check=False).split():
+            self.ctr("tasks", "kill", "--signal", "SIGKILL", "--all", task, check=False)
+        time.sleep(0.5)
+        for task in self.ctr("tasks", "ls", "-q", check=False).split():
+            self.ctr("tasks", "delete", "--force", task, check=False)
+        for container in self.ctr("containers", "ls", "-q", check=False).split():
+            self.ctr("containers", "delete", container, check=False)
+
+    def _kill_shims(self) -> None:
+        """The shims of this node's containerd (they outlive it by design) and their children."""
+        marker = str(self.socket)
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if "containerd-shim" in cmdline and marker in cmdline:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(int(entry.name), signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(entry.name), signal.SIGKILL)
+
+    def _unmount_all(self) -> None:
+        prefix = str(self.state_dir) + "/"
+        for _ in range(3):
+            mounts = [
+                line.split()[1].encode().decode("unicode_escape")
+                for line in Path("/proc/self/mounts").read_text().splitlines()
+                if line.split()[1].startswith(prefix)
+            ]
+            if not mounts:
+                return
+            for path in sorted(mounts, key=len, reverse=True):
+                subprocess.run(["umount", "-l", path], capture_output=True, check=False)
+
+
+@contextlib.contextmanager
+def real_node(cp: ControlPlane, state_dir: Path) -> Iterator[RealNode]:
+    node = RealNode(cp, state_dir)
+    node.start()
+    try:
+        yield node
+    finally:
+        node.stop()
+
+
+def main() -> None:
+    """`python -m tests.e2e.node --state-dir DIR --kubeconfig-of CP_STATE`: a manual try."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--state-dir", required=True)
+    args = parser.parse_args()
+    state = Path(args.state_dir)
+    with ControlPlane(state / "cp") as cp, real_node(cp, state / "node") as node:
+        print(f"node {node.name} Ready; KUBECONFIG={cp.kubeconfig_path}; Ctrl-C stops", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            while True:
+                time.sleep(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,520 @@
+"""The fix planner (pure: findings -> plan), its proofs, digest, apply loop and renderings.
+
+Findings come from the real explainers over the namespace fixtures; the cluster the proofs and
+writes see is a dict of objects (FakeCluster), so every refusal path can be forced.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from kubectl_terminating.errors import ApiError, Forbidden
+from kubectl_terminating.explain.namespaces import explain_namespace
+from kubectl_terminating.fix.apply import CHANGED, DONE, FORBIDDEN, NOT_CONFIRMED, apply_plan
+from kubectl_terminating.fix.audit import Actor, AuditLog
+from kubectl_terminating.fix.digest import digest
+from kubectl_terminating.fix.observe import (
+    Planned,
+    judge,
+    observe,
+    planned,
+)
+from kubectl_terminating.fix.plan import (
+    ABSENT,
+    DELETE_APISERVICE,
+    DELETE_WEBHOOK_CONFIGURATION,
+    FORCE_DELETE_POD,
+    GONE_OR_TERMINATING,
+    NONE_NAMED,
+    REMOVE_FINALIZER,
+    TAINT_OUT_OF_SERVICE,
+    Check,
+    Proposal,
+    Refusal,
+    Resolver,
+    known_resource,
+    plan,
+)
+from kubectl_terminating.fix.render import dry_run_footer, plan_json, plan_text
+from kubectl_terminating.model import (
+    FINALIZER,
+    JSON,
+    NODE_MISSING,
+    NODE_NOT_READY,
+    Blocker,
+    Evidence,
+    Finding,
+    ObjectRef,
+)
+from kubectl_terminating.render.style import Style
+from kubectl_terminating.resources import ENDPOINT_SLICES, LEASES, VOLUME_ATTACHMENTS, Resource
+from tests.unit.golden import assert_golden
+from tests.unit.nsfixtures import scenario
+
+CHALLENGES = Resource("acme.cert-manager.io", "v1", "challenges", "Challenge")
+CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap")
+ACTOR = Actor("admin", "test", "https://127.0.0.1:6443")
+
+
+def resolve(api_version: str, kind: str) -> Resource | None:
+    extra = {
+        (r.api_version, r.kind): r
+        for r in (CHALLENGES, CONFIGMAPS, VOLUME_ATTACHMENTS, LEASES, ENDPOINT_SLICES)
+    }
+    return known_resource(api_version, kind) or extra.get((api_version, kind))
+
+
+class FakeCluster:
+    """Objects by API path; lists are every object whose path lies under the list's path.
+    Also a Writer that records what it was asked to write."""
+
+    def __init__(self, objects: list[JSON], resolver: Resolver = resolve) -> None:
+        self.objects: dict[str, JSON] = {}
+        self.forbidden: set[str] = set()
+        self.writes: list[tuple[str, str, Any]] = []
+        self.fail: ApiError | None = None
+        for number, original in enumerate(objects, 1):
+            obj = copy.deepcopy(original)
+            obj["metadata"].setdefault("resourceVersion", str(100 + number))
+            obj["metadata"].setdefault("uid", f"uid-{number}")
+            resource = resolver(obj["apiVersion"], obj["kind"])
+            if resource is not None:
+                m = obj["metadata"]
+                self.objects[resource.path(m.get("namespace"), m["name"])] = obj
+
+    def get(self, path: str) -> JSON | None:
+        if path in self.forbidden:
+            raise Forbidden(f"forbidden: {path}", 403, "Forbidden")
+        return self.objects.get(path)
+
+    def list(self, path: str) -> list[JSON]:
+        if path in self.forbidden:
+            raise Forbidden(f"forbidden: {path}", 403, "Forbidden")
+        plural = path.rsplit("/", 1)[1]
+        prefix = path.rsplit("/", 1)[0]
+        return [
+            o
+            for p, o in self.objects.items()
+            if p.startswith(prefix) and p.rsplit("/", 2)[1] == plural
+        ]
+
+    def write(self, verb: str, path: str, body: object, content_type: str) -> tuple[int, JSON]:
+        if self.fail is not None:
+            raise self.fail
+        self.writes.append((verb, path, body))
+        return 200, {"kind": "Status", "metadata": {}, "message": "ok"}
+
+
+# -- findings built by hand: pods -------------------------------------------------------------
+
+
+def pod_finding(blocker: Blocker, node: str = "worker-3") -> Finding:
+    return Finding(
+        kind="Pod",
+        api_version="v1",
+        name="web-0",
+        namespace="shop",
+        uid="uid-pod",
+        deletion_timestamp="2026-03-01T10:00:00Z",
+        overdue_seconds=7200,
+        terminating_seconds=7230,
+        finalizers=[],
+        blockers=[blocker],
+        node=node,
+    )
+
+
+POD_REF = ObjectRef("Pod", "web-0", "shop", "v1")
+NODE_GONE = Blocker(NODE_MISSING, "node worker-3 no longer exists", (Evidence("gone", POD_REF),))
+NODE_DOWN = Blocker(NODE_NOT_READY, "node worker-3 NotReady for 2h", (Evidence("down"),))
+
+
+def pod_object(node: str = "worker-3") -> JSON:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "web-0", "namespace": "shop", "uid": "uid-pod"},
+        "spec": {"nodeName": node},
+    }
+
+
+def attachment(node: str) -> JSON:
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "VolumeAttachment",
+        "metadata": {"name": "csi-1234"},
+        "spec": {"nodeName": node, "attacher": "ebs.csi.aws.com"},
+    }
+
+
+def test_pod_on_a_missing_node_is_force_deleted_only_without_attachments() -> None:
+    [section] = plan([pod_finding(NODE_GONE)])
+    [proposal] = section.steps
+    assert isinstance(proposal, Proposal)
+    assert proposal.action == FORCE_DELETE_POD
+    assert [(c.kind, c.path) for c in proposal.checks] == [
+        (ABSENT, "/api/v1/nodes/worker-3"),
+        (NONE_NAMED, "/apis/storage.k8s.io/v1/volumeattachments"),
+    ]
+
+    cluster = FakeCluster([pod_object()])
+    [step] = observe([section], cluster)[0].steps
+    assert isinstance(step, Planned)
+    assert step.request.body["gracePeriodSeconds"] == 0
+    assert step.request.body["preconditions"] == {"uid": "uid-pod", "resourceVersion": "101"}
+
+    attached = FakeCluster([pod_object(), attachment("worker-3")])
+    [refused] = observe([section], attached)[0].steps
+    assert isinstance(refused, Refusal)
+    assert "found: csi-1234" in refused.reason
+
+    elsewhere = FakeCluster([pod_object(), attachment("worker-9")])
+    assert isinstance(observe([section], elsewhere)[0].steps[0], Planned)
+
+
+def test_node_that_came_back_or_is_unreadable_is_no_proof() -> None:
+    [section] = plan([pod_finding(NODE_GONE)])
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker-3"}}
+    [back] = observe([section], FakeCluster([pod_object(), node]))[0].steps
+    assert isinstance(back, Refusal) and "Node worker-3 does not exist: exists" in back.reason
+    cluster = FakeCluster([pod_object()])
+    cluster.forbidden.add("/api/v1/nodes/worker-3")
+    [hidden] = observe([section], cluster)[0].steps
+    assert isinstance(hidden, Refusal) and "unreadable: forbidden" in hidden.reason
+
+
+def test_out_of_service_taint_only_with_node_down() -> None:
+    [inferred] = plan([pod_finding(NODE_DOWN)])
+    [refusal] = inferred.steps
+    assert isinstance(refusal, Refusal) and "--node-down worker-3" in refusal.reason
+    [told] = plan([pod_finding(NODE_DOWN)], node_down=("worker-3",))
+    [proposal] = told.steps
+    assert isinstance(proposal, Proposal) and proposal.action == TAINT_OUT_OF_SERVICE
+    assert proposal.target.path == "/api/v1/nodes/worker-3"
+    assert plan([pod_finding(NODE_DOWN)], node_down=("worker-4",))[0].steps[0] == refusal
+
+
+def test_taint_refused_once_the_node_is_ready() -> None:
+    [section] = plan([pod_finding(NODE_DOWN)], node_down=("worker-3",))
+    ready: JSON = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "worker-3"},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+    }
+    [step] = observe([section], FakeCluster([ready]))[0].steps
+    assert isinstance(step, Refusal) and "is not Ready: Ready" in step.reason
+    down = copy.deepcopy(ready)
+    down["status"]["conditions"][0]["status"] = "Unknown"
+    [taint] = observe([section], FakeCluster([down]))[0].steps
+    assert isinstance(taint, Planned)
+    assert taint.request.body == [
+        {"op": "test", "path": "/metadata/resourceVersion", "value": "101"},
+        {
+            "op": "add",
+            "path": "/spec/taints",
+            "value": [
+                {
+                    "key": "node.kubernetes.io/out-of-service",
+                    "value": "nodeshutdown",
+                    "effect": "NoExecute",
+                }
+            ],
+        },
+    ]
+
+
+def test_not_stuck_objects_get_no_plan() -> None:
+    waiting = replace(pod_finding(NODE_GONE), overdue_seconds=-20)
+    assert plan([waiting]) == []
+
+
+# -- findings from the explainers: namespaces --------------------------------------------------
+
+
+def namespace_findings(name: str) -> tuple[list[Finding], list[JSON]]:
+    s = scenario(name)
+    finding = explain_namespace(s.namespace, s.view)
+    return [finding], s.data["objects"]
+
+
+def test_unavailable_apiservice_whose_namespace_lives_is_refused() -> None:
+    """metrics-server's Service is still in kube-system (no endpoints): not an orphan."""
+    findings, objects = namespace_findings("discovery-failure")
+    [section] = plan(findings, resolve=resolve)
+    [proposal] = [s for s in section.steps if isinstance(s, Proposal)]
+    assert proposal.action == DELETE_APISERVICE
+    assert [c.kind for c in proposal.checks] == [ABSENT, GONE_OR_TERMINATING]
+    [observed] = observe([section], FakeCluster(objects))
+    [refused] = [s for s in observed.steps if isinstance(s, Refusal) and s.target]
+    assert "Service kube-system/metrics-server does not exist: exists" in refused.reason
+    assert planned([observed]) == []
+
+
+def orphaned_apiservice(objects: list[JSON]) -> list[JSON]:
+    """The same cluster once metrics-server and its namespace are uninstalled."""
+    gone = {"Service", "EndpointSlice"}
+    return [o for o in objects if o["kind"] not in gone]
+
+
+def test_orphaned_apiservice_is_deleted_with_its_spec_recorded() -> None:
+    findings, objects = namespace_findings("discovery-failure")
+    [observed] = observe(plan(findings, resolve=resolve), FakeCluster(orphaned_apiservice(objects)))
+    [action] = planned([observed])
+    assert action.proposal.action == DELETE_APISERVICE
+    assert action.request.verb == "DELETE"
+    assert (
+        action.request.path == "/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.k8s.io"
+    )
+    assert action.recreate is not None and "status" not in action.recreate
+    assert action.recreate["spec"]["service"]["name"] == "metrics-server"
+
+
+def test_webhook_of_a_gone_operator_is_deleted_and_the_running_one_refused() -> None:
+    findings, objects = namespace_findings("webhook-old-release")
+    sections = plan(findings, resolve=resolve)
+    [observed] = observe(sections, FakeCluster(objects))
+    [action] = planned([observed])
+    assert action.proposal.action == DELETE_WEBHOOK_CONFIGURATION
+    assert action.proposal.target.name == "policy-validation"
+    refused = [s for s in observed.steps if isinstance(s, Refusal)]
+    [challenge] = [r for r in refused if r.blocker.type == FINALIZER]
+    assert "found: kube-system/cert-manager-controller" in challenge.reason
+
+
+def cert_manager_finding(evidence: tuple[Evidence, ...] = ()) -> Finding:
+    ref = ObjectRef("Challenge", "tls-1", "legacy", "acme.cert-manager.io/v1")
+    fact = Evidence(
+        "has finalizer",
+        ref,
+        {"finalizer": "acme.cert-manager.io/finalizer", "index": 0},
+    )
+    blocker = Blocker(FINALIZER, "finalizer acme (owner: cert-manager)", (fact, *evidence))
+    return replace(
+        pod_finding(blocker),
+        kind="Challenge",
+        api_version="acme.cert-manager.io/v1",
+        name="tls-1",
+        namespace="legacy",
+    )
+
+
+def test_finalizer_removed_only_when_every_sign_of_its_owner_is_absent() -> None:
+    [section] = plan([cert_manager_finding()], resolve=resolve)
+    [proposal] = section.steps
+    assert isinstance(proposal, Proposal) and proposal.action == REMOVE_FINALIZER
+    assert [(c.path, c.patterns) for c in proposal.checks] == [
+        ("/apis/coordination.k8s.io/v1/leases", ("cert-manager-controller",)),
+        ("/apis/apps/v1/deployments", ("*cert-manager*",)),
+        (
+            "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+            ("*cert-manager*",),
+        ),
+        (
+            "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+            ("*cert-manager*",),
+        ),
+    ]
+    challenge = {
+        "apiVersion": "acme.cert-manager.io/v1",
+        "kind": "Challenge",
+        "metadata": {
+            "name": "tls-1",
+            "namespace": "legacy",
+            "finalizers": ["other.example.com/x", "acme.cert-manager.io/finalizer"],
+        },
+    }
+    [step] = observe([section], FakeCluster([challenge]))[0].steps
+    assert isinstance(step, Planned)
+    assert step.request.body == [
+        {"op": "test", "path": "/metadata/resourceVersion", "value": "101"},
+        {"op": "test", "path": "/metadata/finalizers/1", "value": "acme.cert-manager.io/finalizer"},
+        {"op": "remove", "path": "/metadata/finalizers/1"},
+    ]
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "cert-manager-webhook", "namespace": "cert-manager"},
+    }
+    deployments = Resource("apps", "v1", "deployments", "Deployment")
+
+    def with_deployments(api_version: str, kind: str) -> Resource | None:
+        return deployments if kind == "Deployment" else resolve(api_version, kind)
+
+    cluster = FakeCluster([challenge, deployment], with_deployments)
+    [refused] = observe([section], cluster)[0].steps
+    assert isinstance(refused, Refusal)
+    assert "found: cert-manager/cert-manager-webhook" in refused.reason
+    cluster = FakeCluster([challenge])
+    cluster.forbidden.add("/apis/apps/v1/deployments")
+    [hidden] = observe([section], cluster)[0].steps
+    assert isinstance(hidden, Refusal) and "unreadable: forbidden" in hidden.reason
+
+
+@pytest.mark.parametrize(
+    ("finalizer", "why"),
+    [
+        ("example.com/mystery", "owner of example.com/mystery unknown"),
+        ("batch.kubernetes.io/job-tracking", "owned by Kubernetes itself"),
+        ("customresourcecleanup.apiextensions.k8s.io", "owned by Kubernetes itself"),
+        ("finalizer.keda.sh", "no known installation names"),
+    ],
+)
+def test_finalizers_whose_owner_cannot_be_proven_gone_are_refused(finalizer: str, why: str) -> None:
+    fact = Evidence("has", POD_REF, {"finalizer": finalizer, "index": 0})
+    [section] = plan([pod_finding(Blocker(FINALIZER, "f", (fact,)))])
+    [refusal] = section.steps
+    assert isinstance(refusal, Refusal) and why in refusal.reason
+
+
+def test_unreadable_liveness_signal_refuses_the_finalizer() -> None:
+    failed = Evidence("could not read leases: forbidden", fields={"readFailed": "leases"})
+    [section] = plan([cert_manager_finding((failed,))], resolve=resolve)
+    [refusal] = section.steps
+    assert isinstance(refusal, Refusal)
+    assert "a liveness signal could not be read" in refusal.reason
+
+
+def test_a_shared_cause_is_planned_once() -> None:
+    findings, _ = namespace_findings("discovery-failure")
+    second = replace(findings[0], name="other", uid="uid-other")
+    sections = plan([findings[0], second], resolve=resolve)
+    first = [s for s in sections[0].steps if isinstance(s, Proposal)]
+    assert [p.action for p in first] == [DELETE_APISERVICE]
+    assert not any(isinstance(s, Proposal) for s in sections[1].steps)
+    assert [s.what for s in sections[1].shared] == ["delete APIService v1beta1.metrics.k8s.io"]
+
+
+# -- checks, digest, apply ---------------------------------------------------------------------
+
+
+def test_judge() -> None:
+    gone = Check("x", GONE_OR_TERMINATING, "/p")
+    assert judge(gone, None).holds
+    assert judge(gone, {"metadata": {"deletionTimestamp": "t"}}).observed == "terminating"
+    assert not judge(gone, {"metadata": {}}).holds
+    named = Check("y", NONE_NAMED, "/l", "metadata.name", ("cert-manager*",))
+    assert judge(named, [{"metadata": {"name": "other"}}]).holds
+    found = judge(named, [{"metadata": {"name": "cert-manager-cainjector", "namespace": "cm"}}])
+    assert (found.holds, found.observed) == (False, "found: cm/cert-manager-cainjector")
+
+
+def planned_pod(cluster: FakeCluster) -> list[Planned]:
+    return planned(observe(plan([pod_finding(NODE_GONE)]), cluster))
+
+
+def test_digest_binds_the_resource_version() -> None:
+    cluster = FakeCluster([pod_object()])
+    before = digest(planned_pod(cluster))
+    assert before == digest(planned_pod(cluster))
+    cluster.objects["/api/v1/namespaces/shop/pods/web-0"]["metadata"]["resourceVersion"] = "999"
+    assert digest(planned_pod(cluster)) != before
+
+
+def run_apply(
+    cluster: FakeCluster, actions: list[Planned], confirm: bool = True
+) -> tuple[list[str], int, str]:
+    err = io.StringIO()
+    results, code = apply_plan(
+        actions, cluster, cluster.write, AuditLog(err, None), ACTOR, "d1", lambda _a: confirm
+    )
+    return [r.result for r in results], code, err.getvalue()
+
+
+def test_apply_writes_after_reading_everything_again() -> None:
+    cluster = FakeCluster([pod_object()])
+    actions = planned_pod(cluster)
+    results, code, err = run_apply(cluster, actions)
+    assert (results, code) == ([DONE], 0)
+    assert [w[:2] for w in cluster.writes] == [("DELETE", "/api/v1/namespaces/shop/pods/web-0")]
+    record = json.loads(err.removeprefix("audit: "))
+    assert record["user"] == "admin" and record["result"] == DONE and record["digest"] == "d1"
+
+
+def test_apply_stops_when_the_target_changed_after_the_plan() -> None:
+    cluster = FakeCluster([pod_object()])
+    actions = planned_pod(cluster)
+    cluster.objects["/api/v1/namespaces/shop/pods/web-0"]["metadata"]["resourceVersion"] = "999"
+    results, code, _ = run_apply(cluster, actions)
+    assert (results, code, cluster.writes) == ([CHANGED], 3, [])
+
+
+def test_apply_stops_when_a_fact_changed_after_the_plan() -> None:
+    cluster = FakeCluster([pod_object()])
+    actions = planned_pod(cluster)
+    cluster.objects["/api/v1/nodes/worker-3"] = {"metadata": {"name": "worker-3"}}
+    results, code, err = run_apply(cluster, actions)
+    assert (results, code, cluster.writes) == ([CHANGED], 3, [])
+    assert "Node worker-3 does not exist: was absent, now exists" in err
+
+
+def test_apply_without_the_name_typed_writes_nothing() -> None:
+    cluster = FakeCluster([pod_object()])
+    results, code, _ = run_apply(cluster, planned_pod(cluster), confirm=False)
+    assert (results, code, cluster.writes) == ([NOT_CONFIRMED], 3, [])
+
+
+@pytest.mark.parametrize(
+    ("error", "result", "code"),
+    [
+        (Forbidden('cannot delete resource "pods"', 403, "Forbidden"), FORBIDDEN, 1),
+        (ApiError("the test op failed", 422, "Invalid"), CHANGED, 3),
+        (ApiError("Precondition failed: UID in precondition", 409, "Conflict"), CHANGED, 3),
+        (ApiError("etcd down", 500, "InternalError"), "failed", 1),
+    ],
+)
+def test_apply_maps_server_refusals(error: ApiError, result: str, code: int) -> None:
+    cluster = FakeCluster([pod_object()])
+    actions = planned_pod(cluster)
+    cluster.fail = error
+    assert run_apply(cluster, actions)[:2] == ([result], code)
+
+
+# -- golden renderings -------------------------------------------------------------------------
+
+
+def golden_plan() -> tuple[list[Any], str]:
+    """A namespace whose webhook's operator is gone and a pod on a deleted node."""
+    findings, objects = namespace_findings("webhook-old-release")
+    cluster = FakeCluster([*objects, pod_object()])
+    sections = observe(plan([*findings, pod_finding(NODE_GONE)], resolve=resolve), cluster)
+    return sections, digest(planned(sections))
+
+
+def test_plan_text_golden() -> None:
+    sections, code = golden_plan()
+    text = plan_text(sections, code, Style(color=False))
+    text += dry_run_footer(code, len(planned(sections)), "kubectl terminating fix ns legacy")
+    assert_golden("fix/plan.txt", text)
+
+
+def test_plan_json_golden() -> None:
+    sections, code = golden_plan()
+    assert_golden("fix/plan.json", plan_json(sections, code, applied=False))
+
+
+# -- command line ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["fix", "pods", "--confirm", "abc"], "--confirm only applies with --apply"),
+        (["fix", "secrets"], "Invalid value for '(pods|ns|all)'"),
+        (["fix", "all", "web-0"], "`all` takes no names"),
+    ],
+)
+def test_fix_usage_errors(args: list[str], message: str) -> None:
+    from click.testing import CliRunner
+
+    from kubectl_terminating.cli import cli
+
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2
+    assert message in result.output

@@ -347,11 +347,11 @@ def _validate_user(name: str, user: dict[str, Any]) -> None:
         )
 
 
-def _with_scheme(server: str, tls: bool) -> str:
-    """A server without a scheme is https when TLS is configured, else http (client-go)."""
-    if "://" in server:
-        return server
-    return ("https://" if tls else "http://") + server
+def _with_scheme(server: str) -> str:
+    """A server without a scheme is http, whatever TLS settings the cluster has: client-go asks
+    IsConfigTransportTLS of the bare host before it adds the CA or insecure-skip-tls-verify
+    (kubectl 1.36.3 with `-s 127.0.0.1:PORT --insecure-skip-tls-verify` sends http://)."""
+    return server if "://" in server else "http://" + server
 
 
 def _impersonation(user: dict[str, Any]) -> Impersonation | None:
@@ -379,7 +379,7 @@ def _connection(
     ca_data = _file_or_data(cluster, "certificate-authority", "certificate-authority-data")
     insecure = bool(cluster.get("insecure-skip-tls-verify"))
     cert = _file_or_data(user, "client-certificate", "client-certificate-data")
-    server = _with_scheme(server, bool(ca_data or insecure or cert))
+    server = _with_scheme(server)
     connection = Connection(
         server=server,
         context=context,

@@ -86,6 +86,8 @@ def no_proxy_matches(no_proxy: str, host: str, port: str) -> bool:
             if ip is not None and ip == pattern_ip and pattern_port in ("", port):
                 return True
             continue
+        if ip is not None:
+            continue  # a domain entry never matches an IP address (httpproxy's domainMatch)
         if pattern_host.startswith("*."):
             pattern_host = pattern_host[1:]
         exact = not pattern_host.startswith(".")

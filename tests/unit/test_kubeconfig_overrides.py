@@ -109,8 +109,11 @@ def test_no_credentials_to_an_http_server_but_impersonation(tmp_path: Path) -> N
     assert conn.token is None and conn.impersonate is not None
 
 
-def test_server_without_scheme_is_https_when_tls_is_configured(tmp_path: Path) -> None:
-    assert _resolve(tmp_path, {**SECURE, "server": "api:6443"}, {}).server == "https://api:6443"
+def test_server_without_scheme_is_http_even_with_tls_settings(tmp_path: Path) -> None:
+    """As kubectl 1.36.3: `-s 127.0.0.1:PORT` with --insecure-skip-tls-verify or a CA still
+    sends http:// (and so no credentials)."""
+    secure = _resolve(tmp_path, {**SECURE, "server": "api:6443"}, {"token": "t"})
+    assert (secure.server, secure.token) == ("http://api:6443", None)
     assert _resolve(tmp_path, {"server": "api:8080"}, {}).server == "http://api:8080"
 
 

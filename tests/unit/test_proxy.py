@@ -73,6 +73,12 @@ def test_malformed_no_proxy_entry_is_ignored() -> None:
         ("example.com:6443", "https://example.com:6443", False),
         ("example.com:443", "https://example.com:6443", True),
         ("example.com:443", "https://example.com", False),  # the scheme's default port
+        # a domain entry never matches an IP address (kubectl 1.36.3 proxies https://0.0.0.0:PORT
+        # with NO_PROXY=0.0 or .0.0.0, and goes direct with NO_PROXY=0.0.0.0)
+        ("0.0", "https://0.0.0.0:6443", True),
+        (".0.0.0", "https://0.0.0.0:6443", True),
+        ("0.0.1", "https://10.0.0.1", True),
+        ("0.0.0.0", "https://0.0.0.0:6443", False),
     ],
 )
 def test_domains_ports_and_case(no_proxy: str, server: str, proxied: bool) -> None:

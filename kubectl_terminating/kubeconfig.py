@@ -380,6 +380,11 @@ def _connection(
     insecure = bool(cluster.get("insecure-skip-tls-verify"))
     cert = _file_or_data(user, "client-certificate", "client-certificate-data")
     server = _with_scheme(server)
+    if insecure and ca_data and server.startswith("https://"):
+        # client-go's TLS set-up refuses it; --insecure-skip-tls-verify drops the CA instead
+        raise ConfigError(
+            "specifying a root certificates file with the insecure flag is not allowed"
+        )
     connection = Connection(
         server=server,
         context=context,

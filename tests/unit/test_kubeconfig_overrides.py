@@ -69,6 +69,15 @@ def test_insecure_flag_drops_the_ca_and_a_ca_flag_turns_verification_on(tmp_path
     assert not verified.insecure and verified.ca_data == FLAG_CA
 
 
+def test_a_ca_with_insecure_skip_tls_verify_is_refused_as_kubectl_does(tmp_path: Path) -> None:
+    """kubectl 1.36.3 on such a kubeconfig: `error: specifying a root certificates file with the
+    insecure flag is not allowed` (exit 1); with --insecure-skip-tls-verify it works."""
+    cluster = {**SECURE, "insecure-skip-tls-verify": True}
+    with pytest.raises(ConfigError, match="^specifying a root certificates file with the insecure"):
+        _resolve(tmp_path, cluster, {})
+    assert _resolve(tmp_path, cluster, {}, insecure_skip_tls_verify=True).ca_data is None
+
+
 def test_client_certificate_flags_replace_the_users_data(tmp_path: Path) -> None:
     cert, key = tmp_path / "c.crt", tmp_path / "c.key"
     cert.write_bytes(b"flag cert")

@@ -297,7 +297,10 @@ def resolve(selection: Selection, environ: dict[str, str] | None = None) -> Conn
     cluster_name = selection.cluster or context.get("cluster")
     user_name = selection.user if selection.user is not None else context.get("user")
     cluster: dict[str, Any] = config["clusters"].get(cluster_name or "", {})
-    if not cluster and not overrides.server:
+    # --server stands in for a missing cluster, never for one named with --cluster (client-go)
+    if (cluster_name or "") not in config["clusters"] and (
+        selection.cluster or not overrides.server
+    ):
         raise ConfigError(f'cluster "{cluster_name or ""}" does not exist in the kubeconfig')
     user: dict[str, Any] = {}
     if user_name:

@@ -126,6 +126,17 @@ def test_server_without_scheme_is_http_even_with_tls_settings(tmp_path: Path) ->
     assert _resolve(tmp_path, {"server": "api:8080"}, {}).server == "http://api:8080"
 
 
+def test_server_flag_does_not_stand_in_for_a_cluster_named_with_the_cluster_flag(
+    tmp_path: Path,
+) -> None:
+    """kubectl 1.36.3: `--cluster nope -s URL` -> error: cluster "nope" does not exist."""
+    _resolve(tmp_path, SECURE, {})  # writes tmp_path / "config"
+    overrides = Overrides(server="https://other:6443")
+    named = Selection(kubeconfig=str(tmp_path / "config"), cluster="nope", overrides=overrides)
+    with pytest.raises(ConfigError, match='cluster "nope" does not exist'):
+        resolve(named, {})
+
+
 def test_server_flag_works_without_any_kubeconfig(tmp_path: Path) -> None:
     selection = Selection(
         kubeconfig=None,

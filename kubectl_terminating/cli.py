@@ -261,6 +261,14 @@ _BOOLEANS = {
 }
 
 
+def _short_with_value(name: str, flags: set[str]) -> bool:
+    """`-v`, or short on/off flags run together before it (`-Av`), but not `-lapp` (the
+    value of -l written without a space: `-lapp=web` stays as typed)."""
+    if len(name) < 2 or name[0] != "-" or name[1] == "-" or name in flags:
+        return False
+    return all(f"-{letter}" in flags for letter in name[1:-1])
+
+
 def pflag_style(args: list[str], flags: set[str]) -> list[str]:
     """kubectl's spellings that click does not take: `--insecure-skip-tls-verify=true` (or
     `=false`) for an on/off flag, and `-v=6` / `-n=shop` for a short option with a value."""
@@ -271,7 +279,7 @@ def pflag_style(args: list[str], flags: set[str]) -> list[str]:
         name, equals, value = arg.partition("=")
         if equals and name in flags and value in _BOOLEANS:
             out += [name] if _BOOLEANS[value] else []
-        elif equals and len(name) == 2 and name[0] == "-" and name != "--" and name not in flags:
+        elif equals and _short_with_value(name, flags):
             out.append(name + value)
         else:
             out.append(arg)

@@ -77,6 +77,11 @@ def test_pflag_spellings(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not options.all_namespaces
     # after `--` nothing is rewritten; a value that is no boolean is left for click to refuse
     assert pflag_style(["--", "-v=6"], set()) == ["--", "-v=6"]
+    # shorthand flags run together, the last one with a value (kubectl takes `get pods -Av=6`)
+    together = parsed(monkeypatch, "all", "-Av=6")
+    assert together.all_namespaces and together.verbosity == 6
+    # ... but a value written without a space keeps its `=`: -lapp=web is -l app=web
+    assert parsed(monkeypatch, "pods", "-lapp=web").selector == "app=web"
     assert pflag_style(["--explain=maybe"], {"--explain"}) == ["--explain=maybe"]
 
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from kubectl_terminating import __version__
 from kubectl_terminating.errors import UsageError
@@ -73,9 +75,6 @@ def with_options(*groups: list[Callable[[F], F]]) -> Callable[[F], F]:
 
 
 SCOPE_OPTIONS = [
-    click.option(
-        "-n", "--namespace", metavar="NS", help="Namespace to look in (default: the context's)."
-    ),
     click.option("-A", "--all-namespaces", is_flag=True, help="Look in every namespace."),
     click.option("-l", "--selector", metavar="SELECTOR", help="Label selector, e.g. app=web."),
 ]
@@ -96,13 +95,6 @@ OUTPUT_OPTIONS = [
     ),
     click.option("--no-headers", is_flag=True, help="Omit the table headers."),
     click.option(
-        "--color",
-        type=click.Choice(("auto", "always", "never")),
-        default="auto",
-        show_default=True,
-        help="Colour the output (auto respects NO_COLOR and non-terminals).",
-    ),
-    click.option(
         "--exit-code",
         is_flag=True,
         help="Exit 3 when stuck objects were found (for scripts and CI).",
@@ -120,16 +112,97 @@ OUTPUT_OPTIONS = [
     ),
 ]
 
-CONNECTION_OPTIONS = [
-    click.option("--kubeconfig", metavar="PATH", help="Path to the kubeconfig file."),
-    click.option("--context", metavar="NAME", help="The kubeconfig context to use."),
-    click.option("--cluster", metavar="NAME", help="The kubeconfig cluster to use."),
-    click.option("--user", metavar="NAME", help="The kubeconfig user to use."),
+# kubectl's global flags (k8s.io/cli-runtime ConfigFlags, same help texts): every command
+# takes them, before or after its name (see GlobalGroup).
+GLOBAL_OPTIONS = [
+    click.option(
+        "--kubeconfig", metavar="PATH", help="Path to the kubeconfig file to use for CLI requests."
+    ),
+    click.option("--context", metavar="NAME", help="The name of the kubeconfig context to use."),
+    click.option("--cluster", metavar="NAME", help="The name of the kubeconfig cluster to use."),
+    click.option("--user", metavar="NAME", help="The name of the kubeconfig user to use."),
+    click.option(
+        "-n",
+        "--namespace",
+        metavar="NS",
+        help="If present, the namespace scope for this CLI request (default: the context's).",
+    ),
+    click.option(
+        "-s",
+        "--server",
+        metavar="URL",
+        help="The address and port of the Kubernetes API server.",
+    ),
+    click.option(
+        "--token", metavar="TOKEN", help="Bearer token for authentication to the API server."
+    ),
+    click.option(
+        "--as",
+        "impersonate",
+        metavar="USER",
+        help="Username to impersonate for the operation. User could be a regular user or a "
+        "service account in a namespace.",
+    ),
+    click.option(
+        "--as-group",
+        "impersonate_groups",
+        metavar="GROUP",
+        multiple=True,
+        help="Group to impersonate for the operation, this flag can be repeated to specify "
+        "multiple groups.",
+    ),
+    click.option(
+        "--as-uid", "impersonate_uid", metavar="UID", help="UID to impersonate for the operation."
+    ),
+    click.option(
+        "--as-user-extra",
+        "impersonate_extra",
+        metavar="KEY=VALUE",
+        multiple=True,
+        help="User extras to impersonate for the operation, this flag can be repeated to "
+        "specify multiple values for the same key.",
+    ),
+    click.option(
+        "--username", metavar="NAME", help="Username for basic authentication to the API server."
+    ),
+    click.option(
+        "--password",
+        metavar="PASSWORD",
+        help="Password for basic authentication to the API server.",
+    ),
+    click.option(
+        "--certificate-authority",
+        metavar="PATH",
+        help="Path to a cert file for the certificate authority.",
+    ),
+    click.option(
+        "--client-certificate", metavar="PATH", help="Path to a client certificate file for TLS."
+    ),
+    click.option("--client-key", metavar="PATH", help="Path to a client key file for TLS."),
+    click.option(
+        "--insecure-skip-tls-verify",
+        is_flag=True,
+        help="If true, the server's certificate will not be checked for validity. This will "
+        "make your HTTPS connections insecure.",
+    ),
+    click.option(
+        "--tls-server-name",
+        metavar="NAME",
+        help="Server name to use for server certificate validation. If it is not provided, "
+        "the hostname used to contact the server is used.",
+    ),
+    click.option(
+        "--disable-compression",
+        is_flag=True,
+        help="If true, opt-out of response compression for all requests to the server.",
+    ),
     click.option(
         "--request-timeout",
         default="0",
         metavar="DURATION",
-        help="Time to wait for each request (1s, 2m; 0 waits forever).",
+        help="The length of time to wait before giving up on a single server request. Non-zero "
+        "values should contain a corresponding time unit (e.g. 1s, 2m, 3h). A value of zero "
+        "means don't timeout requests.",
     ),
     click.option(
         "-v",
@@ -138,16 +211,144 @@ CONNECTION_OPTIONS = [
         type=int,
         default=0,
         metavar="N",
-        help="Log level: 1 request totals, 6 every request.",
+        help="number for the log level verbosity: 1 request totals, 6 every request, the proxy "
+        "and who is impersonated (never a secret).",
+    ),
+    click.option(
+        "--color",
+        type=click.Choice(("auto", "always", "never")),
+        default="auto",
+        show_default=True,
+        help="Colour the output (auto respects NO_COLOR and non-terminals).",
     ),
 ]
 
 
-@click.group(cls=AliasedGroup, context_settings=CONTEXT, epilog=EXAMPLES)
+def global_params() -> list[click.Parameter]:
+    """Fresh click parameters for the global options, in --help order."""
+
+    @with_options(GLOBAL_OPTIONS)
+    def holder() -> None: ...
+
+    params: list[click.Parameter] = holder.__click_params__  # type: ignore[attr-defined]
+    return list(reversed(params))
+
+
+GLOBAL_NAMES = frozenset(p.name for p in global_params() if p.name)
+
+
+def _format_global_options(
+    ctx: click.Context, formatter: click.HelpFormatter, params: list[click.Parameter]
+) -> None:
+    records = [r for p in params if p.name in GLOBAL_NAMES if (r := p.get_help_record(ctx))]
+    with formatter.section("Global options (before or after the command)"):
+        formatter.write_dl(records)
+
+
+def _own_options(
+    ctx: click.Context, formatter: click.HelpFormatter, params: list[click.Parameter]
+) -> None:
+    records = [r for p in params if p.name not in GLOBAL_NAMES if (r := p.get_help_record(ctx))]
+    if records:
+        with formatter.section("Options"):
+            formatter.write_dl(records)
+
+
+# strconv.ParseBool, which kubectl's flag parser (pflag) uses for `--flag=value`
+_BOOLEANS = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
+
+
+def _short_with_value(name: str, flags: set[str]) -> bool:
+    """`-v`, or short on/off flags run together before it (`-Av`), but not `-lapp` (the
+    value of -l written without a space: `-lapp=web` stays as typed)."""
+    if len(name) < 2 or name[0] != "-" or name[1] == "-" or name in flags:
+        return False
+    return all(f"-{letter}" in flags for letter in name[1:-1])
+
+
+def pflag_style(args: list[str], flags: set[str]) -> list[str]:
+    """kubectl's spellings that click does not take: `--insecure-skip-tls-verify=true` (or
+    `=false`) for an on/off flag, and `-v=6` / `-n=shop` for a short option with a value."""
+    out: list[str] = []
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return out + args[index:]
+        name, equals, value = arg.partition("=")
+        if equals and name in flags and value in _BOOLEANS:
+            out += [name] if _BOOLEANS[value] else []
+        elif equals and _short_with_value(name, flags):
+            out.append(name + value)
+        else:
+            out.append(arg)
+    return out
+
+
+class GlobalCommand(click.Command):
+    """A command of `kubectl terminating`: it takes the global options after its name too;
+    any given before the name (parsed by the group) count as if given after it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        present = {p.name for p in self.params}
+        self.params += [p for p in global_params() if p.name not in present]
+
+    def invoke(self, ctx: click.Context) -> Any:
+        parent = ctx.parent
+        if parent is not None:
+            for name in GLOBAL_NAMES:
+                given = parent.get_parameter_source(name)
+                if given in (None, ParameterSource.DEFAULT) or name not in parent.params:
+                    continue
+                mine = ctx.get_parameter_source(name)
+                value = parent.params[name]
+                if isinstance(value, tuple):  # repeatable: both positions add up, as in kubectl
+                    ctx.params[name] = value + tuple(ctx.params.get(name) or ())
+                elif mine in (None, ParameterSource.DEFAULT):
+                    ctx.params[name] = value
+        return super().invoke(ctx)
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        params = self.get_params(ctx)
+        _own_options(ctx, formatter, params)
+        _format_global_options(ctx, formatter, params)
+
+
+class GlobalGroup(AliasedGroup):
+    """The global options are parsed before the command name here and after it by each
+    command: a command added to this group (`@cli.command(...)`) gets them for free, as
+    keyword arguments of its callback (see GLOBAL_OPTIONS for their names)."""
+
+    command_class = GlobalCommand
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.params += global_params()
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        flags = {
+            opt
+            for command in (self, *self.commands.values())
+            for p in command.params
+            if isinstance(p, click.Option) and p.is_flag and not p.count
+            for opt in p.opts
+        }
+        return super().parse_args(ctx, pflag_style(args, flags))
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        params = self.get_params(ctx)
+        _own_options(ctx, formatter, params)
+        self.format_commands(ctx, formatter)
+        _format_global_options(ctx, formatter, params)
+
+
+@click.group(cls=GlobalGroup, context_settings=CONTEXT, epilog=EXAMPLES)
 @click.version_option(
     __version__, "--version", prog_name="kubectl terminating", message="%(prog)s %(version)s"
 )
-def cli() -> None:
+def cli(**_global_options: Any) -> None:
     """Find Pods and Namespaces stuck in Terminating and explain why, with evidence.
 
     Read-only: pods, ns, all and dump never change the cluster. Remedies are printed, safest
@@ -158,7 +359,7 @@ def cli() -> None:
 def _command(kind: str, summary: str) -> Callable[[F], click.Command]:
     def wrap(function: F) -> click.Command:
         @click.argument("names", nargs=-1, metavar="[NAME]...")
-        @with_options(SCOPE_OPTIONS, OUTPUT_OPTIONS, CONNECTION_OPTIONS)
+        @with_options(SCOPE_OPTIONS, OUTPUT_OPTIONS)
         @click.pass_context
         def command(ctx: click.Context, /, names: tuple[str, ...], **flags: Any) -> None:
             try:
@@ -195,7 +396,7 @@ def all_objects() -> None: ...
     metavar="PATH",
     help="Where to save the snapshot (gzip-compressed when it ends in .gz).",
 )
-@with_options(SCOPE_OPTIONS, CONNECTION_OPTIONS)
+@with_options(SCOPE_OPTIONS)
 def dump(filename: str, **flags: Any) -> None:
     """Save what the diagnosis needs, for offline use (--from-file).
 
@@ -244,7 +445,7 @@ FIX_OPTIONS = [
 @cli.command("fix", context_settings=CONTEXT)
 @click.argument("kind", type=click.Choice(FIX_KINDS), metavar="(pods|ns|all)")
 @click.argument("names", nargs=-1, metavar="[NAME]...")
-@with_options(SCOPE_OPTIONS, FIX_OPTIONS, CONNECTION_OPTIONS)
+@with_options(SCOPE_OPTIONS, FIX_OPTIONS)
 @click.pass_context
 def fix(ctx: click.Context, /, kind: str, names: tuple[str, ...], **flags: Any) -> None:
     """Unstick what the evidence proves safe: a dry-run plan by default.
@@ -298,6 +499,10 @@ def _restore_library_path() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     _restore_library_path()
+    if not sys.warnoptions:
+        # Only our own `Warning:` lines reach stderr, never a library's (urllib3, kubernetes,
+        # Python deprecations); `python -W ...` still shows them when debugging.
+        warnings.simplefilter("ignore")
     args = sys.argv[1:] if argv is None else argv
     if args[:1] in (["__complete"], ["__completeNoDesc"]):
         # Hidden: the krew-installed binary answers completion itself, so the helper on

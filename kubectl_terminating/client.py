@@ -17,9 +17,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any, TypeVar
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import unquote, urlencode, urlsplit
 
 import urllib3
+from urllib3._collections import HTTPHeaderDict
 
 from kubectl_terminating import __version__
 from kubectl_terminating.errors import (
@@ -32,8 +33,9 @@ from kubectl_terminating.errors import (
     Unauthorized,
     Unreachable,
 )
-from kubectl_terminating.kubeconfig import Connection, run_exec_plugin
+from kubectl_terminating.kubeconfig import Connection, Impersonation, run_exec_plugin
 from kubectl_terminating.model import JSON
+from kubectl_terminating.proxy import proxy_for, without_credentials
 
 ACCEPT_JSON = "application/json"
 ACCEPT_METADATA = (
@@ -124,7 +126,7 @@ class Client:
         self.log = log or sys.stderr
         self.stats = Stats()
         self._pool: urllib3.PoolManager | None = None
-        self._headers: dict[str, str] = {}
+        self._headers: HTTPHeaderDict = HTTPHeaderDict()
         self._secrets: tuple[str, ...] = ()  # redacted from error messages
         self._setup_lock = threading.Lock()
         self._alive = False  # a first answer came: later connection errors are worth a retry
@@ -136,35 +138,36 @@ class Client:
                 self._pool, self._headers = self._build_pool()
             return self._pool
 
-    def _build_pool(self) -> tuple[urllib3.PoolManager, dict[str, str]]:
+    def _build_pool(self) -> tuple[urllib3.PoolManager, HTTPHeaderDict]:
         conn = self.connection
         cert, key = conn.client_cert_data, conn.client_key_data
         token = conn.token
-        if conn.exec_config is not None and not token and not cert:
+        if conn.token_file:
+            # as client-go: a readable token file wins even over a token (--token included):
+            # it is read again at each request there, the token only a fallback
+            token = _read_token_file(conn.token_file, token)
+        # as client-go: a token, certificate or basic auth given elsewhere wins over the plugin
+        if conn.exec_config is not None and not token and not cert and conn.username is None:
             status = run_exec_plugin(conn)
             token = status.get("token") or None
             if status.get("clientCertificateData"):
                 cert = str(status["clientCertificateData"]).encode()
                 key = str(status.get("clientKeyData", "")).encode()
-        if token is None and conn.token_file:
-            try:
-                with open(conn.token_file, encoding="utf-8") as handle:
-                    token = handle.read().strip()
-            except OSError as exc:
-                raise ConfigError(
-                    f"unable to read token file {conn.token_file}: {exc.strerror}"
-                ) from None
-        headers = {"User-Agent": f"kubectl-terminating/{__version__}"}
+        headers = HTTPHeaderDict({"User-Agent": f"kubectl-terminating/{__version__}"})
         if not conn.disable_compression:
             # As kubectl: the API server gzips answers over 128 KiB, a tenth of the bytes
             # (a Table of 50,000 pods is 8 MB) for a little CPU; urllib3 decompresses.
             headers["Accept-Encoding"] = "gzip"
+        else:  # no Accept-Encoding at all, as kubectl (http.client would add `identity`)
+            headers["Accept-Encoding"] = urllib3.util.SKIP_HEADER
         if token:
             headers["Authorization"] = f"Bearer {token}"
         elif conn.username is not None:
             headers.update(
                 urllib3.make_headers(basic_auth=f"{conn.username}:{conn.password or ''}")
             )
+        if conn.impersonate is not None:
+            impersonation_headers(headers, conn.impersonate)
         credentials = headers.get("Authorization", "").partition(" ")[2]  # token or base64
         self._secrets = tuple(
             secret for secret in (credentials, token, conn.password) if secret and len(secret) > 3
@@ -190,12 +193,44 @@ class Client:
             if conn.insecure:
                 options["cert_reqs"] = ssl.CERT_NONE
                 options["assert_hostname"] = False
-        pool: urllib3.PoolManager
-        if conn.proxy_url:
-            pool = urllib3.ProxyManager(conn.proxy_url, **options)
-        else:
-            pool = urllib3.PoolManager(**options)
-        return pool, headers
+            if conn.insecure:  # kubectl is silent about it: so are we (no urllib3 warning)
+                urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+        self._log_identity()
+        return self._pool_manager(options), headers
+
+    def _pool_manager(self, options: dict[str, Any]) -> urllib3.PoolManager:
+        conn = self.connection
+        proxy = proxy_for(conn.server, conn.proxy_url, os.environ)
+        if proxy is None:
+            return urllib3.PoolManager(**options)
+        shown = without_credentials(proxy.url)
+        if self.verbosity >= 6:
+            self.log.write(f"proxy {shown} (from {proxy.source})\n")
+        parts = urlsplit(proxy.url)
+        scheme = parts.scheme.lower()
+        if parts.password:
+            self._secrets += (parts.password,)
+        # kubectl: socks5:// from proxy-url or the environment, socks5h:// from the environment
+        if scheme == "socks5" or (scheme == "socks5h" and proxy.source != "proxy-url"):
+            from kubectl_terminating.socks import SocksProxyManager
+
+            return SocksProxyManager(proxy.url, **options)
+        if scheme not in ("http", "https"):
+            raise ConfigError(
+                f'proxy {shown}: unsupported scheme "{scheme}", must be http, https, or socks5'
+            )
+        if parts.username is not None:
+            auth = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+            options["proxy_headers"] = urllib3.make_headers(proxy_basic_auth=auth)
+        try:
+            return urllib3.ProxyManager(proxy.url, **options)
+        except ValueError as exc:
+            raise ConfigError(f"proxy {shown}: {exc}") from None
+
+    def _log_identity(self) -> None:
+        impersonate = self.connection.impersonate
+        if self.verbosity >= 6 and impersonate is not None:
+            self.log.write(f"impersonating {impersonate.describe()}\n")
 
     def _ssl_context(self, cert: bytes | None, key: bytes | None) -> ssl.SSLContext:
         conn = self.connection
@@ -272,19 +307,22 @@ class Client:
 
     def _prepare(
         self, path: str, params: dict[str, Any] | None, accept: str, limit: float
-    ) -> tuple[urllib3.PoolManager, str, dict[str, str], float | None]:
+    ) -> tuple[urllib3.PoolManager, str, HTTPHeaderDict, float | None]:
         """The pool, URL, headers and the time to give up at (None: no limit) of one read."""
         url = self.connection.server + path
         if params:
             url += "?" + urlencode({k: v for k, v in params.items() if v not in (None, "")})
         give_up_at = time.monotonic() + limit if limit else None
-        return self._ensure_pool(), url, dict(self._headers, Accept=accept), give_up_at
+        pool = self._ensure_pool()
+        headers = HTTPHeaderDict(self._headers)
+        headers["Accept"] = accept
+        return pool, url, headers, give_up_at
 
     def _send(
         self,
         pool: urllib3.PoolManager,
         url: str,
-        headers: dict[str, str],
+        headers: HTTPHeaderDict,
         give_up_at: float | None,
     ) -> tuple[int, bytes, Mapping[str, str]]:
         """One attempt: status, body (decompressed) and headers. The body is read in chunks
@@ -505,6 +543,38 @@ class Client:
         self._ensure_pool()  # build once, not once per thread
         with ThreadPoolExecutor(max_workers=min(self.workers, len(work))) as executor:
             return list(executor.map(function, work))
+
+
+def _read_token_file(path: str, fallback: str | None) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().strip()
+    except OSError as exc:
+        if fallback:
+            return fallback
+        raise ConfigError(f"unable to read token file {path}: {exc.strerror}") from None
+
+
+def impersonation_headers(headers: HTTPHeaderDict, who: Impersonation) -> None:
+    """client-go's impersonating round tripper: one Impersonate-Group header per group, one
+    Impersonate-Extra-<key> header per value, the key %-escaped as client-go escapes it."""
+    headers["Impersonate-User"] = who.user
+    if who.uid:
+        headers["Impersonate-Uid"] = who.uid
+    for group in who.groups:
+        headers.add("Impersonate-Group", group)
+    for key, values in who.extra:
+        for value in values:
+            headers.add("Impersonate-Extra-" + _header_key_escape(key), value)
+
+
+_HEADER_TOKEN = frozenset(
+    "!#$&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+)
+
+
+def _header_key_escape(key: str) -> str:
+    return "".join(chr(b) if chr(b) in _HEADER_TOKEN else f"%{b:02X}" for b in key.encode("utf-8"))
 
 
 def _load_client_cert(context: ssl.SSLContext, cert: bytes, key: bytes, name: str) -> None:

@@ -21,16 +21,44 @@ def candidates(group: click.Group, words: list[str]) -> list[str]:
     *before, current = words or [""]
     if before and before[-1] in VALUE_CHOICES:
         return [c for c in VALUE_CHOICES[before[-1]] if c.startswith(current)]
-    command_name = next((w for w in before if not w.startswith("-")), None)
+    if before and before[-1] in _takes_value(group):
+        return []  # a value: --context NAME, -n NS, ...
+    command_name = _command_name(group, before)
     if command_name is None and not current.startswith("-"):
         return sorted(n for n in group.commands if n.startswith(current))
     command = group.get_command(click.Context(group), command_name) if command_name else None
-    flags: list[str] = ["--help", "--version"]
+    flags: list[str] = ["--help", "--version", *_options(group)]
     if command is not None:
-        flags = [
-            opt for p in command.params for opt in getattr(p, "opts", []) if opt.startswith("-")
-        ]
+        flags = _options(command)
     return sorted(f for f in flags if f.startswith(current)) if current.startswith("-") else []
+
+
+def _options(command: click.Command) -> list[str]:
+    return [opt for p in command.params for opt in getattr(p, "opts", []) if opt.startswith("-")]
+
+
+def _takes_value(group: click.Group) -> set[str]:
+    """Options of the group (the global ones) followed by a value."""
+    return {
+        opt
+        for p in group.params
+        if isinstance(p, click.Option) and not p.is_flag and not p.count
+        for opt in p.opts
+    }
+
+
+def _command_name(group: click.Group, words: list[str]) -> str | None:
+    """The command among the words, global options and their values before it skipped."""
+    takes_value = _takes_value(group)
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word.startswith("-"):
+            skip = word in takes_value
+        else:
+            return word
+    return None
 
 
 def complete(group: click.Group, argv: list[str], out: IO[str]) -> int:

@@ -26,6 +26,76 @@ _PATH_FIELDS = ("certificate-authority", "client-certificate", "client-key", "to
 
 
 @dataclass(frozen=True)
+class Overrides:
+    """kubectl's connection flags: each one set replaces the kubeconfig's value (clientcmd's
+    ConfigOverrides), field by field."""
+
+    server: str | None = None
+    certificate_authority: str | None = None
+    insecure_skip_tls_verify: bool = False
+    tls_server_name: str | None = None
+    disable_compression: bool = False
+    token: str | None = None
+    username: str | None = None
+    password: str | None = None
+    client_certificate: str | None = None
+    client_key: str | None = None
+    impersonate: str | None = None
+    impersonate_uid: str | None = None
+    impersonate_groups: tuple[str, ...] = ()
+    impersonate_extra: tuple[str, ...] = ()  # KEY=VALUE, split at the first "="
+
+    def cluster(self, cluster: dict[str, Any]) -> dict[str, Any]:
+        """The kubeconfig cluster with the flags applied, as client-go's getCluster does."""
+        out = dict(cluster)
+        if self.server:
+            out["server"] = self.server
+        if self.disable_compression:
+            out["disable-compression"] = True
+        if self.insecure_skip_tls_verify or self.certificate_authority:
+            # --insecure-skip-tls-verify drops the kubeconfig's CA; --certificate-authority
+            # replaces it and turns verification back on
+            out["insecure-skip-tls-verify"] = self.insecure_skip_tls_verify
+            out.pop("certificate-authority-data", None)
+            out["certificate-authority"] = self.certificate_authority
+        if self.tls_server_name or self.server:
+            # a --server from the flags takes the --tls-server-name from the flags too
+            out["tls-server-name"] = self.tls_server_name
+        return out
+
+    def user(self, user: dict[str, Any]) -> dict[str, Any]:
+        """The kubeconfig user with the flags applied, as client-go's getAuthInfo does."""
+        out = dict(user)
+        for key, value in (
+            ("token", self.token),
+            ("username", self.username),
+            ("password", self.password),
+            ("as", self.impersonate),
+            ("as-uid", self.impersonate_uid),
+        ):
+            if value:
+                out[key] = value
+        if self.impersonate_groups:
+            out["as-groups"] = list(self.impersonate_groups)
+        extra: dict[str, list[str]] = {}
+        for item in self.impersonate_extra:
+            key, equals, value = item.partition("=")
+            if equals:  # kubectl drops an item without "="
+                extra.setdefault(key, []).append(value)
+        if extra:  # added to the kubeconfig's keys
+            existing = out.get("as-user-extra")
+            out["as-user-extra"] = {**(existing if isinstance(existing, dict) else {}), **extra}
+        for key, value in (
+            ("client-certificate", self.client_certificate),
+            ("client-key", self.client_key),
+        ):
+            if value:
+                out[key] = value
+                out.pop(f"{key}-data", None)
+        return out
+
+
+@dataclass(frozen=True)
 class Selection:
     """What the user asked for on the command line."""
 
@@ -34,6 +104,27 @@ class Selection:
     cluster: str | None = None
     user: str | None = None
     namespace: str | None = None
+    overrides: Overrides = field(default_factory=Overrides)
+
+
+@dataclass(frozen=True)
+class Impersonation:
+    """Who the requests act as (the Impersonate-* headers): not a secret, shown by `-v 6`."""
+
+    user: str
+    uid: str | None = None
+    groups: tuple[str, ...] = ()
+    extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def describe(self) -> str:
+        parts = [f'user "{self.user}"']
+        if self.uid:
+            parts.append(f'uid "{self.uid}"')
+        if self.groups:
+            parts.append("groups " + ", ".join(f'"{g}"' for g in self.groups))
+        for key, values in self.extra:
+            parts.append(f'extra "{key}"=' + ",".join(f'"{v}"' for v in values))
+        return ", ".join(parts)
 
 
 @dataclass
@@ -55,6 +146,7 @@ class Connection:
     password: str | None = None
     exec_config: dict[str, Any] | None = None
     proxy_url: str | None = None
+    impersonate: Impersonation | None = None
     config_dir: str = field(default_factory=os.getcwd)
 
     def __repr__(self) -> str:  # keep secrets out of tracebacks and debug output
@@ -181,14 +273,15 @@ def in_cluster(namespace: str | None, environ: dict[str, str] | None = None) -> 
 
 def resolve(selection: Selection, environ: dict[str, str] | None = None) -> Connection:
     paths = kubeconfig_paths(selection.kubeconfig, environ)
-    if not any(p.exists() for p in paths):
+    overrides = selection.overrides
+    if not any(p.exists() for p in paths) and not overrides.server:
         found = in_cluster(selection.namespace, environ)
         if found is not None:
-            return found
+            return _in_cluster_overrides(found, overrides)
         where = ", ".join(str(p) for p in paths)
         raise ConfigError(
             f"no kubeconfig found (looked at {where}) and not running inside a cluster; "
-            "use --kubeconfig or set KUBECONFIG"
+            "use --kubeconfig or set KUBECONFIG, or --server"
         )
     config = merge_kubeconfigs(paths)
     context_name = selection.context or config["current-context"]
@@ -197,20 +290,25 @@ def resolve(selection: Selection, environ: dict[str, str] | None = None) -> Conn
         if context_name not in config["contexts"]:
             raise ConfigError(f'context "{context_name}" does not exist')
         context = config["contexts"][context_name]
-    elif not (selection.cluster and selection.user is not None):
+    elif not overrides.server and not (selection.cluster and selection.user is not None):
         raise ConfigError(
             "current-context is not set; use --context (kubectl config get-contexts lists them)"
         )
     cluster_name = selection.cluster or context.get("cluster")
     user_name = selection.user if selection.user is not None else context.get("user")
-    if not cluster_name or cluster_name not in config["clusters"]:
+    cluster: dict[str, Any] = config["clusters"].get(cluster_name or "", {})
+    # --server stands in for a missing cluster, never for one named with --cluster (client-go)
+    if (cluster_name or "") not in config["clusters"] and (
+        selection.cluster or not overrides.server
+    ):
         raise ConfigError(f'cluster "{cluster_name or ""}" does not exist in the kubeconfig')
-    cluster = config["clusters"][cluster_name]
     user: dict[str, Any] = {}
     if user_name:
         if user_name not in config["users"]:
             raise ConfigError(f'user "{user_name}" does not exist in the kubeconfig')
         user = config["users"][user_name]
+    cluster, user = overrides.cluster(cluster), overrides.user(user)
+    _validate_user(user_name or "", user)
     server = cluster.get("server")
     if not isinstance(server, str) or not server:
         raise ConfigError(f'cluster "{cluster_name}" has no server address')
@@ -223,30 +321,102 @@ def resolve(selection: Selection, environ: dict[str, str] | None = None) -> Conn
     )
 
 
+def _in_cluster_overrides(connection: Connection, overrides: Overrides) -> Connection:
+    """In a pod kubectl takes only --token and --certificate-authority from the flags (and
+    --server, which never gets here: with it the flags alone are the configuration)."""
+    if overrides.token:
+        connection.token = overrides.token
+    if overrides.certificate_authority:
+        connection.ca_data = _file_or_data(
+            {"certificate-authority": overrides.certificate_authority},
+            "certificate-authority",
+            "certificate-authority-data",
+        )
+    return connection
+
+
+def _validate_user(name: str, user: dict[str, Any]) -> None:
+    """The checks of client-go's validateAuthInfo that concern the flags."""
+    has_basic = bool(user.get("username") or user.get("password"))
+    if user.get("token") and has_basic:
+        raise ConfigError(
+            f"more than one authentication method found for {name}; "
+            "found [token basicAuth], only one is allowed"
+        )
+    wants_more = user.get("as-uid") or user.get("as-groups") or user.get("as-user-extra")
+    if wants_more and not user.get("as"):
+        raise ConfigError(
+            f"requesting uid, groups or user-extra for {name} without impersonating a user"
+        )
+
+
+def _with_scheme(server: str) -> str:
+    """A server without a scheme is http, whatever TLS settings the cluster has: client-go asks
+    IsConfigTransportTLS of the bare host before it adds the CA or insecure-skip-tls-verify
+    (kubectl 1.36.3 with `-s 127.0.0.1:PORT --insecure-skip-tls-verify` sends http://)."""
+    return server if "://" in server else "http://" + server
+
+
+def _impersonation(user: dict[str, Any]) -> Impersonation | None:
+    name = user.get("as")
+    if not isinstance(name, str) or not name:
+        return None
+    groups = user.get("as-groups") or []
+    extra = user.get("as-user-extra") or {}
+    if not isinstance(groups, list) or not isinstance(extra, dict):
+        raise ConfigError("as-groups must be a list and as-user-extra a mapping of lists")
+    return Impersonation(
+        name,
+        str(user.get("as-uid") or "") or None,
+        tuple(str(g) for g in groups),
+        tuple(
+            (str(k), tuple(str(v) for v in (values if isinstance(values, list) else [values])))
+            for k, values in extra.items()
+        ),
+    )
+
+
 def _connection(
     server: str, context: str, namespace: str, cluster: dict[str, Any], user: dict[str, Any]
 ) -> Connection:
+    ca_data = _file_or_data(cluster, "certificate-authority", "certificate-authority-data")
+    insecure = bool(cluster.get("insecure-skip-tls-verify"))
+    cert = _file_or_data(user, "client-certificate", "client-certificate-data")
+    server = _with_scheme(server)
+    if insecure and ca_data and server.startswith("https://"):
+        # client-go's TLS set-up refuses it; --insecure-skip-tls-verify drops the CA instead
+        raise ConfigError(
+            "specifying a root certificates file with the insecure flag is not allowed"
+        )
+    connection = Connection(
+        server=server,
+        context=context,
+        namespace=namespace,
+        ca_data=ca_data,
+        insecure=insecure,
+        disable_compression=cluster.get("disable-compression") is True,
+        tls_server_name=cluster.get("tls-server-name") or None,
+        proxy_url=cluster.get("proxy-url") or None,
+        impersonate=_impersonation(user),
+    )
+    if server.startswith("https://"):
+        # As kubectl: credentials only travel over TLS, never to an http:// server.
+        _credentials(connection, user, cert)
+    return connection
+
+
+def _credentials(connection: Connection, user: dict[str, Any], cert: bytes | None) -> None:
     token = user.get("token") if isinstance(user.get("token"), str) else None
     auth_provider = user.get("auth-provider")
     if token is None and isinstance(auth_provider, dict):
         token = _auth_provider_token(auth_provider)
-    return Connection(
-        server=server,
-        context=context,
-        namespace=namespace,
-        ca_data=_file_or_data(cluster, "certificate-authority", "certificate-authority-data"),
-        insecure=bool(cluster.get("insecure-skip-tls-verify")),
-        disable_compression=cluster.get("disable-compression") is True,
-        tls_server_name=cluster.get("tls-server-name") or None,
-        client_cert_data=_file_or_data(user, "client-certificate", "client-certificate-data"),
-        client_key_data=_file_or_data(user, "client-key", "client-key-data"),
-        token=token,
-        token_file=user.get("tokenFile") or None,
-        username=user.get("username") or None,
-        password=user.get("password") or None,
-        exec_config=user.get("exec") if isinstance(user.get("exec"), dict) else None,
-        proxy_url=cluster.get("proxy-url") or None,
-    )
+    connection.client_cert_data = cert
+    connection.client_key_data = _file_or_data(user, "client-key", "client-key-data")
+    connection.token = token
+    connection.token_file = user.get("tokenFile") or None
+    connection.username = user.get("username") or None
+    connection.password = user.get("password") or None
+    connection.exec_config = user.get("exec") if isinstance(user.get("exec"), dict) else None
 
 
 def _auth_provider_token(provider: dict[str, Any]) -> str:

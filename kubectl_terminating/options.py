@@ -30,6 +30,20 @@ class Options:
     user: str | None = None
     request_timeout: str = "0"
     verbosity: int = 0
+    server: str | None = None
+    token: str | None = None
+    impersonate: str | None = None
+    impersonate_groups: tuple[str, ...] = ()
+    impersonate_uid: str | None = None
+    impersonate_extra: tuple[str, ...] = ()  # KEY=VALUE
+    username: str | None = None
+    password: str | None = None
+    certificate_authority: str | None = None
+    client_certificate: str | None = None
+    client_key: str | None = None
+    insecure_skip_tls_verify: bool = False
+    tls_server_name: str | None = None
+    disable_compression: bool = False
     from_file: str | None = None
     now: bool = False
 

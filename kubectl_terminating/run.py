@@ -145,8 +145,14 @@ def collect(options: Options, err: IO[str]) -> Result:
 
 def connect(options: Options, err: IO[str]) -> Client:
     """A client for the cluster the kubeconfig flags select (nothing is sent yet)."""
+    import logging
+
     from kubectl_terminating.client import Client, parse_duration
-    from kubectl_terminating.kubeconfig import Selection, resolve
+    from kubectl_terminating.kubeconfig import Overrides, Selection, resolve
+
+    root = logging.getLogger()
+    if not root.handlers:  # a library's log record never reaches stderr (logging.lastResort)
+        root.addHandler(logging.NullHandler())
 
     try:
         timeout = parse_duration(options.request_timeout)
@@ -159,6 +165,22 @@ def connect(options: Options, err: IO[str]) -> Client:
             cluster=options.cluster,
             user=options.user,
             namespace=options.namespace,
+            overrides=Overrides(
+                server=options.server,
+                certificate_authority=options.certificate_authority,
+                insecure_skip_tls_verify=options.insecure_skip_tls_verify,
+                tls_server_name=options.tls_server_name,
+                disable_compression=options.disable_compression,
+                token=options.token,
+                username=options.username,
+                password=options.password,
+                client_certificate=options.client_certificate,
+                client_key=options.client_key,
+                impersonate=options.impersonate,
+                impersonate_uid=options.impersonate_uid,
+                impersonate_groups=options.impersonate_groups,
+                impersonate_extra=options.impersonate_extra,
+            ),
         )
     )
     return Client(connection, request_timeout=timeout, verbosity=options.verbosity, log=err)
@@ -206,7 +228,7 @@ def _collect(options: Options, source: Source, namespace: str | None, err: IO[st
     objects, warnings = source.find_all(Scope(namespace, (), options.selector))
     findings = _explain_all(
         objects,
-        lambda pair: _object_finding(pair, view, detailed),
+        lambda pair: _object_finding(pair, view),
         source.map,
         err,
         "explaining",
@@ -226,15 +248,12 @@ def _unexplained(obj: JSON, resource: Resource, view: ClusterView, error: Except
     return finding
 
 
-def _object_finding(pair: tuple[Resource, JSON], view: ClusterView, detailed: bool) -> Finding:
+def _object_finding(pair: tuple[Resource, JSON], view: ClusterView) -> Finding:
+    """Every kind is explained, the table too: its BLOCKER column names the main blocker."""
+    from kubectl_terminating.explain.objects import explain_object
+
     resource, obj = pair
-    if detailed or resource in (PODS, NAMESPACES):
-        from kubectl_terminating.explain.objects import explain_object
-
-        return explain_object(obj, resource, view)
-    from kubectl_terminating.explain.common import base_finding
-
-    return base_finding(obj, view, resource.kind, resource.api_version)
+    return explain_object(obj, resource, view)
 
 
 def _warnings(result: Result) -> list[str]:

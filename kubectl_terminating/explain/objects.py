@@ -32,9 +32,19 @@ def is_core(resource: Resource, plural: str) -> bool:
     return resource.group == "" and resource.plural == plural
 
 
+def is_custom(resource: Resource, view: ClusterView) -> bool:
+    """Served by a CRD (the CRD list is read anyway, for conversion webhooks)."""
+    crds, failure = try_read(view.crds)
+    return failure is None and any(
+        crd_serves(c, resource.group, resource.plural) for c in crds or []
+    )
+
+
 def whole_object(obj: JSON, resource: Resource, view: ClusterView) -> tuple[JSON, str | None]:
-    """`all` lists metadata only; spec and status (conditions, phase) need the full object."""
-    if "spec" in obj or "status" in obj:
+    """`all` lists metadata only; spec and status (conditions, phase) need the full object.
+    A custom resource's explainers read only its metadata (and the whole object themselves if
+    ever): no read per object there, which keeps `all` with thousands of them cheap."""
+    if "spec" in obj or "status" in obj or is_custom(resource, view):
         return obj, None
     m = meta(obj)
     namespace = text(m.get("namespace")) or None

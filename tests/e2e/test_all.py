@@ -1,7 +1,9 @@
 """`kubectl terminating all`: every terminating object of any kind, on the real control plane.
 
 One module-scoped set of stuck objects: a pod and a custom resource held by finalizers, a claim
-in use (pvc-protection), a bound volume (pv-protection) and a namespace with its own finalizer.
+in use (pvc-protection), a bound volume (pv-protection), a namespace with its own finalizer, a
+ReplicaSet in foreground deletion waiting on a pod that a finalizer holds, and a CRD waiting on
+an instance that a finalizer holds.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from tests.e2e.kubelet import (
     create_crd,
     create_custom_object,
     create_namespace,
+    create_pod,
     delete,
     get,
+    owner_ref,
     remove_finalizers,
     unique_ns,
     wait_for,
@@ -42,6 +46,7 @@ class Stuck:
     pod: scenarios.Stuck
     in_use: scenarios.InUse
     held_namespace: str  # terminating, held by its own metadata.finalizers
+    crd: str  # terminating, its instance `leftover` held by a finalizer
 
     @property
     def cr_finalizer(self) -> str:
@@ -57,10 +62,48 @@ def _release(cp: ControlPlane, stuck: Stuck) -> None:
         f"/api/v1/namespaces/{ns}/persistentvolumeclaims/{claim}",
         f"/api/v1/persistentvolumes/{stuck.in_use.volume}",
         f"/api/v1/namespaces/{stuck.held_namespace}",
+        f"/api/v1/namespaces/{ns}/pods/replica-0",
+        f"/apis/{stuck.crd.partition('.')[2]}/v1/gizmos/leftover",
     ]
     for path in paths:
         with contextlib.suppress(ApiError):
             remove_finalizers(cp, path)
+
+
+def replicaset_in_foreground_deletion(cp: ControlPlane, ns: str) -> None:
+    """ReplicaSet `web` deleted with propagationPolicy Foreground: the garbage collector
+    deletes its pod first, which a finalizer holds, so `web` keeps foregroundDeletion."""
+    labels = {"app": "web"}
+    container = {"name": "app", "image": "registry.k8s.io/pause:3.10"}
+    template = {"metadata": {"labels": labels}, "spec": {"containers": [container]}}
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 0, "selector": {"matchLabels": labels}, "template": template},
+    }
+    replicaset = cp.api("POST", f"/apis/apps/v1/namespaces/{ns}/replicasets", body)
+    create_pod(
+        cp, ns, "replica-0", finalizers=["example.com/drain"], owner_refs=[owner_ref(replicaset)]
+    )
+    delete(cp, f"/apis/apps/v1/namespaces/{ns}/replicasets/web", propagation="Foreground")
+    wait_for(
+        lambda: get(cp, f"/api/v1/namespaces/{ns}/pods/replica-0")["metadata"].get(
+            "deletionTimestamp"
+        ),
+        message="the garbage collector to delete the ReplicaSet's pod",
+    )
+
+
+def crd_waiting_on_an_instance(cp: ControlPlane, group: str) -> str:
+    """A deleted CRD whose instance a finalizer holds: customresourcecleanup stays."""
+    create_crd(cp, group, "Gizmo", "gizmos", namespaced=False)
+    create_custom_object(
+        cp, group, "v1", "gizmos", "Gizmo", "leftover", finalizers=["example.com/keep"]
+    )
+    name = f"gizmos.{group}"
+    delete(cp, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+    return name
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +125,9 @@ def stuck(control_plane: ControlPlane) -> Iterator[Stuck]:
         lambda: not get(cp, f"/api/v1/namespaces/{held.namespace}")["spec"].get("finalizers"),
         message=f"the namespace controller to finish {held.namespace}'s content",
     )
-    built = Stuck(ns, group, pod, in_use, held.namespace)
+    replicaset_in_foreground_deletion(cp, ns)
+    crd = crd_waiting_on_an_instance(cp, f"held-{group}")
+    built = Stuck(ns, group, pod, in_use, held.namespace, crd)
     try:
         yield built
     finally:
@@ -141,12 +186,21 @@ def test_all_namespaces_table_shows_kind_and_finalizers(
     assert by_name[(ns, "Pod", stuck.pod.name)][4] == "example.com/drain"
     claim = by_name[(ns, "PersistentVolumeClaim", stuck.in_use.claim)]
     assert claim[4] == "kubernetes.io/pvc-protection"
-    assert claim[5] == "-"  # metadata only without --explain: nothing judged
+    assert claim[5] == f"pvc-protection: claim in use by pod {stuck.in_use.pod}"  # main blocker
     volume = by_name[("", "PersistentVolume", stuck.in_use.volume)]
     assert volume[4] == "kubernetes.io/pv-protection"
     held = by_name[("", "Namespace", stuck.held_namespace)]
     assert held[4] == "example.com/keep"
-    assert held[5].startswith("finalizer example.com/keep")  # namespaces are always explained
+    assert held[5].startswith("finalizer example.com/keep")
+    # every kind names its main blocker, as --explain does
+    for row in (claim, volume, by_name[(ns, f"Widget.{stuck.group}", "gadget")]):
+        assert row[5] not in ("", "-"), row
+    replicaset = by_name[(ns, "ReplicaSet.apps", "web")]
+    assert replicaset[4] == "foregroundDeletion"
+    assert replicaset[5].startswith("foregroundDeletion: 1 dependents left"), replicaset
+    crd = by_name[("", "CustomResourceDefinition.apiextensions.k8s.io", stuck.crd)]
+    assert crd[4] == "customresourcecleanup.apiextensions.k8s.io"
+    assert crd[5] not in ("", "-"), crd
 
 
 def test_namespace_flag_narrows_to_that_namespace(
@@ -160,6 +214,8 @@ def test_namespace_flag_narrows_to_that_namespace(
         ("Pod", ns, stuck.pod.name),
         ("Widget", ns, "gadget"),
         ("PersistentVolumeClaim", ns, stuck.in_use.claim),
+        ("ReplicaSet", ns, "web"),
+        ("Pod", ns, "replica-0"),
     }
     header, rows = _rows(run_cli("all", "-n", ns, kubeconfig=control_plane.kubeconfig_path))
     assert header == ["KIND", "NAME", "TERMINATING", "FINALIZERS", "BLOCKER"]

@@ -1,0 +1,141 @@
+"""Global flags before or after the command, in kubectl's spellings, and their completion."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_terminating import run as run_module
+from kubectl_terminating.cli import GLOBAL_NAMES, GlobalGroup, cli, main, pflag_style
+from kubectl_terminating.completion import complete
+from kubectl_terminating.options import Options
+
+
+def parsed(monkeypatch: pytest.MonkeyPatch, *args: str) -> Options:
+    """The Options a command line gives (nothing is run)."""
+    seen: list[Options] = []
+
+    def fake_run(options: Options) -> int:
+        seen.append(options)
+        return 0
+
+    monkeypatch.setattr(run_module, "run", fake_run)
+    with pytest.raises(SystemExit) as exited:
+        main(list(args))
+    assert exited.value.code == 0
+    return seen[0]
+
+
+def test_global_flags_before_and_after_the_command_mean_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    flags = ["--context", "prod", "-n", "shop", "--as", "jane", "-s", "https://h:6443", "-v", "6"]
+    before = parsed(monkeypatch, *flags, "pods", "web-0")
+    after = parsed(monkeypatch, "pods", "web-0", *flags)
+    assert before == after
+    assert (before.context, before.namespace, before.impersonate) == ("prod", "shop", "jane")
+    assert (before.server, before.verbosity, before.names) == ("https://h:6443", 6, ("web-0",))
+
+
+def test_after_the_command_wins_and_repeated_groups_add_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    options = parsed(
+        monkeypatch,
+        "--context=a",
+        "--as-group",
+        "g1",
+        "ns",
+        "--context",
+        "b",
+        "--as-group",
+        "g2",
+        "--insecure-skip-tls-verify",
+    )
+    assert options.context == "b"
+    assert options.impersonate_groups == ("g1", "g2")
+    assert options.insecure_skip_tls_verify
+
+
+def test_pflag_spellings(monkeypatch: pytest.MonkeyPatch) -> None:
+    options = parsed(
+        monkeypatch,
+        "-v=6",
+        "--insecure-skip-tls-verify=true",
+        "all",
+        "-n=shop",
+        "--disable-compression=false",
+        "-A=false",
+    )
+    assert options.verbosity == 6 and options.namespace == "shop"
+    assert options.insecure_skip_tls_verify and not options.disable_compression
+    assert not options.all_namespaces
+    # after `--` nothing is rewritten; a value that is no boolean is left for click to refuse
+    assert pflag_style(["--", "-v=6"], set()) == ["--", "-v=6"]
+    # shorthand flags run together, the last one with a value (kubectl takes `get pods -Av=6`)
+    together = parsed(monkeypatch, "all", "-Av=6")
+    assert together.all_namespaces and together.verbosity == 6
+    # ... but a value written without a space keeps its `=`: -lapp=web is -l app=web
+    assert parsed(monkeypatch, "pods", "-lapp=web").selector == "app=web"
+    assert pflag_style(["--explain=maybe"], {"--explain"}) == ["--explain=maybe"]
+
+
+def test_every_command_gets_every_global_flag() -> None:
+    for command in cli.commands.values():
+        names = {p.name for p in command.params}
+        assert names >= GLOBAL_NAMES, command.name
+
+
+def test_a_new_command_gets_the_global_flags_for_free() -> None:
+    group = GlobalGroup("stand-in")  # not `cli`: a command added there would leak into others
+    seen: dict[str, Any] = {}
+
+    @group.command("probe")
+    def probe(**flags: Any) -> None:
+        seen.update(flags)
+
+    group.main(["--context", "x", "probe", "--as", "y", "-n=z"], standalone_mode=False)
+    assert (seen["context"], seen["impersonate"], seen["namespace"]) == ("x", "y", "z")
+    assert set(seen) == GLOBAL_NAMES
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (["--context", "prod", "p"], ["pods"]),
+        (["--context", "prod", "pods", "--kube"], ["--kubeconfig"]),
+        (["-n", "shop", "ns", "--as-"], ["--as-group", "--as-uid", "--as-user-extra"]),
+        (["--context", ""], []),  # a context name is typed here, not a command
+        (["--insec"], ["--insecure-skip-tls-verify"]),
+    ],
+)
+def test_completion_skips_global_flags_and_their_values(
+    words: list[str], expected: list[str]
+) -> None:
+    out = io.StringIO()
+    complete(cli, ["__complete", *words], out)
+    assert out.getvalue().splitlines()[:-1] == expected
+
+
+def _stderr_of(code: str) -> str:
+    root = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True
+    )
+    return done.stderr
+
+
+def test_library_log_records_never_reach_stderr_once_connected() -> None:
+    noise = "import logging; logging.getLogger('kubernetes.config').warning('library noise')"
+    assert "library noise" in _stderr_of(noise)  # Python's default: printed
+    connect = (
+        "import io; from kubectl_terminating.run import connect; "
+        "from kubectl_terminating.options import Options; "
+        "connect(Options(kind='pods', server='https://h:1', token='t'), io.StringIO()); "
+    )
+    assert _stderr_of(connect + noise) == ""

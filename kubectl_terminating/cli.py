@@ -248,7 +248,12 @@ def _format_global_options(
 def _own_options(
     ctx: click.Context, formatter: click.HelpFormatter, params: list[click.Parameter]
 ) -> None:
-    records = [r for p in params if p.name not in GLOBAL_NAMES if (r := p.get_help_record(ctx))]
+    records = [
+        r
+        for p in params
+        if isinstance(p, click.Option) and p.name not in GLOBAL_NAMES
+        if (r := p.get_help_record(ctx))
+    ]
     if records:
         with formatter.section("Options"):
             formatter.write_dl(records)

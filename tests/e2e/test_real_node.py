@@ -20,7 +20,7 @@ import pytest
 from tests.e2e.cli import run_json
 from tests.e2e.controlplane import DEFAULT_CONTROLLERS, ApiError, ControlPlane, build_binaries
 from tests.e2e.kubelet import create_namespace, unique_ns
-from tests.e2e.node import IMAGE, RealNode, ensure_packages, why_unavailable
+from tests.e2e.node import RealNode, busybox_pod, ensure_packages, why_unavailable
 
 pytestmark = [pytest.mark.e2e, pytest.mark.node]
 
@@ -90,30 +90,16 @@ def start_pod(
 ) -> JSON:
     """A busybox pod on the real node running `sh -c command`; returned once it runs (or, with
     a postStart hook, once the runtime started it)."""
-    container: JSON = {
-        "name": "app",
-        "image": IMAGE,
-        "imagePullPolicy": "Never",
-        "command": ["sh", "-c", command],
-    }
-    lifecycle = {
-        key: {"exec": {"command": ["sh", "-c", hook]}}
-        for key, hook in (("postStart", post_start), ("preStop", pre_stop))
-        if hook
-    }
-    if lifecycle:
-        container["lifecycle"] = lifecycle
-    spec: JSON = {
-        "nodeName": node.name,
-        "hostNetwork": True,
-        "hostPID": host_pid,
-        "terminationGracePeriodSeconds": grace,
-        "containers": [container],
-    }
-    if volume:
-        spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
-        container["volumeMounts"] = [{"name": "scratch", "mountPath": "/data"}]
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+    pod = busybox_pod(
+        node.name,
+        name,
+        command,
+        grace=grace,
+        volume=volume,
+        post_start=post_start,
+        pre_stop=pre_stop,
+        host_pid=host_pid,
+    )
     created = node.cp.api("POST", f"/api/v1/namespaces/{ns}/pods", pod)
 
     def running() -> JSON | None:

@@ -17,6 +17,7 @@ from kubectl_terminating.explain.pod_facts import (
     node_ref,
     running_containers,
     spec_of,
+    status_of,
     unique_remedies,
 )
 from kubectl_terminating.model import CONTAINERS_RUNNING, JSON, Blocker, Evidence, Remedy
@@ -73,6 +74,36 @@ def _disk_remedies(facts: PodFacts, _event: JSON | None) -> tuple[Remedy, ...]:
         ),
         Remedy(facts.on_node("free space, unused images first"), "crictl rmi --prune"),
     )
+
+
+def _container_ids(facts: PodFacts, names: list[str]) -> list[str]:
+    statuses = (as_dict(s) for s in as_list(status_of(facts.pod).get("containerStatuses")))
+    return [
+        text(s.get("containerID")).split("://", 1)[-1]
+        for s in statuses
+        if text(s.get("name")) in names and s.get("containerID")
+    ]
+
+
+def _silent_runtime_remedies(facts: PodFacts, running: list[str]) -> tuple[Remedy, ...]:
+    """Running past the deadline and no event says why. Seen on a real containerd 1.6 whose
+    root filesystem was full: the container exited (SIGKILL) but containerd could not record
+    it (`failed to update container state: failed to checkpoint status to ...: no space left
+    on device`), retried with backoff and reported it running; the kubelet wrote only
+    `Killing`. Only the runtime's log tells."""
+    ids = _container_ids(facts, running)
+    log = (
+        Remedy(
+            facts.on_node(
+                "no event says why: the runtime's log does ('no space left on device': its "
+                "disk is full, so it cannot record that the container exited)"
+            ),
+            f"journalctl -u containerd --since -1h | grep -E '{'|'.join(ids)}' | grep error",
+        )
+        if ids
+        else None
+    )
+    return (*([log] if log else []), _disk_remedies(facts, None)[0])
 
 
 PATH_BEFORE_EPERM = re.compile(r"(/[^\s:\"']+)\S*:? operation not permitted")
@@ -251,6 +282,7 @@ def explain_containers(facts: PodFacts) -> list[Blocker]:
     )
     if hints:
         summary += f" ({hints[0].short})"
+    silent = () if hints else _silent_runtime_remedies(facts, running)
     generic = (_list_containers(facts), facts.kubelet_log())
     first = Remedy(
         "read the pod's events",
@@ -265,6 +297,6 @@ def explain_containers(facts: PodFacts) -> list[Blocker]:
                 *facts.node.unknown_evidence(),
                 *(e for h in hints for e in h.evidence),
             ),
-            unique_remedies([first, *(r for h in hints for r in h.remedies), *generic]),
+            unique_remedies([first, *(r for h in hints for r in h.remedies), *silent, *generic]),
         )
     ]

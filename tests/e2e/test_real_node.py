@@ -124,11 +124,16 @@ def get_pod(node: RealNode, ns: str, name: str) -> JSON | None:
         raise
 
 
-def started_event(node: RealNode, ns: str, name: str) -> bool:
+def events_of(node: RealNode, ns: str, name: str) -> list[JSON]:
     events = node.cp.api(
         "GET", f"/api/v1/namespaces/{ns}/events?fieldSelector=involvedObject.name%3D{name}"
     )
-    return any(e.get("reason") == "Started" for e in events.get("items") or [])
+    found: list[JSON] = events.get("items") or []
+    return found
+
+
+def started_event(node: RealNode, ns: str, name: str) -> bool:
+    return any(e.get("reason") == "Started" for e in events_of(node, ns, name))
 
 
 def delete_pod(node: RealNode, ns: str, name: str) -> None:
@@ -266,6 +271,45 @@ def test_busy_mount_in_a_volume(node: RealNode, ns: str, tmp_path: Path) -> None
     finally:
         subprocess.run(["umount", str(held)], check=False)
     wait_gone(node, ns, "app-3")
+
+
+def test_full_disk_under_the_runtime_root(node: RealNode, ns: str) -> None:
+    """A full filesystem (a 16 MiB tmpfs, filled) under containerd's record of one container:
+    the container is killed, but containerd cannot checkpoint its exit and keeps reporting it
+    running; the kubelet writes no event after `Killing`, only containerd's log says why."""
+    start_pod(node, ns, "app-5", "sleep 3600")
+    current = get_pod(node, ns, "app-5") or {}
+    container_id = current["status"]["containerStatuses"][0]["containerID"].split("//")[1]
+    record = (
+        node.state_dir / "containerd-root" / "io.containerd.grpc.v1.cri" / "containers"
+    ) / container_id
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(record)], check=True)
+    try:
+        fill = subprocess.run(
+            ["dd", "if=/dev/zero", f"of={record}/fill", "bs=1M"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert "No space left on device" in fill.stderr
+        delete_pod(node, ns, "app-5")
+        item = wait_for_blocker(node, ns, "app-5", "containers-running")
+        blocker = item["blockers"][0]
+        assert blocker["summary"].startswith("app still running ")
+        commands = [r.get("command", "") for r in blocker["remedy"]]
+        assert any(c.startswith("journalctl -u containerd") and container_id in c for c in commands)
+        assert any("no space left on device" in r["description"] for r in blocker["remedy"])
+        containerd_log = node.state_dir / "containerd.log"
+        wait_until(
+            "containerd's checkpoint error",
+            lambda: f"containers/{container_id}/.tmp-status" in containerd_log.read_text()
+            and "no space left on device" in containerd_log.read_text(),
+        )
+        reasons = [e["reason"] for e in events_of(node, ns, "app-5")]
+        assert "Killing" in reasons and "FailedKillPod" not in reasons
+    finally:
+        subprocess.run(["umount", str(record)], check=False)
+    wait_gone(node, ns, "app-5")
 
 
 def test_post_start_hook_that_never_returns(node: RealNode, ns: str) -> None:

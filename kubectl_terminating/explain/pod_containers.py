@@ -76,34 +76,33 @@ def _disk_remedies(facts: PodFacts, _event: JSON | None) -> tuple[Remedy, ...]:
     )
 
 
-def _container_ids(facts: PodFacts, names: list[str]) -> list[str]:
-    statuses = (as_dict(s) for s in as_list(status_of(facts.pod).get("containerStatuses")))
-    return [
-        text(s.get("containerID")).split("://", 1)[-1]
-        for s in statuses
-        if text(s.get("name")) in names and s.get("containerID")
-    ]
+# What containerd logs when it cannot stop a container, and what each string means. Seen on a
+# real containerd 1.6 whose root filesystem was full: the container exited (SIGKILL) but
+# containerd could not record it (`failed to update container state: failed to checkpoint
+# status to ...: no space left on device`), retried with backoff and reported it running; the
+# kubelet wrote only `Killing`, and no node condition changed. Only the runtime's log tells.
+RUNTIME_ERRORS = (
+    ("no space left on device", "its data disk is full, it cannot record the container's exit"),
+    ("DeadlineExceeded", "it is hung"),
+    ("operation not permitted", "a file with the immutable attribute in the container"),
+)
+
+
+def _container_id(facts: PodFacts, names: list[str]) -> str:
+    """The runtime's id of the first of the named containers (what the runtime logs)."""
+    for status in (as_dict(s) for s in as_list(status_of(facts.pod).get("containerStatuses"))):
+        found = text(status.get("containerID")).split("://")[-1]
+        if text(status.get("name")) in names and found:
+            return found
+    return facts.uid
 
 
 def _silent_runtime_remedies(facts: PodFacts, running: list[str]) -> tuple[Remedy, ...]:
-    """Running past the deadline and no event says why. Seen on a real containerd 1.6 whose
-    root filesystem was full: the container exited (SIGKILL) but containerd could not record
-    it (`failed to update container state: failed to checkpoint status to ...: no space left
-    on device`), retried with backoff and reported it running; the kubelet wrote only
-    `Killing`. Only the runtime's log tells."""
-    ids = _container_ids(facts, running)
-    log = (
-        Remedy(
-            facts.on_node(
-                "no event says why: the runtime's log does ('no space left on device': its "
-                "disk is full, so it cannot record that the container exited)"
-            ),
-            f"journalctl -u containerd --since -1h | grep -E '{'|'.join(ids)}' | grep error",
-        )
-        if ids
-        else None
+    """No event or node condition names the cause: what to look for on the node."""
+    return (
+        facts.log_errors("containerd", _container_id(facts, running), RUNTIME_ERRORS),
+        _disk_remedies(facts, None)[0],
     )
-    return (*([log] if log else []), _disk_remedies(facts, None)[0])
 
 
 PATH_BEFORE_EPERM = re.compile(r"(/[^\s:\"']+)\S*:? operation not permitted")

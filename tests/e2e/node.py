@@ -319,6 +319,17 @@ class RealNode:
         self.ctr("images", "import", "--no-unpack", str(archive))
         self.ctr("images", "import", str(archive))
 
+    def processes(self, argv: list[str]) -> list[int]:
+        """Pids running exactly argv inside this node's containers (a hook's process too)."""
+        prefix = f"{self.state_dir}/"
+        return [
+            int(entry.name)
+            for entry in Path("/proc").iterdir()
+            if entry.name.isdigit()
+            and _pid_cmdline(int(entry.name)) == argv
+            and _root_under(int(entry.name), prefix)
+        ]
+
     def pod_dir(self, uid: str) -> Path:
         return self.kubelet_root / "pods" / uid
 

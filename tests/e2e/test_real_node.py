@@ -9,6 +9,7 @@ hostNetwork, so no pod network is set up. Waits poll; nothing sleeps a guessed t
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -77,29 +78,10 @@ def wait_until(what: str, done: Callable[[], Any], timeout: float = WAIT) -> Any
         time.sleep(1.0)
 
 
-def start_pod(
-    node: RealNode,
-    ns: str,
-    name: str,
-    command: str,
-    grace: int = 2,
-    volume: bool = False,
-    post_start: str | None = None,
-    pre_stop: str | None = None,
-    host_pid: bool = False,
-) -> JSON:
-    """A busybox pod on the real node running `sh -c command`; returned once it runs (or, with
-    a postStart hook, once the runtime started it)."""
-    pod = busybox_pod(
-        node.name,
-        name,
-        command,
-        grace=grace,
-        volume=volume,
-        post_start=post_start,
-        pre_stop=pre_stop,
-        host_pid=host_pid,
-    )
+def start_pod(node: RealNode, ns: str, name: str, command: str, **options: Any) -> JSON:
+    """A busybox pod on the real node (`busybox_pod`'s options) running `sh -c command`;
+    returned once it runs (or, with a postStart hook, once the runtime started it)."""
+    pod = busybox_pod(node.name, name, command, **options)
     created = node.cp.api("POST", f"/api/v1/namespaces/{ns}/pods", pod)
 
     def running() -> JSON | None:
@@ -107,7 +89,7 @@ def start_pod(
         states = [
             s.get("state") or {} for s in current.get("status", {}).get("containerStatuses") or []
         ]
-        if post_start:
+        if options.get("post_start"):
             return current if started_event(node, ns, name) else None
         return current if states and "running" in states[0] else None
 
@@ -324,8 +306,13 @@ def test_post_start_hook_that_never_returns(node: RealNode, ns: str) -> None:
         assert "Started" in blocker["evidence"][1]["message"]
         assert item["phase"] == "Pending"
         assert "volumes-not-reclaimed" not in [b["type"] for b in item["blockers"]]
+        # the remedy's `ps | grep` finds the hook's process on the node (this machine)
+        find = next(r["command"] for r in blocker["remedy"] if r["command"].startswith("ps "))
+        listed = subprocess.run(["sh", "-c", find], capture_output=True, text=True, check=False)
+        assert any(line.split(None, 2)[2] == hook for line in listed.stdout.splitlines()), find
     finally:
-        subprocess.run(["pkill", "-f", f"^{hook}"], check=False)
+        for pid in node.processes(hook.split()):  # the hook's own process, in this node only
+            os.kill(pid, signal.SIGKILL)
     wait_gone(node, ns, "app-4")
 
 

@@ -520,6 +520,7 @@ def _kill_leftovers(state_dir: Path, socket: Path) -> None:
     any process running in one of its containers' root filesystems: a container's, or a hook's
     exec'd into one (a postStart hook in a hostPID pod outlives its container)."""
     marker, prefix = str(socket), f"{state_dir}/"
+    killed = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
@@ -532,6 +533,10 @@ def _kill_leftovers(state_dir: Path, socket: Path) -> None:
         if shim or _root_under(pid, prefix):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+    deadline = time.monotonic() + 10.0  # gone when this returns, not only signalled
+    while any(_pid_alive(pid) for pid in killed) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _unmount_all(state_dir: Path) -> None:

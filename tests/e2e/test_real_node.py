@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,13 +20,20 @@ from typing import Any
 import pytest
 
 from tests.e2e.cli import run_json
-from tests.e2e.controlplane import DEFAULT_CONTROLLERS, ApiError, ControlPlane, build_binaries
+from tests.e2e.controlplane import (
+    DEFAULT_CONTROLLERS,
+    ApiError,
+    ControlPlane,
+    _pid_cmdline,
+    build_binaries,
+)
 from tests.e2e.kubelet import create_namespace, unique_ns
-from tests.e2e.node import RealNode, busybox_pod, ensure_packages, why_unavailable
+from tests.e2e.node import RealNode, _root_under, busybox_pod, ensure_packages, why_unavailable
 
 pytestmark = [pytest.mark.e2e, pytest.mark.node]
 
 JSON = dict[str, Any]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 # The node lifecycle controller marks a silent node Unknown after this (kubelet posts every 10s).
 NODE_MONITOR_GRACE = "20s"
 WAIT = 120.0  # the longest any state takes to appear on a loaded 2-core machine
@@ -334,3 +342,50 @@ def test_slow_to_stop_is_not_stuck(
     assert "grace-period" in [b["type"] for b in item["blockers"]]
     assert not [b for b in item["blockers"] if b["type"] not in ("grace-period",)], item
     wait_gone(node, ns, name)
+
+
+def leftovers(state_dir: Path) -> list[str]:
+    """Processes naming state_dir (kubelet, containerd, shims) or running in one of its
+    containers' root filesystems, and mounts under it."""
+    prefix = f"{state_dir}/"
+    procs = [
+        " ".join(_pid_cmdline(int(p.name)))
+        for p in Path("/proc").iterdir()
+        if p.name.isdigit()
+        and int(p.name) != os.getpid()
+        and (prefix in " ".join(_pid_cmdline(int(p.name))) or _root_under(int(p.name), prefix))
+    ]
+    mounts = [line for line in Path("/proc/mounts").read_text().splitlines() if prefix in line]
+    return procs + mounts
+
+
+@pytest.mark.parametrize("runtime_down", [False, True])
+def test_a_recorded_node_is_stopped_from_another_process(
+    node: RealNode, tmp_path: Path, runtime_down: bool
+) -> None:
+    """`make demo-down`: a node started detached (as `make demo` does) is stopped by another
+    process from what it recorded, with nothing left: no kubelet, containerd, shim or container
+    process (a hook's too: in a hostPID pod it outlives its container), no mount; also when
+    containerd is already gone and cannot be asked to kill its containers."""
+    detached = RealNode(node.cp, tmp_path / "detached", die_with_parent=False)
+    try:
+        detached.start()
+        detached.record()
+        ns = unique_ns("real")
+        create_namespace(node.cp, ns)
+        start_pod(detached, ns, "hooked", "sleep 3600", post_start="sleep 3602", host_pid=True)
+        delete_pod(detached, ns, "hooked")
+        assert detached.processes(["sleep", "3602"])
+        if runtime_down:
+            detached.stop_containerd()
+        down = "import sys; from pathlib import Path; from tests.e2e.node import stop_recorded; "
+        down += "stop_recorded(Path(sys.argv[1]))"
+        subprocess.run(
+            [sys.executable, "-c", down, str(detached.state_dir)],
+            cwd=REPO_ROOT,
+            check=True,
+            timeout=180,
+        )
+        assert leftovers(detached.state_dir) == []
+    finally:
+        detached.stop()

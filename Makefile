@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 help:
 	@echo "make test      lint + unit + end-to-end tests (builds the test control plane once)"
 	@echo "make demo      start a local control plane with stuck pods/namespaces and explain them"
-	@echo "make demo-down stop the demo control plane"
+	@echo "make demo-down stop the demo control plane and its real node"
 	@echo "make lint      ruff + mypy --strict"
 	@echo "make dist      the single-file executable and its archive (dist/)"
 	@echo "make krew-install  install that archive with real krew into build/krew-root"
@@ -47,7 +47,7 @@ demo: $(STAMP) control-plane
 	$(BIN)/python -m tests.e2e.demo up --state-dir $(DEMO_DIR)
 
 demo-down: $(STAMP)
-	$(BIN)/python -m tests.e2e.controlplane down --state-dir $(DEMO_DIR)
+	$(BIN)/python -m tests.e2e.demo down --state-dir $(DEMO_DIR)
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache

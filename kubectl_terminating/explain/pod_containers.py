@@ -17,6 +17,7 @@ from kubectl_terminating.explain.pod_facts import (
     node_ref,
     running_containers,
     spec_of,
+    status_of,
     unique_remedies,
 )
 from kubectl_terminating.model import CONTAINERS_RUNNING, JSON, Blocker, Evidence, Remedy
@@ -72,6 +73,35 @@ def _disk_remedies(facts: PodFacts, _event: JSON | None) -> tuple[Remedy, ...]:
             "df -h /var/lib/containerd /var/lib/docker /var/lib/kubelet",
         ),
         Remedy(facts.on_node("free space, unused images first"), "crictl rmi --prune"),
+    )
+
+
+# What containerd logs when it cannot stop a container, and what each string means. Seen on a
+# real containerd 1.6 whose root filesystem was full: the container exited (SIGKILL) but
+# containerd could not record it (`failed to update container state: failed to checkpoint
+# status to ...: no space left on device`), retried with backoff and reported it running; the
+# kubelet wrote only `Killing`, and no node condition changed. Only the runtime's log tells.
+RUNTIME_ERRORS = (
+    ("no space left on device", "its data disk is full, it cannot record the container's exit"),
+    ("DeadlineExceeded", "it is hung"),
+    ("operation not permitted", "a file with the immutable attribute in the container"),
+)
+
+
+def _container_id(facts: PodFacts, names: list[str]) -> str:
+    """The runtime's id of the first of the named containers (what the runtime logs)."""
+    for status in (as_dict(s) for s in as_list(status_of(facts.pod).get("containerStatuses"))):
+        found = text(status.get("containerID")).split("://")[-1]
+        if text(status.get("name")) in names and found:
+            return found
+    return facts.uid
+
+
+def _silent_runtime_remedies(facts: PodFacts, running: list[str]) -> tuple[Remedy, ...]:
+    """No event or node condition names the cause: what to look for on the node."""
+    return (
+        facts.log_errors("containerd", _container_id(facts, running), RUNTIME_ERRORS),
+        _disk_remedies(facts, None)[0],
     )
 
 
@@ -257,6 +287,7 @@ def explain_containers(facts: PodFacts) -> list[Blocker]:
         )
     elif hints:
         summary += f" ({hints[0].short})"
+    silent = () if hints else _silent_runtime_remedies(facts, running)
     generic = (_list_containers(facts), facts.kubelet_log())
     first = Remedy(
         "read the pod's events",
@@ -271,6 +302,6 @@ def explain_containers(facts: PodFacts) -> list[Blocker]:
                 *facts.node.unknown_evidence(),
                 *(e for h in hints for e in h.evidence),
             ),
-            unique_remedies([first, *(r for h in hints for r in h.remedies), *generic]),
+            unique_remedies([first, *(r for h in hints for r in h.remedies), *silent, *generic]),
         )
     ]

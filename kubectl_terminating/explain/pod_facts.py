@@ -378,6 +378,16 @@ class PodFacts:
     def kubelet_log(self, why: str = "read the kubelet's log for the pod") -> Remedy:
         return Remedy(self.on_node(why), f"journalctl -u kubelet --since -1h | grep {self.uid}")
 
+    def log_errors(self, unit: str, key: str, errors: tuple[tuple[str, str], ...]) -> Remedy:
+        """Where the API carries no event: the lines of a node service's log about `key` with
+        one of the error strings that tell the causes apart (each with what it means)."""
+        pattern = "|".join(error for error, _ in errors)
+        meanings = "; ".join(f"'{error}': {meaning}" for error, meaning in errors)
+        return Remedy(
+            self.on_node(f"no event says why: the {unit} log does ({meanings})"),
+            f"journalctl -u {unit} --since -1h | grep {key} | grep -E '{pattern}'",
+        )
+
     def force_delete(self, when: str) -> Remedy:
         return Remedy(
             "force delete the pod object",

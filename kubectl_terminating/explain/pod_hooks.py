@@ -35,6 +35,7 @@ class HungHook:
     container: str
     command: str  # the exec command, or the HTTP target
     started: JSON  # the `Started` event of the container
+    process: str  # what the hook's process shows in `ps` (a shell's script: see _process)
 
 
 def _hook_command(hook: JSON) -> str:
@@ -45,6 +46,19 @@ def _hook_command(hook: JSON) -> str:
     if http:
         return f"GET {text(http.get('path')) or '/'} on port {text(http.get('port'))}"
     return "?"
+
+
+SHELLS = frozenset({"sh", "bash", "ash", "dash", "/bin/sh", "/bin/bash", "/bin/ash", "/bin/dash"})
+
+
+def _process(hook: JSON) -> str:
+    """The text to look for in `ps`: for `sh -c SCRIPT` the script, because a shell execs a
+    lone command (seen on the real node: the hook `sh -c 'sleep 3601'` runs as `sleep 3601`)
+    and a shell that stays shows the script in its own command line."""
+    command = [text(c) for c in as_list(as_dict(hook.get("exec")).get("command"))]
+    if len(command) >= 3 and command[0] in SHELLS and command[1] == "-c":
+        return command[2]
+    return _hook_command(hook)
 
 
 def _started_event(facts: PodFacts, container: str) -> JSON | None:
@@ -75,7 +89,7 @@ def hung_post_start_hooks(facts: PodFacts) -> list[HungHook]:
             continue
         started = _started_event(facts, name)
         if started is not None:
-            hung.append(HungHook(name, _hook_command(hook), started))
+            hung.append(HungHook(name, _hook_command(hook), started, _process(hook)))
     return hung
 
 
@@ -96,7 +110,7 @@ def _blocker(facts: PodFacts, hook: HungHook) -> Blocker:
         (
             Remedy(
                 facts.on_node("find the hook's process"),
-                f"ps -eo pid,etime,args | grep -F -- {shlex.quote(hook.command)}",
+                f"ps -eo pid,etime,args | grep -F -- {shlex.quote(hook.process)}",
             ),
             Remedy(
                 facts.on_node(

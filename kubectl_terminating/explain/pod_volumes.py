@@ -284,14 +284,9 @@ TEARDOWN_ERRORS = (
 
 
 def _teardown_log_remedies(facts: PodFacts) -> list[Remedy]:
-    errors = "|".join(error for error, _ in TEARDOWN_ERRORS)
-    meanings = "; ".join(f"'{error}': {meaning}" for error, meaning in TEARDOWN_ERRORS)
     pod_dir = f"/var/lib/kubelet/pods/{facts.uid}"
     return [
-        Remedy(
-            facts.on_node(f"no event says why: the kubelet's log does ({meanings})"),
-            f"journalctl -u kubelet --since -1h | grep {facts.uid} | grep -E '{errors}'",
-        ),
+        facts.log_errors("kubelet", facts.uid, TEARDOWN_ERRORS),
         Remedy(
             facts.on_node("look for immutable files in the pod's volumes"),
             f"lsattr -R {pod_dir}/volumes 2>/dev/null | grep -- '-i-'",

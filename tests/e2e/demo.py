@@ -4,7 +4,13 @@
 
 A fresh state dir is seeded once; every run then plays the kubelet of the healthy nodes (renews
 their Leases), shows what is stuck and why, and last breaks the metrics APIService to show how
-one unavailable APIService holds every terminating namespace. `make demo-down` stops it all.
+one unavailable APIService holds every terminating namespace. Where the machine can run one
+(tests/e2e/node.py: Linux, root, Debian's containerd), a real node (containerd + kubelet) joins
+too, with one pod really stuck on it: a postStart hook that never returns.
+
+    python -m tests.e2e.demo down --state-dir .demo
+
+stops it all (`make demo-down`): the node from what it recorded, then the control plane.
 """
 
 from __future__ import annotations
@@ -14,10 +20,20 @@ import contextlib
 import os
 import subprocess
 import sys
+import time
+from datetime import datetime
 from pathlib import Path
 
 from tests.e2e import scenarios
-from tests.e2e.controlplane import ApiError, ControlPlane, ControlPlaneError, attach, up
+from tests.e2e.controlplane import (
+    ApiError,
+    ControlPlane,
+    ControlPlaneError,
+    _live_state,
+    attach,
+    down,
+    up,
+)
 from tests.e2e.kubelet import (
     apiservice_condition,
     create_apiservice,
@@ -29,9 +45,21 @@ from tests.e2e.kubelet import (
     renew_lease,
     wait_for,
 )
+from tests.e2e.node import (
+    RealNode,
+    busybox_pod,
+    ensure_packages,
+    recorded_name,
+    recorded_pids,
+    stop_recorded,
+    why_unavailable,
+)
 
 METRICS = "v1beta1.metrics.k8s.io"
 METRICS_PATH = f"/apis/apiregistration.k8s.io/v1/apiservices/{METRICS}"
+NODE_DIR = "node"  # the real node's state dir, under the demo's
+HOOKED = "hooked-0"  # the pod held by its postStart hook on the real node
+HOOKED_PATH = f"/api/v1/namespaces/shop/pods/{HOOKED}"
 NAMESPACES = ("legacy-app", "payments", "old-team", "archive", "ci-runners", "analytics")
 
 
@@ -54,13 +82,70 @@ def seed(cp: ControlPlane) -> None:
     scenarios.namespace_with_broken_conversion(cp, "analytics", "gizmos.demo.example.com")
 
 
-def play_kubelets(cp: ControlPlane) -> None:
-    """Renew the Lease of every node that reports Ready=True, as its kubelet would."""
+def play_kubelets(cp: ControlPlane, real: str | None) -> None:
+    """Renew the Lease of every node that reports Ready=True, as its kubelet would (not the
+    real node's: its kubelet does)."""
     for node in get(cp, "/api/v1/nodes").get("items") or []:
         conditions = node.get("status", {}).get("conditions") or []
-        if any(c["type"] == "Ready" and c["status"] == "True" for c in conditions):
+        if node["metadata"]["name"] != real and any(
+            c["type"] == "Ready" and c["status"] == "True" for c in conditions
+        ):
             with contextlib.suppress(ApiError):  # a node without a Lease: nothing to renew
                 renew_lease(cp, node["metadata"]["name"])
+
+
+def _start_real_node(cp: ControlPlane, node_dir: Path) -> str:
+    """The recorded node if its containerd and kubelet still run, else a fresh one that
+    outlives this command; its name."""
+    name = recorded_name(node_dir)
+    if name is not None and set(recorded_pids(node_dir)) == {"containerd", "kubelet"}:
+        return name
+    stop_recorded(node_dir)  # leftovers of a dead or half-dead one
+    print("starting a real node (containerd + kubelet)...", file=sys.stderr, flush=True)
+    node = RealNode(cp, node_dir, die_with_parent=False)
+    node.start()
+    node.record()
+    return node.name
+
+
+def _hold_pod_with_hook(cp: ControlPlane, node_name: str) -> None:
+    """A pod whose postStart hook never returns (hostPID: killing the container does not end
+    the hook), deleted: the kubelet's pod worker waits on the hook, so it stays Terminating.
+    Returns once the grace period is over."""
+    if get_or_none(cp, HOOKED_PATH) is None:
+        pod = busybox_pod(
+            node_name, HOOKED, "sleep 86400", grace=1, post_start="sleep 86401", host_pid=True
+        )
+        cp.api("POST", "/api/v1/namespaces/shop/pods", pod)
+        events = f"/api/v1/namespaces/shop/events?fieldSelector=involvedObject.name%3D{HOOKED}"
+        wait_for(
+            lambda: any(e.get("reason") == "Started" for e in get(cp, events).get("items") or []),
+            120.0,
+            interval=0.5,
+            message=f"{HOOKED} started on {node_name}",
+        )
+        delete(cp, HOOKED_PATH)
+    meta = get(cp, HOOKED_PATH)["metadata"]
+    deleted = datetime.fromisoformat(meta["deletionTimestamp"].replace("Z", "+00:00"))
+    left = deleted.timestamp() + meta.get("deletionGracePeriodSeconds", 0) + 1 - time.time()
+    time.sleep(max(0.0, left))  # the deadline: before it, the pod is not stuck yet
+
+
+def add_real_node(cp: ControlPlane, state_dir: Path) -> str | None:
+    """Join a real node and hold one pod on it for real; the node's name, or None (and one
+    line saying why) where this machine cannot run one."""
+    ensure_packages()
+    reason = why_unavailable()
+    try:
+        if reason is None:
+            name = _start_real_node(cp, state_dir / NODE_DIR)
+            _hold_pod_with_hook(cp, name)
+            return name
+    except (RuntimeError, ControlPlaneError, ApiError, TimeoutError) as error:
+        stop_recorded(state_dir / NODE_DIR)
+        reason = str(error).splitlines()[0]
+    print(f"no real node in this demo: {reason}", file=sys.stderr)
+    return None
 
 
 def wait_for_namespace_controller(cp: ControlPlane, timeout: float = 30.0) -> None:
@@ -96,6 +181,8 @@ def _say(text: str) -> None:
 
 
 def demo(state_dir: Path) -> int:
+    if _live_state(state_dir) is None:  # a new control plane: a recorded node's is gone
+        stop_recorded(state_dir / NODE_DIR)
     kubeconfig = up(state_dir)
     cp = attach(state_dir)
     try:
@@ -104,11 +191,16 @@ def demo(state_dir: Path) -> int:
             seed(cp)
         if get_or_none(cp, METRICS_PATH) is not None:  # left by an earlier run: start without
             delete(cp, METRICS_PATH)
-        play_kubelets(cp)
+        real = add_real_node(cp, state_dir)
+        play_kubelets(cp, real)
         wait_for_namespace_controller(cp)
     finally:
         cp.detach()
     _plugin(kubeconfig, "pods", "-A")
+    if real is not None:
+        _say(f"{HOOKED} runs on {real}, a real node (containerd + kubelet): its postStart hook")
+        print("# never returns, and the kubelet tears the pod down only after it does.")
+        _plugin(kubeconfig, "pods", "-n", "shop", HOOKED, "--explain")
     _plugin(kubeconfig, "ns")
     _say("analytics: its CRD's conversion webhook is gone. About 30 s later (1.36) the API server")
     print("# cannot list that type at all, which stalls the namespace controller everywhere.")
@@ -139,11 +231,16 @@ Stop it (only the processes the demo started):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.e2e.demo")
-    parser.add_argument("command", choices=["up"])
+    parser.add_argument("command", choices=["up", "down"])
     parser.add_argument("--state-dir", type=Path, required=True)
     args = parser.parse_args(argv)
+    state_dir = args.state_dir.resolve()
+    if args.command == "down":
+        stopped = stop_recorded(state_dir / NODE_DIR) + down(state_dir)
+        print(f"stopped {len(stopped)} processes", file=sys.stderr)
+        return 0
     try:
-        return demo(args.state_dir.resolve())
+        return demo(state_dir)
     except ControlPlaneError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -34,7 +34,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.controlplane import ControlPlane, _Proc, free_port
+from tests.e2e.controlplane import (
+    ControlPlane,
+    _kill_group,
+    _pid_alive,
+    _pid_cmdline,
+    _Proc,
+    free_port,
+)
 
 JSON = dict[str, Any]
 
@@ -46,6 +53,7 @@ K8S_NAMESPACE = "k8s.io"  # containerd's namespace for the CRI
 START_TIMEOUT = 120.0
 # busybox applets the tests use; each is a symlink to /bin/busybox in the image
 APPLETS = ("sh", "sleep", "cat", "echo", "ls", "mount", "umount", "touch", "true", "trap")
+STATE_FILE = "node.json"  # what a detached node (make demo) records for `stop_recorded`
 
 
 def why_unavailable() -> str | None:
@@ -166,13 +174,57 @@ def oci_archive() -> bytes:
     return out.getvalue()
 
 
+def busybox_pod(
+    node_name: str,
+    name: str,
+    command: str,
+    grace: int = 2,
+    volume: bool = False,
+    post_start: str | None = None,
+    pre_stop: str | None = None,
+    host_pid: bool = False,
+) -> JSON:
+    """A pod on the real node running `sh -c command` in IMAGE with hostNetwork (no pod
+    network needed); `volume` adds an emptyDir `scratch` on /data, the hooks are `sh -c`."""
+    container: JSON = {
+        "name": "app",
+        "image": IMAGE,
+        "imagePullPolicy": "Never",
+        "command": ["sh", "-c", command],
+    }
+    lifecycle = {
+        key: {"exec": {"command": ["sh", "-c", hook]}}
+        for key, hook in (("postStart", post_start), ("preStop", pre_stop))
+        if hook
+    }
+    if lifecycle:
+        container["lifecycle"] = lifecycle
+    spec: JSON = {
+        "nodeName": node_name,
+        "hostNetwork": True,
+        "hostPID": host_pid,
+        "terminationGracePeriodSeconds": grace,
+        "containers": [container],
+    }
+    if volume:
+        spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
+        container["volumeMounts"] = [{"name": "scratch", "mountPath": "/data"}]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
 # --- the node ----------------------------------------------------------------------------------
 
 
 class RealNode:
     """containerd + kubelet in `state_dir`, registered as node `name` with the control plane."""
 
-    def __init__(self, cp: ControlPlane, state_dir: Path | str, name: str = "") -> None:
+    def __init__(
+        self,
+        cp: ControlPlane,
+        state_dir: Path | str,
+        name: str = "",
+        die_with_parent: bool = True,
+    ) -> None:
         self.cp = cp
         self.state_dir = Path(state_dir).resolve()
         suffix = secrets.token_hex(3)
@@ -180,8 +232,11 @@ class RealNode:
         self.bridge = f"ktb{suffix}"  # 15 characters at most: an interface name
         self.socket = self.state_dir / "containerd.sock"
         self.kubelet_root = self.state_dir / "kubelet"
-        self.containerd = _Proc("containerd", [], self.state_dir / "containerd.log")
-        self.kubelet = _Proc("kubelet", [], self.state_dir / "kubelet.log")
+        # die_with_parent=False for `make demo`: the node outlives the command that started it
+        # and is stopped later from what `record` wrote (`stop_recorded`).
+        logs = self.state_dir
+        self.containerd = _Proc("containerd", [], logs / "containerd.log", die_with_parent)
+        self.kubelet = _Proc("kubelet", [], logs / "kubelet.log", die_with_parent)
 
     # -- lifecycle --
 
@@ -234,11 +289,17 @@ class RealNode:
         try:
             self.kubelet.stop()
             if self.containerd.running() and self.socket.exists():
-                self._remove_containers()
+                _remove_containers(self.socket)
             self.containerd.stop()
         finally:
-            self._kill_shims()
-            self._unmount_all()
+            _kill_leftovers(self.state_dir, self.socket)
+            _unmount_all(self.state_dir)
+
+    def record(self) -> None:
+        """Write what `stop_recorded` needs to stop this node from another process."""
+        pids = {p.name: p.pid for p in (self.containerd, self.kubelet) if p.pid and p.running()}
+        state = {"name": self.name, "socket": str(self.socket), "pids": pids}
+        (self.state_dir / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
 
     def __enter__(self) -> RealNode:
         self.start()
@@ -250,22 +311,24 @@ class RealNode:
     # -- helpers for tests --
 
     def ctr(self, *args: str, check: bool = True) -> str:
-        result = subprocess.run(
-            ["ctr", "--address", str(self.socket), "--namespace", K8S_NAMESPACE, *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        if check and result.returncode != 0:
-            raise RuntimeError(f"ctr {' '.join(args)}: {result.stderr.strip()}")
-        return result.stdout
+        return _ctr(self.socket, *args, check=check)
 
     def import_image(self) -> None:
         archive = self.state_dir / "busybox-oci.tar"
         archive.write_bytes(oci_archive())
         self.ctr("images", "import", "--no-unpack", str(archive))
         self.ctr("images", "import", str(archive))
+
+    def processes(self, argv: list[str]) -> list[int]:
+        """Pids running exactly argv inside this node's containers (a hook's process too)."""
+        prefix = f"{self.state_dir}/"
+        return [
+            int(entry.name)
+            for entry in Path("/proc").iterdir()
+            if entry.name.isdigit()
+            and _pid_cmdline(int(entry.name)) == argv
+            and _root_under(int(entry.name), prefix)
+        ]
 
     def pod_dir(self, uid: str) -> Path:
         return self.kubelet_root / "pods" / uid
@@ -410,43 +473,129 @@ disabled_plugins = [
         config.write_text(json.dumps(settings, indent=2))
         return config
 
-    def _remove_containers(self) -> None:
-        for task in self.ctr("tasks", "ls", "-q", check=False).split():
-            self.ctr("tasks", "kill", "--signal", "SIGKILL", "--all", task, check=False)
-        time.sleep(0.5)
-        for task in self.ctr("tasks", "ls", "-q", check=False).split():
-            self.ctr("tasks", "delete", "--force", task, check=False)
-        for container in self.ctr("containers", "ls", "-q", check=False).split():
-            self.ctr("containers", "delete", container, check=False)
 
-    def _kill_shims(self) -> None:
-        """The shims of this node's containerd (they outlive it by design) and their children."""
-        marker = str(self.socket)
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if "containerd-shim" in cmdline and marker in cmdline:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(int(entry.name), signal.SIGKILL)
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(int(entry.name), signal.SIGKILL)
+# --- stopping (also from a recorded state, for make demo-down) ----------------------------------
 
-    def _unmount_all(self) -> None:
-        prefix = str(self.state_dir) + "/"
-        for _ in range(3):
-            mounts = [
-                line.split()[1].encode().decode("unicode_escape")
-                for line in Path("/proc/self/mounts").read_text().splitlines()
-                if line.split()[1].startswith(prefix)
-            ]
-            if not mounts:
-                return
-            for path in sorted(mounts, key=len, reverse=True):
-                subprocess.run(["umount", "-l", path], capture_output=True, check=False)
+
+def _ctr(socket: Path, *args: str, check: bool = True) -> str:
+    result = subprocess.run(
+        ["ctr", "--address", str(socket), "--namespace", K8S_NAMESPACE, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if check and result.returncode != 0:
+        raise RuntimeError(f"ctr {' '.join(args)}: {result.stderr.strip()}")
+    return result.stdout
+
+
+def _remove_containers(socket: Path) -> None:
+    for task in _ctr(socket, "tasks", "ls", "-q", check=False).split():
+        _ctr(socket, "tasks", "kill", "--signal", "SIGKILL", "--all", task, check=False)
+    time.sleep(0.5)
+    for task in _ctr(socket, "tasks", "ls", "-q", check=False).split():
+        _ctr(socket, "tasks", "delete", "--force", task, check=False)
+    for container in _ctr(socket, "containers", "ls", "-q", check=False).split():
+        _ctr(socket, "containers", "delete", container, check=False)
+
+
+def _root_under(pid: int, prefix: str) -> bool:
+    """True if the process's root filesystem (a container's rootfs: a snapshot of this node's
+    containerd) lies under prefix. /proc/PID/root reads `/` across mount namespaces; the
+    mountinfo line of the mount on `/` names its source directory."""
+    try:
+        lines = Path(f"/proc/{pid}/mountinfo").read_text().splitlines()
+    except OSError:
+        return False
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 4 and fields[4] == "/":
+            return fields[3].startswith(prefix)
+    return False
+
+
+def _kill_leftovers(state_dir: Path, socket: Path) -> None:
+    """The shims of this node's containerd (they outlive it by design) and their children, and
+    any process running in one of its containers' root filesystems: a container's, or a hook's
+    exec'd into one (a postStart hook in a hostPID pod outlives its container)."""
+    marker, prefix = str(socket), f"{state_dir}/"
+    killed = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        pid = int(entry.name)
+        cmdline = " ".join(_pid_cmdline(pid))
+        shim = "containerd-shim" in cmdline and marker in cmdline
+        if shim:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+        if shim or _root_under(pid, prefix):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+    deadline = time.monotonic() + 10.0  # gone when this returns, not only signalled
+    while any(_pid_alive(pid) for pid in killed) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _unmount_all(state_dir: Path) -> None:
+    prefix = str(state_dir) + "/"
+    for _ in range(3):
+        mounts = [
+            line.split()[1].encode().decode("unicode_escape")
+            for line in Path("/proc/self/mounts").read_text().splitlines()
+            if line.split()[1].startswith(prefix)
+        ]
+        if not mounts:
+            return
+        for path in sorted(mounts, key=len, reverse=True):
+            subprocess.run(["umount", "-l", path], capture_output=True, check=False)
+
+
+def _recorded(state_dir: Path) -> dict[str, Any]:
+    try:
+        state: dict[str, Any] = json.loads((state_dir / STATE_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return state
+
+
+def recorded_pids(state_dir: Path) -> dict[str, int]:
+    """The recorded pids that still run their program on this state dir (not a reused pid)."""
+    state_dir = state_dir.resolve()
+    return {
+        name: int(pid)
+        for name, pid in (_recorded(state_dir).get("pids") or {}).items()
+        if _pid_alive(int(pid))
+        and any(a.endswith(name) for a in _pid_cmdline(int(pid))[:1])
+        and any(str(state_dir) in a for a in _pid_cmdline(int(pid)))
+    }
+
+
+def recorded_name(state_dir: Path) -> str | None:
+    name = _recorded(state_dir.resolve()).get("name")
+    return str(name) if name else None
+
+
+def stop_recorded(state_dir: Path) -> list[int]:
+    """Stop the node `record` wrote into state_dir, from any process: the kubelet, the
+    containers, containerd, the shims and what runs in the containers; then unmount everything
+    under state_dir. Returns the recorded pids stopped."""
+    state_dir = state_dir.resolve()
+    state, pids = _recorded(state_dir), recorded_pids(state_dir)
+    socket = Path(state.get("socket") or state_dir / "containerd.sock")
+    if "kubelet" in pids:
+        _kill_group(pids["kubelet"])
+    if "containerd" in pids and socket.exists():
+        _remove_containers(socket)
+    if "containerd" in pids:
+        _kill_group(pids["containerd"])
+    _kill_leftovers(state_dir, socket)
+    _unmount_all(state_dir)
+    with contextlib.suppress(FileNotFoundError):
+        (state_dir / STATE_FILE).unlink()
+    return list(pids.values())
 
 
 @contextlib.contextmanager

@@ -9,7 +9,9 @@ hostNetwork, so no pod network is set up. Waits poll; nothing sleeps a guessed t
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,13 +20,20 @@ from typing import Any
 import pytest
 
 from tests.e2e.cli import run_json
-from tests.e2e.controlplane import DEFAULT_CONTROLLERS, ApiError, ControlPlane, build_binaries
+from tests.e2e.controlplane import (
+    DEFAULT_CONTROLLERS,
+    ApiError,
+    ControlPlane,
+    _pid_cmdline,
+    build_binaries,
+)
 from tests.e2e.kubelet import create_namespace, unique_ns
-from tests.e2e.node import IMAGE, RealNode, ensure_packages, why_unavailable
+from tests.e2e.node import RealNode, _root_under, busybox_pod, ensure_packages, why_unavailable
 
 pytestmark = [pytest.mark.e2e, pytest.mark.node]
 
 JSON = dict[str, Any]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 # The node lifecycle controller marks a silent node Unknown after this (kubelet posts every 10s).
 NODE_MONITOR_GRACE = "20s"
 WAIT = 120.0  # the longest any state takes to appear on a loaded 2-core machine
@@ -77,43 +86,10 @@ def wait_until(what: str, done: Callable[[], Any], timeout: float = WAIT) -> Any
         time.sleep(1.0)
 
 
-def start_pod(
-    node: RealNode,
-    ns: str,
-    name: str,
-    command: str,
-    grace: int = 2,
-    volume: bool = False,
-    post_start: str | None = None,
-    pre_stop: str | None = None,
-    host_pid: bool = False,
-) -> JSON:
-    """A busybox pod on the real node running `sh -c command`; returned once it runs (or, with
-    a postStart hook, once the runtime started it)."""
-    container: JSON = {
-        "name": "app",
-        "image": IMAGE,
-        "imagePullPolicy": "Never",
-        "command": ["sh", "-c", command],
-    }
-    lifecycle = {
-        key: {"exec": {"command": ["sh", "-c", hook]}}
-        for key, hook in (("postStart", post_start), ("preStop", pre_stop))
-        if hook
-    }
-    if lifecycle:
-        container["lifecycle"] = lifecycle
-    spec: JSON = {
-        "nodeName": node.name,
-        "hostNetwork": True,
-        "hostPID": host_pid,
-        "terminationGracePeriodSeconds": grace,
-        "containers": [container],
-    }
-    if volume:
-        spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
-        container["volumeMounts"] = [{"name": "scratch", "mountPath": "/data"}]
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+def start_pod(node: RealNode, ns: str, name: str, command: str, **options: Any) -> JSON:
+    """A busybox pod on the real node (`busybox_pod`'s options) running `sh -c command`;
+    returned once it runs (or, with a postStart hook, once the runtime started it)."""
+    pod = busybox_pod(node.name, name, command, **options)
     created = node.cp.api("POST", f"/api/v1/namespaces/{ns}/pods", pod)
 
     def running() -> JSON | None:
@@ -121,7 +97,7 @@ def start_pod(
         states = [
             s.get("state") or {} for s in current.get("status", {}).get("containerStatuses") or []
         ]
-        if post_start:
+        if options.get("post_start"):
             return current if started_event(node, ns, name) else None
         return current if states and "running" in states[0] else None
 
@@ -138,11 +114,16 @@ def get_pod(node: RealNode, ns: str, name: str) -> JSON | None:
         raise
 
 
-def started_event(node: RealNode, ns: str, name: str) -> bool:
+def events_of(node: RealNode, ns: str, name: str) -> list[JSON]:
     events = node.cp.api(
         "GET", f"/api/v1/namespaces/{ns}/events?fieldSelector=involvedObject.name%3D{name}"
     )
-    return any(e.get("reason") == "Started" for e in events.get("items") or [])
+    found: list[JSON] = events.get("items") or []
+    return found
+
+
+def started_event(node: RealNode, ns: str, name: str) -> bool:
+    return any(e.get("reason") == "Started" for e in events_of(node, ns, name))
 
 
 def delete_pod(node: RealNode, ns: str, name: str) -> None:
@@ -282,6 +263,45 @@ def test_busy_mount_in_a_volume(node: RealNode, ns: str, tmp_path: Path) -> None
     wait_gone(node, ns, "app-3")
 
 
+def test_full_disk_under_the_runtime_root(node: RealNode, ns: str) -> None:
+    """A full filesystem (a 16 MiB tmpfs, filled) under containerd's record of one container:
+    the container is killed, but containerd cannot checkpoint its exit and keeps reporting it
+    running; the kubelet writes no event after `Killing`, only containerd's log says why."""
+    start_pod(node, ns, "app-5", "sleep 3600")
+    current = get_pod(node, ns, "app-5") or {}
+    container_id = current["status"]["containerStatuses"][0]["containerID"].split("//")[1]
+    record = (
+        node.state_dir / "containerd-root" / "io.containerd.grpc.v1.cri" / "containers"
+    ) / container_id
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(record)], check=True)
+    try:
+        fill = subprocess.run(
+            ["dd", "if=/dev/zero", f"of={record}/fill", "bs=1M"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert "No space left on device" in fill.stderr
+        delete_pod(node, ns, "app-5")
+        item = wait_for_blocker(node, ns, "app-5", "containers-running")
+        blocker = item["blockers"][0]
+        assert blocker["summary"].startswith("app still running ")
+        commands = [r.get("command", "") for r in blocker["remedy"]]
+        assert any(c.startswith("journalctl -u containerd") and container_id in c for c in commands)
+        assert any("no space left on device" in r["description"] for r in blocker["remedy"])
+        containerd_log = node.state_dir / "containerd.log"
+        wait_until(
+            "containerd's checkpoint error",
+            lambda: f"containers/{container_id}/.tmp-status" in containerd_log.read_text()
+            and "no space left on device" in containerd_log.read_text(),
+        )
+        reasons = [e["reason"] for e in events_of(node, ns, "app-5")]
+        assert "Killing" in reasons and "FailedKillPod" not in reasons
+    finally:
+        subprocess.run(["umount", str(record)], check=False)
+    wait_gone(node, ns, "app-5")
+
+
 def test_post_start_hook_that_never_returns(node: RealNode, ns: str) -> None:
     hook = "sleep 3601"  # its own command line: the hook's process is found and ended by it
     start_pod(node, ns, "app-4", "sleep 3600", post_start=hook, host_pid=True)
@@ -294,8 +314,13 @@ def test_post_start_hook_that_never_returns(node: RealNode, ns: str) -> None:
         assert "Started" in blocker["evidence"][1]["message"]
         assert item["phase"] == "Pending"
         assert "volumes-not-reclaimed" not in [b["type"] for b in item["blockers"]]
+        # the remedy's `ps | grep` finds the hook's process on the node (this machine)
+        find = next(r["command"] for r in blocker["remedy"] if r["command"].startswith("ps "))
+        listed = subprocess.run(["sh", "-c", find], capture_output=True, text=True, check=False)
+        assert any(line.split(None, 2)[2] == hook for line in listed.stdout.splitlines()), find
     finally:
-        subprocess.run(["pkill", "-f", f"^{hook}"], check=False)
+        for pid in node.processes(hook.split()):  # the hook's own process, in this node only
+            os.kill(pid, signal.SIGKILL)
     wait_gone(node, ns, "app-4")
 
 
@@ -317,3 +342,50 @@ def test_slow_to_stop_is_not_stuck(
     assert "grace-period" in [b["type"] for b in item["blockers"]]
     assert not [b for b in item["blockers"] if b["type"] not in ("grace-period",)], item
     wait_gone(node, ns, name)
+
+
+def leftovers(state_dir: Path) -> list[str]:
+    """Processes naming state_dir (kubelet, containerd, shims) or running in one of its
+    containers' root filesystems, and mounts under it."""
+    prefix = f"{state_dir}/"
+    procs = [
+        " ".join(_pid_cmdline(int(p.name)))
+        for p in Path("/proc").iterdir()
+        if p.name.isdigit()
+        and int(p.name) != os.getpid()
+        and (prefix in " ".join(_pid_cmdline(int(p.name))) or _root_under(int(p.name), prefix))
+    ]
+    mounts = [line for line in Path("/proc/mounts").read_text().splitlines() if prefix in line]
+    return procs + mounts
+
+
+@pytest.mark.parametrize("runtime_down", [False, True])
+def test_a_recorded_node_is_stopped_from_another_process(
+    node: RealNode, tmp_path: Path, runtime_down: bool
+) -> None:
+    """`make demo-down`: a node started detached (as `make demo` does) is stopped by another
+    process from what it recorded, with nothing left: no kubelet, containerd, shim or container
+    process (a hook's too: in a hostPID pod it outlives its container), no mount; also when
+    containerd is already gone and cannot be asked to kill its containers."""
+    detached = RealNode(node.cp, tmp_path / "detached", die_with_parent=False)
+    try:
+        detached.start()
+        detached.record()
+        ns = unique_ns("real")
+        create_namespace(node.cp, ns)
+        start_pod(detached, ns, "hooked", "sleep 3600", post_start="sleep 3602", host_pid=True)
+        delete_pod(detached, ns, "hooked")
+        assert detached.processes(["sleep", "3602"])
+        if runtime_down:
+            detached.stop_containerd()
+        down = "import sys; from pathlib import Path; from tests.e2e.node import stop_recorded; "
+        down += "stop_recorded(Path(sys.argv[1]))"
+        subprocess.run(
+            [sys.executable, "-c", down, str(detached.state_dir)],
+            cwd=REPO_ROOT,
+            check=True,
+            timeout=180,
+        )
+        assert leftovers(detached.state_dir) == []
+    finally:
+        detached.stop()

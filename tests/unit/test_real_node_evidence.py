@@ -76,8 +76,25 @@ def test_teardown_failure_with_no_event_points_at_the_kubelet_log(name: str, tel
     assert any(tells in c and "journalctl -u kubelet" in c for c in commands)
 
 
+def test_full_disk_under_the_runtime_root_points_at_the_runtime_log() -> None:
+    """containerd's root full: the container exited but containerd could not checkpoint its
+    status (`no space left on device`, only in containerd's log); the kubelet still sees it
+    running and wrote no event after `Killing`."""
+    blocker = main_blocker("full-disk")
+    assert blocker["type"] == "containers-running"
+    assert blocker["summary"].startswith("app still running ")
+    commands = [r.get("command", "") for r in blocker["remedy"]]
+    runtime_log = [c for c in commands if c.startswith("journalctl -u containerd")]
+    assert (
+        runtime_log
+        and "969ad238dbe90bf0b4fc930db5ddc7a180fb75667f3ab2eabb964e2ed3b40458" in (runtime_log[0])
+    )
+    assert any("no space left on device" in r["description"] for r in blocker["remedy"])
+    assert any(c.startswith("df -h /var/lib/containerd") for c in commands)
+
+
 @pytest.mark.parametrize(
-    "name", ["runtime-down", "posthook-never-returns", "immutable-file", "busy-mount"]
+    "name", ["runtime-down", "posthook-never-returns", "immutable-file", "busy-mount", "full-disk"]
 )
 def test_explain_rendering(name: str) -> None:
     out, _ = explained(name, explain=True)

@@ -10,6 +10,7 @@ from kubectl_terminating.render.style import Style, safe
 from kubectl_terminating.timeutil import human_duration
 
 COLUMN_GAP = "   "
+FAILED_CHECK = "could not "  # how every read that failed is worded (view.ReadFailed, lists)
 _SGR = re.compile(r"\x1b\[[0-9;]*m")  # colour codes take no room on the screen
 
 
@@ -42,8 +43,9 @@ def overdue_cell(finding: Finding) -> str:
 def not_possible(finding: Finding, style: Style) -> str:
     """` (2 checks not possible)` when reads failed (RBAC, a slow API): the one-line answer
     may then be incomplete, and the table must say so, not only stderr (`--explain` and
-    `-o json` name each check)."""
-    count = len(finding.warnings)
+    `-o json` name each check). Other warnings (content a namespace will leave behind, pods
+    not all explained) are not failed checks."""
+    count = sum(w.startswith(FAILED_CHECK) for w in finding.warnings)
     if not count:
         return ""
     return " " + style.yellow(f"({count} check{'' if count == 1 else 's'} not possible)")

@@ -19,6 +19,8 @@ from kubectl_terminating.explain.namespace_evidence import (
 )
 from kubectl_terminating.explain.namespaces import explain_namespace
 from kubectl_terminating.model import JSON, Finding
+from kubectl_terminating.render.style import Style
+from kubectl_terminating.render.table import blocker_cell
 from kubectl_terminating.resources import Resource
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.view import Discovery
@@ -154,6 +156,16 @@ def test_past_the_content_phase_only_its_own_finalizers_hold_it() -> None:
         "kubectl terminating all -n archive --explain"
     )
     assert blocker.remedy[-1].destructive  # removing it by hand still comes last
+
+
+def test_content_left_behind_is_no_failed_check_in_the_table() -> None:
+    ns = namespace([], ["example.com/archive"])
+    finding = explain(ns, widget("w1", ["example.com/cleanup"]))
+    assert any("left behind" in w for w in finding.warnings)
+    cell = blocker_cell(finding, Style(color=False))
+    assert "not possible" not in cell, cell
+    finding.warnings.append("could not read leases.coordination.k8s.io: forbidden")
+    assert blocker_cell(finding, Style(color=False)).endswith("(1 check not possible)")
 
 
 def test_a_spec_finalizer_past_the_content_phase_is_the_main_blocker() -> None:

@@ -17,7 +17,7 @@ from click.core import ParameterSource
 
 from kubectl_terminating import __version__
 from kubectl_terminating.errors import UsageError
-from kubectl_terminating.options import KINDS, OUTPUTS, Options
+from kubectl_terminating.options import OUTPUTS, Options
 
 F = TypeVar("F", bound=Callable[..., Any])
 PROG = "kubectl terminating"
@@ -487,8 +487,6 @@ def fix(ctx: click.Context, /, kind: str, names: tuple[str, ...], **flags: Any) 
 
     ctx.exit(run_fix(options, fix_options))
 
-
-assert set(cli.commands) == {*KINDS, "dump", "fix"}
 
 
 def _restore_library_path() -> None:

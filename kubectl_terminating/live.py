@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from kubectl_terminating.client import ACCEPT_METADATA, Client
 from kubectl_terminating.discovery import discover
 from kubectl_terminating.errors import ApiError, Forbidden, NotFound, Unauthorized
-from kubectl_terminating.find import Found, Scope, find_all, find_namespaces, find_pods
+from kubectl_terminating.find import find_all, find_namespaces, find_pods
 from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import (
     APISERVICES,
@@ -43,6 +43,7 @@ from kubectl_terminating.resources import (
     Resource,
     typed,
 )
+from kubectl_terminating.source import Found, Scope
 from kubectl_terminating.view import ContentListing, Discovery, ReadFailed
 
 T = TypeVar("T")

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
+from kubectl_terminating import kinds
 from kubectl_terminating import run as run_module
 from kubectl_terminating.cli import GLOBAL_NAMES, GlobalGroup, cli, main, pflag_style
 from kubectl_terminating.completion import complete
-from kubectl_terminating.options import Options
+from kubectl_terminating.options import KINDS, Options
 
 
 def parsed(monkeypatch: pytest.MonkeyPatch, *args: str) -> Options:
@@ -29,6 +30,11 @@ def parsed(monkeypatch: pytest.MonkeyPatch, *args: str) -> Options:
         main(list(args))
     assert exited.value.code == 0
     return seen[0]
+
+
+def test_every_kind_has_its_command_and_its_registry_entry() -> None:
+    assert set(cli.commands) == {*KINDS, "dump", "fix"}
+    assert tuple(kind.command for kind in kinds.KINDS) == KINDS
 
 
 def test_global_flags_before_and_after_the_command_mean_the_same(
@@ -134,7 +140,7 @@ def test_library_log_records_never_reach_stderr_once_connected() -> None:
     noise = "import logging; logging.getLogger('kubernetes.config').warning('library noise')"
     assert "library noise" in _stderr_of(noise)  # Python's default: printed
     connect = (
-        "import io; from kubectl_terminating.run import connect; "
+        "import io; from kubectl_terminating.connection import connect; "
         "from kubectl_terminating.options import Options; "
         "connect(Options(kind='pods', server='https://h:1', token='t'), io.StringIO()); "
     )

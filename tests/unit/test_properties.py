@@ -39,7 +39,7 @@ from kubectl_terminating.model import (
     ObjectRef,
     Remedy,
 )
-from kubectl_terminating.options import Options
+from kubectl_terminating.options import Options, PrintOptions
 from kubectl_terminating.render import explain, structured, table
 from kubectl_terminating.render.style import Style
 from kubectl_terminating.resources import (
@@ -627,10 +627,10 @@ def render_everything(findings: list[Finding]) -> None:
         style = Style(color=color)
         outputs = [
             explain.explain_text(findings, style),
-            table.pods_table(findings, True, True, False, style),
-            table.pods_table(findings, False, False, True, style),
-            table.namespaces_table(findings, True, False, style),
-            table.objects_table(findings, True, False, style),
+            table.pods_table(findings, PrintOptions(all_namespaces=True, wide=True, style=style)),
+            table.pods_table(findings, PrintOptions(no_headers=True, style=style)),
+            table.namespaces_table(findings, PrintOptions(wide=True, style=style)),
+            table.objects_table(findings, PrintOptions(all_namespaces=True, style=style)),
         ]
         for output in outputs:
             assert_terminal_safe(output, color)

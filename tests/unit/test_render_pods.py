@@ -18,6 +18,7 @@ import pytest
 
 from kubectl_terminating.explain.pods import explain_pod
 from kubectl_terminating.model import JSON, Finding
+from kubectl_terminating.options import PrintOptions
 from kubectl_terminating.render.explain import explain_text
 from kubectl_terminating.render.structured import to_json, to_names
 from kubectl_terminating.render.style import Style
@@ -215,21 +216,23 @@ def test_cases_are_what_they_claim(findings: list[Finding]) -> None:
 
 
 def test_table(findings: list[Finding]) -> None:
-    assert_golden("pods/table.txt", pods_table(findings, False, False, False, PLAIN))
+    assert_golden("pods/table.txt", pods_table(findings, PrintOptions()))
 
 
 def test_table_all_namespaces(findings: list[Finding]) -> None:
-    assert_golden("pods/table-all-namespaces.txt", pods_table(findings, True, False, False, PLAIN))
+    assert_golden(
+        "pods/table-all-namespaces.txt", pods_table(findings, PrintOptions(all_namespaces=True))
+    )
 
 
 def test_table_wide(findings: list[Finding]) -> None:
-    assert_golden("pods/table-wide.txt", pods_table(findings, False, True, False, PLAIN))
+    assert_golden("pods/table-wide.txt", pods_table(findings, PrintOptions(wide=True)))
 
 
 def test_table_all_namespaces_wide_no_headers(findings: list[Finding]) -> None:
-    table = pods_table(findings, True, True, True, PLAIN)
+    table = pods_table(findings, PrintOptions(all_namespaces=True, wide=True, no_headers=True))
     assert_golden("pods/table-all-namespaces-wide-no-headers.txt", table)
-    with_headers = pods_table(findings, True, True, False, PLAIN).splitlines()
+    with_headers = pods_table(findings, PrintOptions(all_namespaces=True, wide=True)).splitlines()
     assert with_headers[0].split() == [
         "NAMESPACE",
         "NAME",
@@ -245,7 +248,7 @@ def test_table_all_namespaces_wide_no_headers(findings: list[Finding]) -> None:
 
 
 def test_table_header_is_kubectl_like(findings: list[Finding]) -> None:
-    header = pods_table(findings, False, False, False, PLAIN).splitlines()[0]
+    header = pods_table(findings, PrintOptions()).splitlines()[0]
     assert re.fullmatch(r"NAME {3,}NODE {3,}TERMINATING {3}OVERDUE {3}BLOCKER", header)
 
 
@@ -281,7 +284,7 @@ def test_names(findings: list[Finding]) -> None:
 
 
 def test_colour_marks_stuck_red_and_grace_dim(findings: list[Finding]) -> None:
-    table = pods_table(findings, False, False, False, Style(color=True))
+    table = pods_table(findings, PrintOptions(style=Style(color=True)))
     rows = {line.split()[0]: line for line in table.splitlines()[1:]}
     assert "\x1b[31mnode worker-9 no longer exists\x1b[0m" in rows["cache-0"]
     assert "\x1b[2mstill inside its grace period" in rows["slow-0"]
@@ -313,7 +316,7 @@ def test_control_characters_are_escaped(color: bool) -> None:
     assert finding.main_blocker is not None
     assert "\x1b[2J" in finding.main_blocker.evidence[-1].message  # the data really has them
     style = Style(color=color)
-    table = pods_table([finding], True, True, False, style)
+    table = pods_table([finding], PrintOptions(all_namespaces=True, wide=True, style=style))
     text = explain_text([finding], style)
     for out in (table, text):
         _no_raw_controls(SGR.sub("", out) if color else out)  # only our own colour codes

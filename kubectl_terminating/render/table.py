@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from kubectl_terminating.model import GRACE_PERIOD, Finding
 from kubectl_terminating.options import PrintOptions
+from kubectl_terminating.render.structured import kind_group
 from kubectl_terminating.render.style import Style, safe
 from kubectl_terminating.timeutil import human_duration
 
@@ -103,7 +104,7 @@ NAMESPACE_COLUMNS = (
     WIDE_FINALIZERS,
 )
 OBJECT_COLUMNS = (
-    Column("KIND", lambda f, _: safe(_kind_group(f))),
+    Column("KIND", lambda f, _: safe(kind_group(f, f.kind))),
     NAME,
     TERMINATING,
     Column("FINALIZERS", lambda f, _: _finalizers(f)),
@@ -146,8 +147,3 @@ def _containers(finding: Finding) -> str:
 def _remaining(finding: Finding) -> str:
     remaining = finding.remaining_count
     return "<unknown>" if remaining is None else str(remaining)
-
-
-def _kind_group(finding: Finding) -> str:
-    group = finding.api_version.rpartition("/")[0]
-    return f"{finding.kind}.{group}" if group else finding.kind

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from kubectl_terminating.model import Finding
-from kubectl_terminating.render.structured import as_list
+from kubectl_terminating.render.structured import list_document
 from kubectl_terminating.render.summary import summary_text
 from kubectl_terminating.summary import group_by_cause
 from tests.unit.golden import assert_golden
@@ -98,7 +98,7 @@ def test_summary_lines(outage: list[Finding]) -> None:
 
 
 def test_json_summary_block(outage: list[Finding]) -> None:
-    summary = as_list(outage, [])["summary"]
+    summary = list_document(outage, [])["summary"]
     assert [g["count"] for g in summary] == [45, 4, 3, 2, 1]
     first = summary[0]
     assert first["type"] == "node-not-ready"

@@ -488,7 +488,6 @@ def fix(ctx: click.Context, /, kind: str, names: tuple[str, ...], **flags: Any) 
     ctx.exit(run_fix(options, fix_options))
 
 
-
 def _restore_library_path() -> None:
     # A PyInstaller build points LD_LIBRARY_PATH at its own bundle; exec credential plugins
     # (aws, gcloud, kubelogin) started from here must get the user's original value back.

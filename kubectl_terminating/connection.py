@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import fields
 from typing import IO, TYPE_CHECKING
 
 from kubectl_terminating.errors import ApiError, TerminatingError, Unauthorized, UsageError
@@ -63,22 +64,8 @@ def connect(options: Options, err: IO[str]) -> Client:
             cluster=options.cluster,
             user=options.user,
             namespace=options.namespace,
-            overrides=Overrides(
-                server=options.server,
-                certificate_authority=options.certificate_authority,
-                insecure_skip_tls_verify=options.insecure_skip_tls_verify,
-                tls_server_name=options.tls_server_name,
-                disable_compression=options.disable_compression,
-                token=options.token,
-                username=options.username,
-                password=options.password,
-                client_certificate=options.client_certificate,
-                client_key=options.client_key,
-                impersonate=options.impersonate,
-                impersonate_uid=options.impersonate_uid,
-                impersonate_groups=options.impersonate_groups,
-                impersonate_extra=options.impersonate_extra,
-            ),
+            # every connection flag has the same name in Options and Overrides
+            overrides=Overrides(**{f.name: getattr(options, f.name) for f in fields(Overrides)}),
         )
     )
     return Client(connection, request_timeout=timeout, verbosity=options.verbosity, log=err)

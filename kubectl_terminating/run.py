@@ -133,10 +133,18 @@ def _unexplained(obj: JSON, resource: Resource, view: ClusterView, error: Except
     return finding
 
 
-def _warnings(result: Result) -> list[str]:
+def print_problems(result: Result, err: IO[str]) -> list[str]:
+    """Each warning once (the run's, then its findings'), then each name not found, on err;
+    returns the warnings."""
+    from kubectl_terminating.render.style import safe
+
     seen = dict.fromkeys(result.warnings)
     for finding in result.findings:
         seen.update(dict.fromkeys(finding.warnings))
+    for warning in seen:
+        print(f"Warning: {safe(warning)}", file=err)
+    for missing in result.missing:
+        print(f"Error from server (NotFound): {safe(missing)} not found", file=err)
     return list(seen)
 
 
@@ -144,11 +152,7 @@ def report(request: Request, result: Result, out: IO[str], err: IO[str]) -> int:
     from kubectl_terminating.render.printer import printer
     from kubectl_terminating.render.style import safe
 
-    warnings = _warnings(result)
-    for warning in warnings:
-        print(f"Warning: {safe(warning)}", file=err)
-    for missing in result.missing:
-        print(f"Error from server (NotFound): {safe(missing)} not found", file=err)
+    warnings = print_problems(result, err)
     findings = result.findings
     show = printer(request, kinds.by_command(request.options.kind), out)
     if findings or show.prints_empty:

@@ -21,7 +21,7 @@ from kubectl_terminating.model import JSON
 from kubectl_terminating.options import Options, complete
 from kubectl_terminating.render.style import Style, safe, use_color
 from kubectl_terminating.resources import Resource
-from kubectl_terminating.run import collect
+from kubectl_terminating.run import collect, print_problems
 from kubectl_terminating.view import ClusterView, ReadFailed
 
 TYPE_THE_NAME = "Type the name {name!r} to {what} (anything else stops): "
@@ -117,12 +117,7 @@ def _run(options: Options, fix: FixOptions, out: IO[str], err: IO[str], into: IO
     source = LiveSource(client)
     try:
         result = collect(request, source, err)
-        seen = [*result.warnings, *(w for f in result.findings for w in f.warnings)]
-        warnings = list(dict.fromkeys(seen))
-        for warning in warnings:
-            print(f"Warning: {safe(warning)}", file=err)
-        for missing in result.missing:
-            print(f"Error from server (NotFound): {safe(missing)} not found", file=err)
+        warnings = print_problems(result, err)
         if result.missing:
             return 1
         reader = LiveReader(client)

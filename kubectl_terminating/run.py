@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, TypeVar
+from typing import IO
 
 from kubectl_terminating import kinds
 from kubectl_terminating.connection import connected, guarded
@@ -22,7 +21,6 @@ from kubectl_terminating.source import Source
 from kubectl_terminating.view import ClusterView
 
 EXIT_STUCK = 3
-T = TypeVar("T")
 
 
 @dataclass
@@ -76,48 +74,31 @@ def _run(options: Options, out: IO[str], err: IO[str]) -> int:
     return report(request, result, out, err)
 
 
-def _explain_all(
-    items: Sequence[T],
-    explain: Callable[[T], Finding],
-    mapper: Callable[[Callable[[T], Finding], Sequence[T]], list[Finding]],
-    err: IO[str],
-    label: str,
-    unexplained: Callable[[T, Exception], Finding],
-) -> list[Finding]:
-    progress = Progress(err, len(items), label)
+def collect(request: Request, source: Source, err: IO[str]) -> Result:
+    """The terminating objects of the request's kind, each explained."""
+    kind = kinds.by_command(request.options.kind)
+    view, detailed = source.view, request.detailed
+    found = kind.find(source, request)
+    progress = Progress(err, len(found.objects), kind.progress)
 
-    def one(item: T) -> Finding:
+    def one(pair: tuple[Resource, JSON]) -> Finding:
+        resource, obj = pair
         try:
-            finding = explain(item)
+            finding = kind.explain(obj, resource, view, detailed)
         except TerminatingError:
             raise  # the server or the credentials are gone: the run's one error line
         except Exception as error:
             # An explainer bug on one odd object must not cost the answer for every other
             # one, nor print a traceback: the object is listed bare with a warning. (The
             # property tests in tests/unit/test_properties.py hunt for such bugs.)
-            finding = unexplained(item, error)
+            finding = _unexplained(obj, resource, view, error)
         progress.step()
         return finding
 
     try:
-        return mapper(one, items)
+        findings = source.map(one, found.objects)
     finally:
         progress.finish()
-
-
-def collect(request: Request, source: Source, err: IO[str]) -> Result:
-    """The terminating objects of the request's kind, each explained."""
-    kind = kinds.by_command(request.options.kind)
-    view, detailed = source.view, request.detailed
-    found = kind.find(source, request)
-    findings = _explain_all(
-        found.objects,
-        lambda pair: kind.explain(pair[1], pair[0], view, detailed),
-        source.map,
-        err,
-        kind.progress,
-        lambda pair, error: _unexplained(pair[1], pair[0], view, error),
-    )
     namespace = request.namespace if kind.namespaced else None
     return Result(findings, found.warnings, found.missing, namespace)
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import IO
 
-from kubectl_terminating.connection import connect, guarded, report_stats
+from kubectl_terminating.connection import connected, guarded
 from kubectl_terminating.errors import ApiError, NotFound
 from kubectl_terminating.fix.apply import DONE, EXIT_REFUSED, FORBIDDEN, apply_plan
 from kubectl_terminating.fix.audit import Actor, AuditLog
@@ -112,10 +112,9 @@ def run_fix(
 def _run(options: Options, fix: FixOptions, out: IO[str], err: IO[str], into: IO[str]) -> int:
     from kubectl_terminating.live import LiveSource
 
-    client = connect(options, err)
-    request = complete(replace(options, explain=True), client.connection.namespace)
-    source = LiveSource(client)
-    try:
+    with connected(options, err) as client:
+        request = complete(replace(options, explain=True), client.connection.namespace)
+        source = LiveSource(client)
         result = collect(request, source, err)
         warnings = print_problems(result, err)
         if result.missing:
@@ -165,8 +164,6 @@ def _run(options: Options, fix: FixOptions, out: IO[str], err: IO[str], into: IO
             elif failed.result != DONE:
                 print(f"error: {failed.result}: {safe(failed.message)}", file=err)
         return exit_code
-    finally:
-        report_stats(options, client, err)
 
 
 def _confirmation_refused(fix: FixOptions, code: str, into: IO[str]) -> str:

@@ -14,7 +14,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kubectl_terminating.render.table import namespaces_table, objects_table, pods_table
+from kubectl_terminating.render.table import (
+    NAMESPACE_COLUMNS,
+    OBJECT_COLUMNS,
+    POD_COLUMNS,
+    Column,
+    columns_table,
+)
 from kubectl_terminating.resources import NAMESPACES, PODS, Resource
 
 if TYPE_CHECKING:
@@ -40,7 +46,7 @@ class Kind:
     find: Callable[[Source, Request], Targets]
     # (object, its resource, the view, every detail?) -> its finding
     explain: Callable[[JSON, Resource, ClusterView, bool], Finding]
-    table: Callable[[Sequence[Finding], PrintOptions], str]
+    columns: Sequence[Column]  # of its table (render/table.py)
     json_extras: Callable[[Finding], JSON]  # the fields of its `-o json` items after the common
 
     @property
@@ -51,6 +57,9 @@ class Kind:
     def progress(self) -> str:
         """The label of the `explaining 12/40` line."""
         return "explaining" if self.resource is None else f"explaining {self.command}"
+
+    def table(self, findings: Sequence[Finding], printing: PrintOptions) -> str:
+        return columns_table(findings, self.columns, printing, self.namespaced)
 
     def matches(self, finding: Finding) -> bool:
         r = self.resource
@@ -110,11 +119,11 @@ def _no_json(_finding: Finding) -> JSON:
     return {}
 
 
-POD = Kind("pods", PODS, _find_pods, _explain_pod, pods_table, _pod_json)
+POD = Kind("pods", PODS, _find_pods, _explain_pod, POD_COLUMNS, _pod_json)
 NAMESPACE = Kind(
-    "namespaces", NAMESPACES, _find_namespaces, _explain_namespace, namespaces_table, _no_json
+    "namespaces", NAMESPACES, _find_namespaces, _explain_namespace, NAMESPACE_COLUMNS, _no_json
 )
-ANY = Kind("all", None, _find_any, _explain_any, objects_table, _no_json)
+ANY = Kind("all", None, _find_any, _explain_any, OBJECT_COLUMNS, _no_json)
 KINDS = (POD, NAMESPACE, ANY)
 
 

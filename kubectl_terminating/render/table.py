@@ -112,7 +112,7 @@ OBJECT_COLUMNS = (
 )
 
 
-def table(
+def columns_table(
     findings: Sequence[Finding],
     columns: Sequence[Column],
     printing: PrintOptions,
@@ -128,15 +128,15 @@ def table(
 
 
 def pods_table(findings: Sequence[Finding], printing: PrintOptions) -> str:
-    return table(findings, POD_COLUMNS, printing)
+    return columns_table(findings, POD_COLUMNS, printing)
 
 
 def namespaces_table(findings: Sequence[Finding], printing: PrintOptions) -> str:
-    return table(findings, NAMESPACE_COLUMNS, printing, namespaced=False)
+    return columns_table(findings, NAMESPACE_COLUMNS, printing, namespaced=False)
 
 
 def objects_table(findings: Sequence[Finding], printing: PrintOptions) -> str:
-    return table(findings, OBJECT_COLUMNS, printing)
+    return columns_table(findings, OBJECT_COLUMNS, printing)
 
 
 def _containers(finding: Finding) -> str:

@@ -33,7 +33,7 @@ def parsed(monkeypatch: pytest.MonkeyPatch, *args: str) -> Options:
 
 
 def test_every_kind_has_its_command_and_its_registry_entry() -> None:
-    assert set(cli.commands) == {*KINDS, "dump", "fix"}
+    assert set(cli.commands) == {*KINDS, "dump", "fix", "options"}
     assert tuple(kind.command for kind in kinds.KINDS) == KINDS
 
 
@@ -145,3 +145,27 @@ def test_library_log_records_never_reach_stderr_once_connected() -> None:
         "connect(Options(kind='pods', server='https://h:1', token='t'), io.StringIO()); "
     )
     assert _stderr_of(connect + noise) == ""
+
+
+def test_options_lists_the_global_flags_as_kubectl_options_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--context", "any", "options"])  # takes the global flags too, as kubectl's does
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("The following options can be passed to any command")
+    for name in ("--kubeconfig", "--as-group", "--request-timeout", "--color"):
+        assert out.count(f"  {name} ") == 1, name
+    assert "--all-namespaces" not in out  # a command's own flags are not global
+
+
+def test_help_ends_with_kubectls_pointers(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == [
+        'Use "kubectl terminating <command> --help" for more information about a command.',
+        'Use "kubectl terminating options" for a list of global command-line options '
+        "(applies to all commands).",
+    ]

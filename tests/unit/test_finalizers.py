@@ -19,7 +19,9 @@ from kubectl_terminating.model import (
 from kubectl_terminating.resources import CRDS, PODS, PVCS, PVS, Resource
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.view import Discovery
-from tests.unit.nsfixtures import NOW, WIDGETS, at
+from tests.unit.builders import NAMESPACES_NOW as NOW
+from tests.unit.builders import WIDGETS, messages
+from tests.unit.nsfixtures import at
 
 REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
@@ -60,10 +62,6 @@ def explain(target: JSON, resource: Resource, *objects: JSON, **view: Any) -> li
 def only(blockers: list[Blocker]) -> Blocker:
     assert len(blockers) == 1, [b.summary for b in blockers]
     return blockers[0]
-
-
-def messages(blocker: Blocker) -> str:
-    return "\n".join(e.message for e in blocker.evidence)
 
 
 def patch_of(command: str) -> list[JSON]:

@@ -43,6 +43,8 @@ MISSING_DRIVER = "ebs.csi.example.com"
 
 @dataclass(frozen=True)
 class Stuck:
+    """A pod a scenario left Terminating (the one class of that name)."""
+
     namespace: str
     name: str
     node: str | None = None

@@ -18,13 +18,8 @@ from typing import Any
 import pytest
 
 from tests.e2e import scenarios
-from tests.e2e.cli import run_cli, run_json
-from tests.e2e.controlplane import ApiError, ControlPlane
-from tests.e2e.kubelet import (
-    create_crd,
-    create_custom_object,
+from tests.e2e.api import (
     create_namespace,
-    create_pod,
     delete,
     get,
     owner_ref,
@@ -32,6 +27,10 @@ from tests.e2e.kubelet import (
     unique_ns,
     wait_for,
 )
+from tests.e2e.api_extensions import create_crd, create_custom_object
+from tests.e2e.cli import run_cli, run_json
+from tests.e2e.controlplane import ApiError, ControlPlane
+from tests.e2e.kubelet import create_pod
 
 pytestmark = pytest.mark.e2e
 

@@ -79,6 +79,23 @@ def explain_namespace_among(ns: JSON, objects: list[JSON], **view: Any) -> Findi
     return explain_namespace(ns, StaticView([ns, *objects], NAMESPACES_NOW, **view))
 
 
+def apiservice(group: str, version: str, service: str, available: str, reason: str) -> JSON:
+    """An aggregated APIService backed by `service` ("namespace/name"), its Available
+    condition `available` for `reason`."""
+    namespace, name = service.split("/")
+    return {
+        "kind": "APIService",
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "metadata": {"name": f"{version}.{group}"},
+        "spec": {
+            "group": group,
+            "version": version,
+            "service": {"namespace": namespace, "name": name},
+        },
+        "status": {"conditions": [{"type": "Available", "status": available, "reason": reason}]},
+    }
+
+
 def types(finding: Finding) -> list[str]:
     return [b.type for b in finding.blockers]
 

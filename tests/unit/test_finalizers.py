@@ -20,7 +20,7 @@ from kubectl_terminating.resources import CRDS, PODS, PVCS, PVS, Resource
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.view import Discovery
 from tests.unit.builders import NAMESPACES_NOW as NOW
-from tests.unit.builders import WIDGETS, messages
+from tests.unit.builders import WIDGETS, apiservice, messages
 from tests.unit.nsfixtures import at
 
 REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
@@ -229,18 +229,9 @@ def test_a_webhook_of_another_group_proves_nothing() -> None:
 def test_an_aggregated_api_of_the_group_tells_whether_its_server_runs(
     available: str, state: str
 ) -> None:
-    apiservice = {
-        "kind": "APIService",
-        "metadata": {"name": "v1.example.com"},
-        "spec": {
-            "group": "example.com",
-            "version": "v1",
-            "service": {"namespace": "op", "name": "api"},
-        },
-        "status": {"conditions": [{"type": "Available", "status": available, "reason": "Passed"}]},
-    }
+    api = apiservice("example.com", "v1", "op/api", available, "Passed")
     widget = obj("Widget", "w1", finalizers=["example.com/cleanup"])
-    blocker = only(explain(widget, WIDGETS, apiservice))
+    blocker = only(explain(widget, WIDGETS, api))
     assert blocker.summary == f"finalizer example.com/cleanup (owner: unknown, {state})"
     assert f"APIService v1.example.com Available={available} Passed" in messages(blocker)
 

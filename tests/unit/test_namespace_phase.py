@@ -20,22 +20,12 @@ from kubectl_terminating.model import JSON, Finding
 from kubectl_terminating.render.style import Style
 from kubectl_terminating.render.table import blocker_cell
 from kubectl_terminating.view import Discovery
-from tests.unit.builders import WIDGETS, explain_namespace_among, types
+from tests.unit.builders import WIDGETS, apiservice, explain_namespace_among, types
 
 DELETED = "2026-03-01T10:00:00Z"
-UNAVAILABLE_API = {
-    "kind": "APIService",
-    "apiVersion": "apiregistration.k8s.io/v1",
-    "metadata": {"name": "v1beta1.metrics.k8s.io"},
-    "spec": {
-        "group": "metrics.k8s.io",
-        "version": "v1beta1",
-        "service": {"namespace": "kube-system", "name": "metrics-server"},
-    },
-    "status": {
-        "conditions": [{"type": "Available", "status": "False", "reason": "ServiceNotFound"}]
-    },
-}
+UNAVAILABLE_API = apiservice(
+    "metrics.k8s.io", "v1beta1", "kube-system/metrics-server", "False", "ServiceNotFound"
+)
 DISCOVERY_FAILED = {
     "type": "NamespaceDeletionDiscoveryFailure",
     "status": "True",

@@ -14,7 +14,10 @@ from kubectl_terminating.model import JSON, Blocker, Finding, Remedy
 from kubectl_terminating.staticview import StaticView
 from tests.unit.builders import PODS_NOW as NOW  # the pod is 10m past its deadline
 from tests.unit.builders import explain_pod_among as explain
-from tests.unit.builders import healthy_cluster, pod_fixture, terminated, types, web_0_events
+from tests.unit.builders import healthy_cluster as cluster
+from tests.unit.builders import pod_fixture as load
+from tests.unit.builders import terminated, types
+from tests.unit.builders import web_0_events as events
 
 UID = "3f2b6c1e-8d3a-4b5e-9c7d-1a2b3c4d5e6f"
 PV = "pvc-c0ffee00-1234-4abc-8def-0123456789ab"
@@ -22,7 +25,7 @@ FORCE = "kubectl delete pod -n shop web-0 --grace-period=0 --force"
 
 
 def event(reason: str, message: str, when: str = "2026-01-01T11:58:00Z") -> JSON:
-    base = copy.deepcopy(web_0_events()[1])
+    base = copy.deepcopy(events()[1])
     base.update(reason=reason, message=message, lastTimestamp=when)
     base["metadata"]["name"] = f"web-0.{reason.lower()}"
     return base
@@ -30,7 +33,7 @@ def event(reason: str, message: str, when: str = "2026-01-01T11:58:00Z") -> JSON
 
 def pod(**changes: Any) -> JSON:
     """web-0 with top-level metadata/spec/status keys changed."""
-    obj = pod_fixture("pod-web-0")
+    obj = load("pod-web-0")
     for path, value in changes.items():
         section, key = path.split("__")
         obj[section][key] = value
@@ -59,7 +62,7 @@ def assert_destructive_steps_say_when(finding: Finding) -> None:
 
 
 def node(**status: Any) -> JSON:
-    obj = pod_fixture("node-worker-1")
+    obj = load("node-worker-1")
     for kind, (value, reason, since) in status.items():
         for condition in obj["status"]["conditions"]:
             if condition["type"] == kind:
@@ -71,7 +74,7 @@ def node(**status: Any) -> JSON:
 
 
 def test_inside_grace_period_is_not_stuck() -> None:
-    finding = explain(pod(metadata__deletionTimestamp="2026-01-01T12:00:20Z"), healthy_cluster())
+    finding = explain(pod(metadata__deletionTimestamp="2026-01-01T12:00:20Z"), cluster())
     assert types(finding) == ["grace-period"]
     assert finding.overdue_seconds == -20
     assert not finding.stuck
@@ -79,7 +82,7 @@ def test_inside_grace_period_is_not_stuck() -> None:
 
 def test_inside_grace_period_other_blockers_are_listed_but_not_stuck() -> None:
     obj = pod(metadata__deletionTimestamp="2026-01-01T12:00:20Z")
-    finding = explain(obj, healthy_cluster("node-worker-1"))
+    finding = explain(obj, cluster("node-worker-1"))
     assert set(types(finding)) == {"grace-period", "node-missing"}
     assert not finding.stuck
     main = finding.main_blocker
@@ -90,7 +93,7 @@ def test_inside_grace_period_other_blockers_are_listed_but_not_stuck() -> None:
 
 
 def test_healthy_node_running_container_past_deadline_is_containers_running() -> None:
-    finding = explain(pod(), healthy_cluster())
+    finding = explain(pod(), cluster())
     assert types(finding) == ["containers-running"]
     assert finding.stuck
     b = finding.blockers[0]
@@ -103,7 +106,7 @@ def test_healthy_node_running_container_past_deadline_is_containers_running() ->
 
 
 def test_failed_kill_pod_points_at_a_hung_runtime() -> None:
-    finding = explain(pod(), [*healthy_cluster(), *web_0_events()])
+    finding = explain(pod(), [*cluster(), *events()])
     b = blocker(finding, "containers-running")
     assert b.summary.endswith("(runtime did not kill them)")
     reasons = [e.fields.get("reason") for e in b.evidence]
@@ -117,14 +120,14 @@ def test_failed_kill_pod_points_at_a_hung_runtime() -> None:
 
 def test_exceeded_grace_period_event_alone_is_enough() -> None:
     message = "Container runtime did not kill the pod within specified grace period."
-    finding = explain(pod(), [*healthy_cluster(), event("ExceededGracePeriod", message)])
+    finding = explain(pod(), [*cluster(), event("ExceededGracePeriod", message)])
     assert "runtime did not kill them" in blocker(finding, "containers-running").summary
 
 
 def test_full_disk_from_events_and_disk_pressure() -> None:
     full = node(DiskPressure=("True", "KubeletHasDiskPressure", "2026-01-01T11:40:00Z"))
     message = "failed to remove container: write /var/lib/containerd/x: no space left on device"
-    objects = [full, *healthy_cluster("node-worker-1"), event("FailedKillPod", message)]
+    objects = [full, *cluster("node-worker-1"), event("FailedKillPod", message)]
     b = blocker(explain(pod(), objects), "containers-running")
     assert any(e.fields.get("DiskPressure") == "True" for e in b.evidence)
     assert any(c.startswith("df -h /var/lib/containerd") for c in commands(b.remedy))
@@ -132,14 +135,14 @@ def test_full_disk_from_events_and_disk_pressure() -> None:
 
 def test_disk_pressure_alone_gives_the_hint() -> None:
     full = node(DiskPressure=("True", "KubeletHasDiskPressure", "2026-01-01T11:40:00Z"))
-    b = blocker(explain(pod(), [full, *healthy_cluster("node-worker-1")]), "containers-running")
+    b = blocker(explain(pod(), [full, *cluster("node-worker-1")]), "containers-running")
     assert "node disk full" in b.summary
 
 
 def test_immutable_file_path_comes_from_the_event() -> None:
     path = "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/91/fs/etc/app.lock"
     message = f'failed to remove container "7e1c": unlinkat {path}: operation not permitted'
-    finding = explain(pod(), [*healthy_cluster(), event("FailedKillPod", message)])
+    finding = explain(pod(), [*cluster(), event("FailedKillPod", message)])
     cmds = commands(blocker(finding, "containers-running").remedy)
     assert f"lsattr -d {path}" in cmds
     assert f"chattr -i {path}" in cmds
@@ -148,7 +151,7 @@ def test_immutable_file_path_comes_from_the_event() -> None:
 def test_busy_mount_hint() -> None:
     rootfs = "/run/containerd/io.containerd.runtime.v2.task/k8s.io/7e1c/rootfs"
     message = f"unmount {rootfs}: device or resource busy"
-    finding = explain(pod(), [*healthy_cluster(), event("FailedKillPod", message)])
+    finding = explain(pod(), [*cluster(), event("FailedKillPod", message)])
     assert f"grep {UID} /proc/*/mountinfo" in commands(
         blocker(finding, "containers-running").remedy
     )
@@ -156,14 +159,14 @@ def test_busy_mount_hint() -> None:
 
 def test_failed_prestop_hook_hint() -> None:
     message = 'PreStop hook for container app failed: command "/bin/drain" exited with 137'
-    finding = explain(pod(), [*healthy_cluster(), event("FailedPreStopHook", message)])
+    finding = explain(pod(), [*cluster(), event("FailedPreStopHook", message)])
     assert "preStop" in blocker(finding, "containers-running").summary
 
 
 def test_host_pid_with_post_start_exec_hint() -> None:
     obj = pod(spec__hostPID=True)
     obj["spec"]["containers"][0]["lifecycle"] = {"postStart": {"exec": {"command": ["/init"]}}}
-    b = blocker(explain(obj, healthy_cluster()), "containers-running")
+    b = blocker(explain(obj, cluster()), "containers-running")
     assert "postStart" in b.summary
     assert any(e.fields.get("hostPID") is True for e in b.evidence)
 
@@ -172,7 +175,7 @@ def test_host_pid_with_post_start_exec_hint() -> None:
 
 
 def test_missing_node_is_node_missing_with_force_delete_last() -> None:
-    finding = explain(pod(), healthy_cluster("node-worker-1", "lease-worker-1"))
+    finding = explain(pod(), cluster("node-worker-1", "lease-worker-1"))
     assert types(finding) == ["node-missing"]
     b = finding.blockers[0]
     assert b.summary == "node worker-1 no longer exists"
@@ -183,7 +186,7 @@ def test_missing_node_is_node_missing_with_force_delete_last() -> None:
 
 def test_not_ready_node_is_the_cause_not_its_stale_container_status() -> None:
     down = node(Ready=("Unknown", "NodeStatusUnknown", "2026-01-01T09:00:00Z"))
-    finding = explain(pod(), [down, *healthy_cluster("node-worker-1")])
+    finding = explain(pod(), [down, *cluster("node-worker-1")])
     assert types(finding) == ["node-not-ready"]
     b = finding.blockers[0]
     assert b.summary == "node worker-1 NotReady for 3h (kubelet stopped posting)"
@@ -197,9 +200,9 @@ def test_not_ready_node_is_the_cause_not_its_stale_container_status() -> None:
 
 
 def test_stale_lease_with_ready_true_is_node_not_ready() -> None:
-    lease = pod_fixture("lease-worker-1")
+    lease = load("lease-worker-1")
     lease["spec"]["renewTime"] = "2026-01-01T11:55:00.000000Z"
-    finding = explain(pod(), [lease, *healthy_cluster("lease-worker-1")])
+    finding = explain(pod(), [lease, *cluster("lease-worker-1")])
     assert types(finding) == ["node-not-ready"]
     b = finding.blockers[0]
     assert b.summary == "node worker-1 lease not renewed for 5m"
@@ -208,11 +211,9 @@ def test_stale_lease_with_ready_true_is_node_not_ready() -> None:
 
 
 def test_lease_within_40s_is_healthy() -> None:
-    lease = pod_fixture("lease-worker-1")
+    lease = load("lease-worker-1")
     lease["spec"]["renewTime"] = "2026-01-01T11:59:25Z"
-    assert types(explain(pod(), [lease, *healthy_cluster("lease-worker-1")])) == [
-        "containers-running"
-    ]
+    assert types(explain(pod(), [lease, *cluster("lease-worker-1")])) == ["containers-running"]
 
 
 def test_out_of_service_taint_already_set_is_not_suggested_again() -> None:
@@ -220,13 +221,13 @@ def test_out_of_service_taint_already_set_is_not_suggested_again() -> None:
     down["spec"]["taints"] = [
         {"key": "node.kubernetes.io/out-of-service", "value": "nodeshutdown", "effect": "NoExecute"}
     ]
-    b = blocker(explain(pod(), [down, *healthy_cluster("node-worker-1")]), "node-not-ready")
+    b = blocker(explain(pod(), [down, *cluster("node-worker-1")]), "node-not-ready")
     assert not any("taint" in c for c in commands(b.remedy))
     assert any("out-of-service" in e.message for e in b.evidence)
 
 
 def test_nodes_unreadable_warns_and_never_claims_node_missing() -> None:
-    finding = explain(pod(), healthy_cluster(), unreadable={"Node": "forbidden"})
+    finding = explain(pod(), cluster(), unreadable={"Node": "forbidden"})
     assert "could not read nodes: forbidden" in finding.warnings
     assert types(finding) == ["containers-running"]
     assert any("not checked (forbidden)" in e.message for e in finding.blockers[0].evidence)
@@ -237,13 +238,13 @@ def test_nodes_unreadable_warns_and_never_claims_node_missing() -> None:
 
 
 def test_lease_unreadable_keeps_ready_true_as_healthy() -> None:
-    finding = explain(pod(), healthy_cluster(), unreadable={"Lease": "forbidden"})
+    finding = explain(pod(), cluster(), unreadable={"Lease": "forbidden"})
     assert types(finding) == ["containers-running"]
     assert finding.warnings == ["could not read leases.coordination.k8s.io: forbidden"]
 
 
 def test_events_unreadable_still_reports_running_containers() -> None:
-    finding = explain(pod(), healthy_cluster(), unreadable={"Event": "forbidden"})
+    finding = explain(pod(), cluster(), unreadable={"Event": "forbidden"})
     assert types(finding) == ["containers-running"]
     assert "could not read events: forbidden" in finding.warnings
 
@@ -252,7 +253,7 @@ def test_events_unreadable_still_reports_running_containers() -> None:
 
 
 def test_exited_containers_with_volume_in_use_is_volumes_not_reclaimed() -> None:
-    finding = explain(exited(), healthy_cluster())
+    finding = explain(exited(), cluster())
     assert types(finding) == ["volumes-not-reclaimed"]
     b = finding.blockers[0]
     assert b.summary == "containers exited; volume data still in use on worker-1"
@@ -273,7 +274,7 @@ def test_exited_containers_with_volume_in_use_is_volumes_not_reclaimed() -> None
 
 
 def test_missing_csi_driver_is_named_and_restored_first() -> None:
-    finding = explain(exited(), healthy_cluster("csidriver-ebs"))
+    finding = explain(exited(), cluster("csidriver-ebs"))
     assert types(finding) == ["csi-driver-missing", "volumes-not-reclaimed"]
     b = finding.blockers[0]
     assert b.summary == "CSI driver ebs.csi.aws.com not installed"
@@ -284,21 +285,21 @@ def test_missing_csi_driver_is_named_and_restored_first() -> None:
 
 
 def test_csi_driver_absent_from_the_nodes_csinode() -> None:
-    csinode = pod_fixture("csinode-worker-1")
+    csinode = load("csinode-worker-1")
     csinode["spec"]["drivers"] = []
-    finding = explain(exited(), [csinode, *healthy_cluster("csinode-worker-1")])
+    finding = explain(exited(), [csinode, *cluster("csinode-worker-1")])
     b = blocker(finding, "csi-driver-missing")
     assert b.summary == "CSI driver ebs.csi.aws.com not running on worker-1"
     assert b.evidence[0].fields["registeredDrivers"] == []
 
 
 def test_volume_attachment_with_detach_error() -> None:
-    attachment = pod_fixture("volumeattachment-web-0")
+    attachment = load("volumeattachment-web-0")
     attachment["status"]["detachError"] = {
         "time": "2026-01-01T11:55:00Z",
         "message": "rpc error: code = Internal desc = Could not detach volume: timeout",
     }
-    finding = explain(exited(), [attachment, *healthy_cluster("volumeattachment-web-0")])
+    finding = explain(exited(), [attachment, *cluster("volumeattachment-web-0")])
     b = blocker(finding, "volume-attachment")
     assert b.summary == f"detach of {PV} from worker-1 failing"
     assert "Could not detach volume" in b.evidence[0].fields["detachError"]
@@ -307,10 +308,10 @@ def test_volume_attachment_with_detach_error() -> None:
 
 
 def test_failed_unmount_events_are_evidence() -> None:
-    node_obj = pod_fixture("node-worker-1")
+    node_obj = load("node-worker-1")
     node_obj["status"]["volumesInUse"] = []
     message = 'UnmountVolume.TearDown failed for volume "data": device or resource busy'
-    objects = [node_obj, *healthy_cluster("node-worker-1"), event("FailedUnMount", message)]
+    objects = [node_obj, *cluster("node-worker-1"), event("FailedUnMount", message)]
     b = blocker(explain(exited(), objects), "volumes-not-reclaimed")
     assert b.summary == "containers exited; volume teardown failing (FailedUnMount)"
     assert any(e.fields.get("reason") == "FailedUnMount" for e in b.evidence)
@@ -320,7 +321,7 @@ def test_failed_unmount_events_are_evidence() -> None:
 def test_no_persistent_volumes_still_waits_for_teardown() -> None:
     obj = exited()
     obj["spec"]["volumes"] = obj["spec"]["volumes"][1:]  # the projected token volume only
-    finding = explain(obj, healthy_cluster())
+    finding = explain(obj, cluster())
     assert types(finding) == ["volumes-not-reclaimed"]
     assert (
         finding.blockers[0].summary == "containers exited; kubelet has not finished volume teardown"
@@ -330,13 +331,13 @@ def test_no_persistent_volumes_still_waits_for_teardown() -> None:
 def test_node_unreadable_says_so_instead_of_blaming_the_kubelet() -> None:
     obj = exited()
     obj["spec"]["volumes"] = obj["spec"]["volumes"][1:]  # the projected token volume only
-    finding = explain(obj, healthy_cluster(), unreadable={"Node": "forbidden"})
+    finding = explain(obj, cluster(), unreadable={"Node": "forbidden"})
     assert types(finding) == ["volumes-not-reclaimed"]
     assert finding.blockers[0].summary == "containers exited; node worker-1 not checked (forbidden)"
 
 
 def test_pv_unreadable_keeps_the_blocker_and_warns() -> None:
-    finding = explain(exited(), healthy_cluster(), unreadable={"PersistentVolume": "forbidden"})
+    finding = explain(exited(), cluster(), unreadable={"PersistentVolume": "forbidden"})
     assert types(finding) == ["volumes-not-reclaimed"]
     assert "could not read persistentvolumes: forbidden" in finding.warnings
 
@@ -345,10 +346,10 @@ def test_pv_unreadable_keeps_the_blocker_and_warns() -> None:
 
 
 def test_terminating_namespace_is_context() -> None:
-    namespace = pod_fixture("namespace-shop")
+    namespace = load("namespace-shop")
     namespace["metadata"]["deletionTimestamp"] = "2026-01-01T11:49:00Z"
     namespace["status"]["phase"] = "Terminating"
-    finding = explain(pod(), [namespace, *healthy_cluster("namespace-shop")])
+    finding = explain(pod(), [namespace, *cluster("namespace-shop")])
     assert types(finding) == ["containers-running", "namespace-terminating"]
     b = finding.blockers[1]
     assert commands(b.remedy) == ["kubectl terminating ns shop --explain"]
@@ -356,17 +357,13 @@ def test_terminating_namespace_is_context() -> None:
 
 def delete_webhook() -> list[JSON]:
     """The policy webhook, made to intercept DELETE of pods; its only endpoint is not ready."""
-    config = pod_fixture("webhook-policy")
+    config = load("webhook-policy")
     config["webhooks"][0]["rules"][0]["operations"] = ["DELETE"]
-    return [
-        config,
-        pod_fixture("service-policy-webhook"),
-        pod_fixture("endpointslice-policy-webhook"),
-    ]
+    return [config, load("service-policy-webhook"), load("endpointslice-policy-webhook")]
 
 
 def test_webhook_rejecting_the_kubelets_final_delete() -> None:
-    finding = explain(exited(), [*healthy_cluster(), *delete_webhook()])
+    finding = explain(exited(), [*cluster(), *delete_webhook()])
     b = blocker(finding, "webhook")
     service = "policy-system/policy-webhook"
     assert (
@@ -379,11 +376,7 @@ def test_webhook_rejecting_the_kubelets_final_delete() -> None:
 def test_webhook_rejecting_finalizer_removal() -> None:
     obj = exited()
     obj["metadata"]["finalizers"] = ["example.com/audit"]
-    objects = [
-        *healthy_cluster(),
-        pod_fixture("webhook-policy"),
-        pod_fixture("service-policy-webhook"),
-    ]
+    objects = [*cluster(), load("webhook-policy"), load("service-policy-webhook")]
     finding = explain(obj, objects)
     assert {"finalizer", "webhook"} <= set(types(finding))
     assert blocker(finding, "webhook").evidence[0].fields["operations"] == ["UPDATE"]
@@ -396,13 +389,13 @@ def test_kubelet_done_only_finalizers_hold_the_pod() -> None:
     obj["metadata"].update(
         deletionGracePeriodSeconds=0, finalizers=["batch.kubernetes.io/job-tracking"]
     )
-    finding = explain(obj, healthy_cluster("node-worker-1"))
+    finding = explain(obj, cluster("node-worker-1"))
     assert types(finding) == ["finalizer"]
 
 
 def test_nothing_found_says_what_was_checked() -> None:
     obj = pod(spec__nodeName="")
-    finding = explain(obj, healthy_cluster())
+    finding = explain(obj, cluster())
     assert types(finding) == ["unknown"]
     b = finding.blockers[0]
     assert b.summary == "10m overdue; no known cause found"
@@ -411,12 +404,12 @@ def test_nothing_found_says_what_was_checked() -> None:
 
 
 def test_unverifiable_url_webhook_is_named_when_nothing_concrete_is_found() -> None:
-    config = pod_fixture("webhook-policy")
+    config = load("webhook-policy")
     config["webhooks"][0]["clientConfig"] = {"url": "https://policy.example.com/validate"}
     config["webhooks"][0]["rules"][0]["operations"] = ["DELETE"]
     obj = exited()
     obj["spec"]["volumes"] = obj["spec"]["volumes"][1:]
-    b = blocker(explain(obj, [*healthy_cluster(), config]), "volumes-not-reclaimed")
+    b = blocker(explain(obj, [*cluster(), config]), "volumes-not-reclaimed")
     urls = [e.fields.get("url") for e in b.evidence]
     assert "https://policy.example.com/validate" in urls
 
@@ -459,7 +452,7 @@ def test_container_states_for_wide_output() -> None:
 
 
 def test_finding_fields_for_the_json_contract() -> None:
-    out = explain(pod(), healthy_cluster()).to_json()
+    out = explain(pod(), cluster()).to_json()
     assert (out["node"], out["phase"], out["overdueSeconds"]) == ("worker-1", "Running", 600)
     assert out["containers"][0]["state"] == "running"
     assert out["blockers"][0]["type"] == "containers-running"
@@ -487,7 +480,7 @@ MALFORMED: list[JSON] = [
 
 @pytest.mark.parametrize("obj", MALFORMED)
 def test_malformed_pods_never_crash(obj: JSON) -> None:
-    finding = explain_pod(obj, StaticView(healthy_cluster(), NOW))
+    finding = explain_pod(obj, StaticView(cluster(), NOW))
     assert isinstance(finding.blockers, list)
 
 
@@ -552,21 +545,21 @@ def test_fuzzed_pods_never_crash(metadata: JSON, spec: Any, status: Any) -> None
         "spec": spec,
         "status": status,
     }
-    explain_pod(obj, StaticView(healthy_cluster(), NOW))
+    explain_pod(obj, StaticView(cluster(), NOW))
 
 
 def test_never_reported_containers_are_not_called_exited() -> None:
     obj = pod()
     del obj["status"]["containerStatuses"]
-    finding = explain(obj, healthy_cluster())
+    finding = explain(obj, cluster())
     assert finding.containers[0]["state"] == "unknown"
     b = blocker(finding, "volumes-not-reclaimed")
     assert b.summary == "no container running; volume data still in use on worker-1"
 
 
 def test_node_without_ready_condition_is_not_ready() -> None:
-    bare = pod_fixture("node-worker-1")
+    bare = load("node-worker-1")
     del bare["status"]["conditions"]
-    finding = explain(pod(), [bare, *healthy_cluster("node-worker-1")])
+    finding = explain(pod(), [bare, *cluster("node-worker-1")])
     assert types(finding) == ["node-not-ready"]
     assert finding.blockers[0].summary == "node worker-1 has never reported Ready"

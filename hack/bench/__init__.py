@@ -26,8 +26,8 @@ recipes, whose time budget caps their runs (see BENCH_BUDGET).
 Run from the repository root (the e2e helpers in tests/e2e make the stuck objects). The
 package: settings.py (these variables), objects.py (the realistic objects), filler.py
 (concurrent creates), seed.py (stuck pods and terminating namespaces), launcher.py and
-launch.py (timing commands), measure.py (commands, samples, checks), report.py (the table),
-run.py (the run).
+launch.py (timing commands), measure.py (commands, samples, checks), compare.py (the
+comparisons), report.py (the table and report.md), run.py (the run).
 
 Variables (environment or `make bench VAR=...`):
   BENCH_SIZES  pod counts to measure at, ascending (default 2000,5000,20000)

@@ -33,6 +33,18 @@ class User:
     kubeconfig: Path
 
 
+def binding_body(kind: str, name: str, role: str, subject: JSON) -> JSON:
+    """A RoleBinding (kind "Role") or ClusterRoleBinding (kind "ClusterRole") named `name`,
+    of `role` to `subject`."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": f"{kind}Binding",
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role},
+        "subjects": [subject],
+    }
+
+
 class Users:
     """Makes users for one test module; close() deletes everything cluster-wide it made."""
 
@@ -109,15 +121,8 @@ class Users:
             "metadata": {"name": name},
             "rules": list(rules),
         }
-        binding = {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": f"{kind}Binding",
-            "metadata": {"name": name},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name},
-            "subjects": [subject],
-        }
         self.cp.api("POST", roles, role)
-        self.cp.api("POST", bindings, binding)
+        self.cp.api("POST", bindings, binding_body(kind, name, name, subject))
         if kind == "ClusterRole":
             self.cluster_objects += [f"{bindings}/{name}", f"{roles}/{name}"]
 

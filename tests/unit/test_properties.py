@@ -65,9 +65,9 @@ from kubectl_terminating.run import run
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.timeutil import parse_time
 from kubectl_terminating.view import Discovery, ReadFailed
+from tests.unit.builders import FIXTURES
+from tests.unit.builders import NAMESPACES_NOW as NOW
 
-FIXTURES = Path(__file__).parent.parent / "fixtures"
-NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
 EVENTS_V1 = Resource("events.k8s.io", "v1", "events", "Event")
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap")

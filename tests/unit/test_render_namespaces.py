@@ -22,8 +22,9 @@ from kubectl_terminating.render.structured import to_json, to_names
 from kubectl_terminating.render.style import Style
 from kubectl_terminating.render.table import namespaces_table, objects_table
 from kubectl_terminating.resources import NAMESPACES, PODS, Resource
+from tests.unit.builders import NAMESPACES_NOW as NOW
 from tests.unit.golden import assert_golden
-from tests.unit.nsfixtures import BASE_TYPES, NOW, Scenario, resource_of, scenario
+from tests.unit.nsfixtures import BASE_TYPES, Scenario, resource_of, scenario
 
 # In the order `kubectl terminating ns` lists them: by name.
 FIXTURES = sorted(

@@ -213,7 +213,16 @@ def _check_attachment(trace: VolumeTrace, facts: PodFacts) -> None:
 def trace_volume(facts: PodFacts, volume: JSON) -> VolumeTrace:
     name = text(volume.get("name"))
     trace = VolumeTrace(name, claim=_claim_of(volume, facts.name))
-    trace.driver = text(as_dict(volume.get("csi")).get("driver"))  # inline CSI volume
+    inline = text(as_dict(volume.get("csi")).get("driver"))
+    if inline:
+        trace.driver = inline
+        trace.evidence.append(
+            Evidence(
+                f"volume {name}: inline CSI volume of driver {inline}",
+                facts.ref,
+                {"volume": name, "driver": inline},
+            )
+        )
     try:
         for step in (_follow_claim, _check_driver, _check_in_use, _check_attachment):
             step(trace, facts)
@@ -248,6 +257,8 @@ def volume_remedies(facts: PodFacts, traces: list[VolumeTrace]) -> tuple[Remedy,
     ]
     if newest_event(facts.events, phrases=("device or resource busy",)) is not None:
         steps += busy_remedies(facts, None)
+    elif broken and not _volume_events(facts):
+        steps.append(facts.log_errors("kubelet", facts.uid, _driver_gone_errors(broken)))
     elif not _volume_events(facts):
         steps += _teardown_log_remedies(facts)
     steps.append(
@@ -281,6 +292,20 @@ TEARDOWN_ERRORS = (
     ("device or resource busy", "a mount still held, often from another mount namespace"),
     ("no space left on device", "a full disk under the kubelet or the runtime"),
 )
+
+
+def _driver_gone_errors(drivers: list[str]) -> tuple[tuple[str, str], ...]:
+    """What a real kubelet (v1.36) logs, with no event, on each retry of a CSI volume's
+    teardown once the driver is deregistered: `UnmountVolume.TearDown failed ... Unmounter.
+    TearDownAt failed to get CSI client: driver name <d> not found in the list of registered CSI
+    drivers`."""
+    return tuple(
+        (
+            f"driver name {d} not found in the list of registered CSI drivers",
+            f"the kubelet cannot reach driver {d} to unmount",
+        )
+        for d in drivers
+    )
 
 
 def _teardown_log_remedies(facts: PodFacts) -> list[Remedy]:

@@ -260,7 +260,7 @@ def volume_remedies(facts: PodFacts, traces: list[VolumeTrace]) -> tuple[Remedy,
     elif broken and not _volume_events(facts):
         steps.append(facts.log_errors("kubelet", facts.uid, _driver_gone_errors(broken)))
     elif not _volume_events(facts):
-        steps += _teardown_log_remedies(facts)
+        steps += _teardown_log_remedies(facts, traces)
     steps.append(
         Remedy(
             facts.on_node("unmount what is left; the kubelet then removes the pod"),
@@ -292,6 +292,16 @@ TEARDOWN_ERRORS = (
     ("device or resource busy", "a mount still held, often from another mount namespace"),
     ("no space left on device", "a full disk under the kubelet or the runtime"),
 )
+# A CSI volume whose driver is registered yet fails (v1.36, no event): after the node plugin
+# crashed with its socket left behind, `Unmounter.TearDownAt failed: rpc error: code =
+# Unavailable ... dial unix .../csi.sock: connect: connection refused`.
+CSI_TEARDOWN_ERRORS = (
+    (
+        "Unmounter.TearDownAt failed",
+        "the CSI driver's node plugin failed the unmount or cannot be reached ('connection "
+        "refused': it is not running, its socket left behind)",
+    ),
+)
 
 
 def _driver_gone_errors(drivers: list[str]) -> tuple[tuple[str, str], ...]:
@@ -308,10 +318,11 @@ def _driver_gone_errors(drivers: list[str]) -> tuple[tuple[str, str], ...]:
     )
 
 
-def _teardown_log_remedies(facts: PodFacts) -> list[Remedy]:
+def _teardown_log_remedies(facts: PodFacts, traces: list[VolumeTrace]) -> list[Remedy]:
     pod_dir = f"/var/lib/kubelet/pods/{facts.uid}"
+    csi = CSI_TEARDOWN_ERRORS if any(t.driver for t in traces) else ()
     return [
-        facts.log_errors("kubelet", facts.uid, TEARDOWN_ERRORS),
+        facts.log_errors("kubelet", facts.uid, (*csi, *TEARDOWN_ERRORS)),
         Remedy(
             facts.on_node("look for immutable files in the pod's volumes"),
             f"lsattr -R {pod_dir}/volumes 2>/dev/null | grep -- '-i-'",

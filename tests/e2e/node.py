@@ -57,6 +57,7 @@ STATE_FILE = "node.json"  # what a detached node (make demo) records for `stop_r
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CSI_BUILD_SCRIPT = REPO_ROOT / "hack" / "build-csi-driver.sh"
 CSI_DRIVER = "harness.csi.test"  # short: unix socket paths are at most 107 bytes
+REGISTERED = "registration by the kubelet: registered=true"  # hack/csi-driver/main.go logs it
 
 
 def why_unavailable() -> str | None:
@@ -332,7 +333,10 @@ class RealNode:
 
     def start_csi_driver(self, binary: Path, driver: str = CSI_DRIVER) -> None:
         """The CSI node plugin beside the kubelet, registering itself in the kubelet's
-        plugins_registry (as node-driver-registrar would); returns once CSINode lists it."""
+        plugins_registry (as node-driver-registrar would); returns once the kubelet has told
+        it the registration succeeded and CSINode lists it."""
+        log = self.csi_driver.log_path
+        seen = log.read_text().count(REGISTERED) if log.exists() else 0
         self.csi_driver.args = [
             str(binary),
             f"--drivername={driver}",
@@ -344,13 +348,22 @@ class RealNode:
         self._wait(
             time.monotonic() + START_TIMEOUT,
             f"CSINode {self.name} to list {driver}",
-            lambda: driver in self.csi_drivers(),
+            lambda: log.read_text().count(REGISTERED) > seen and driver in self.csi_drivers(),
         )
 
-    def stop_csi_driver(self) -> None:
+    def stop_csi_driver(self, crash: bool = False, driver: str = CSI_DRIVER) -> None:
         """SIGTERM: the driver removes its sockets and the kubelet deregisters it, as when a
-        driver's node plugin is stopped or uninstalled."""
+        driver's node plugin is stopped or uninstalled. crash: SIGKILL, the sockets stay behind
+        and the kubelet still lists the driver, as after a crash."""
+        if crash and self.csi_driver.running() and self.csi_driver.pid:
+            os.killpg(self.csi_driver.pid, signal.SIGKILL)
         self.csi_driver.stop()
+        if not crash:
+            self._wait(
+                time.monotonic() + START_TIMEOUT,
+                f"the kubelet to deregister {driver} (CSINode {self.name})",
+                lambda: driver not in self.csi_drivers(),
+            )
 
     def csi_drivers(self) -> list[str]:
         """The drivers the node's CSINode object lists (what the kubelet registered)."""

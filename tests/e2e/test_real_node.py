@@ -8,6 +8,7 @@ hostNetwork, so no pod network is set up. Waits poll; nothing sleeps a guessed t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -389,56 +390,72 @@ def capture(node: RealNode, ns: str, name: str) -> None:
         assert result.returncode == 0, result.stderr
 
 
-@pytest.mark.parametrize(
-    ("uninstalled", "summary"),
-    [
-        (True, f"CSI driver {CSI_DRIVER} not installed"),
-        (False, f"CSI driver {CSI_DRIVER} not running on {{node}}"),
-    ],
-    ids=["uninstalled", "stopped"],
-)
-def test_csi_driver_gone(
-    node: RealNode, ns: str, csi_binary: Path, uninstalled: bool, summary: str
-) -> None:
-    """A pod with an inline CSI volume; the driver's node plugin stops (it removes its
-    registration socket, the kubelet deregisters the driver from CSINode) and, when uninstalled,
-    its CSIDriver object is deleted. The kubelet cannot call NodeUnpublishVolume: it retries
-    `UnmountVolume.TearDown` with backoff and writes no event. Once the driver is back, the
-    kubelet unpublishes the volume and removes the pod by itself."""
+GONE = f"driver name {CSI_DRIVER} not found in the list of registered CSI drivers"
+CSI_VARIANTS = {
+    # variant: (main blocker type, its summary, what the kubelet logs, what the remedy greps)
+    "uninstalled": ("csi-driver-missing", f"CSI driver {CSI_DRIVER} not installed", GONE, GONE),
+    "stopped": (
+        "csi-driver-missing",
+        f"CSI driver {CSI_DRIVER} not running on {{node}}",
+        GONE,
+        GONE,
+    ),
+    "crashed": (
+        "volumes-not-reclaimed",
+        "containers exited; kubelet has not finished volume teardown",
+        "Unmounter.TearDownAt failed: rpc error: code = Unavailable",
+        "Unmounter.TearDownAt failed",
+    ),
+}
+
+
+@pytest.mark.parametrize("variant", list(CSI_VARIANTS))
+def test_csi_driver_gone(node: RealNode, ns: str, csi_binary: Path, variant: str) -> None:
+    """A pod with an inline CSI volume, then the driver goes: its node plugin stops (it
+    removes its registration socket, the kubelet deregisters the driver from CSINode) and,
+    when uninstalled, its CSIDriver object is deleted; or it crashes (SIGKILL: the sockets stay,
+    CSINode still lists it, calls get `connection refused`). The kubelet cannot call
+    NodeUnpublishVolume: it retries `UnmountVolume.TearDown` with backoff and writes no event.
+    Once the driver is back, the kubelet unpublishes the volume and removes the pod by itself."""
+    main_type, summary, logged, grepped = CSI_VARIANTS[variant]
     install_csi_driver(node)
+    node.start_csi_driver(csi_binary)
     try:
-        node.start_csi_driver(csi_binary)
         pod = start_pod(node, ns, "csi-0", "sleep 3600", csi_driver=CSI_DRIVER)
         uid = pod["metadata"]["uid"]
-        node.stop_csi_driver()
-        if uninstalled:
-            node.cp.api("DELETE", f"{CSI_DRIVERS}/{CSI_DRIVER}")
-        wait_until("the kubelet to deregister the driver", lambda: not node.csi_drivers())
-        delete_pod(node, ns, "csi-0")
-        item = wait_for_blocker(node, ns, "csi-0", "csi-driver-missing")
-        blocker = item["blockers"][0]
-        assert blocker["summary"] == summary.format(node=node.name)
-        assert blocker["evidence"][0]["fields"]["driver"] == CSI_DRIVER
-        assert "Pod/csi-0" in evidence_objects(blocker)  # the inline volume that needs it
-        assert "volumes-not-reclaimed" in [b["type"] for b in item["blockers"]]
-        assert item["phase"] == "Failed"  # every container exited; the volume holds the pod
-        gone = f"driver name {CSI_DRIVER} not found in the list of registered CSI drivers"
-        commands = [r.get("command", "") for r in blocker["remedy"]]
-        assert any(gone in c and uid in c for c in commands), commands
-        wait_until(
-            "the kubelet's TearDown error",
-            lambda: any(gone in line and uid in line for line in node.kubelet_log().splitlines()),
-        )
-        assert not [e for e in events_of(node, ns, "csi-0") if e["type"] != "Normal"]
-        capture(node, ns, f"csi-driver-{'uninstalled' if uninstalled else 'stopped'}")
+        try:
+            node.stop_csi_driver(crash=variant == "crashed")
+            if variant == "uninstalled":
+                node.cp.api("DELETE", f"{CSI_DRIVERS}/{CSI_DRIVER}")
+            assert (CSI_DRIVER in node.csi_drivers()) == (variant == "crashed")
+            delete_pod(node, ns, "csi-0")
+            item = wait_for_blocker(node, ns, "csi-0", main_type)
+            blocker = item["blockers"][0]
+            assert blocker["summary"] == summary.format(node=node.name)
+            assert "Pod/csi-0" in evidence_objects(blocker)  # the inline volume and its driver
+            fields = [e["fields"] for e in blocker["evidence"]]
+            assert {"volume": "csi", "driver": CSI_DRIVER} in fields
+            assert item["phase"] == "Failed"  # every container exited; the volume holds the pod
+            commands = [r.get("command", "") for r in blocker["remedy"]]
+            assert any(grepped in c and uid in c for c in commands), commands
+            wait_until(
+                "the kubelet's TearDown error",
+                lambda: any(
+                    logged in line and uid in line for line in node.kubelet_log().split("\n")
+                ),
+            )
+            assert not [e for e in events_of(node, ns, "csi-0") if e["type"] != "Normal"]
+            capture(node, ns, f"csi-driver-{variant}")
+        finally:  # the driver comes back: the kubelet unpublishes the volume, removes the pod
+            install_csi_driver(node)
+            if not node.csi_driver.running():
+                node.start_csi_driver(csi_binary)
+        wait_gone(node, ns, "csi-0")
+        assert not [m for m in Path("/proc/mounts").read_text().splitlines() if uid in m]
     finally:
-        install_csi_driver(node)
-        if not node.csi_driver.running():
-            node.start_csi_driver(csi_binary)
-    wait_gone(node, ns, "csi-0")
-    assert not node.pod_dir(uid).exists()
-    node.stop_csi_driver()
-    node.cp.api("DELETE", f"{CSI_DRIVERS}/{CSI_DRIVER}")
+        node.stop_csi_driver()
+        with contextlib.suppress(ApiError):
+            node.cp.api("DELETE", f"{CSI_DRIVERS}/{CSI_DRIVER}")
 
 
 def leftovers(state_dir: Path) -> list[str]:

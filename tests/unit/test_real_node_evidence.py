@@ -99,7 +99,7 @@ def test_full_disk_under_the_runtime_root_points_at_the_runtime_log() -> None:
     ("name", "summary", "proof"),
     [
         ("csi-driver-gone", "CSI driver harness.csi.test not installed", "CSIDriver"),
-        ("csi-driver-stopped", "CSI driver harness.csi.test not running on real-bcde57", "CSINode"),
+        ("csi-driver-stopped", "CSI driver harness.csi.test not running on real-38aca4", "CSINode"),
     ],
 )
 def test_csi_driver_gone_is_the_driver(name: str, summary: str, proof: str) -> None:
@@ -122,6 +122,23 @@ def test_csi_driver_gone_is_the_driver(name: str, summary: str, proof: str) -> N
     assert blocker["remedy"][0]["description"].startswith("restore CSI driver harness.csi.test")
 
 
+def test_csi_driver_crashed_points_at_the_driver_in_the_kubelet_log() -> None:
+    """The node plugin killed (SIGKILL): its sockets stay, CSINode still lists the driver, the
+    CSIDriver object is there; nothing in the API tells. The kubelet logs, with no event,
+    `Unmounter.TearDownAt failed: rpc error: code = Unavailable ... connection refused`."""
+    blocker = main_blocker("csi-driver-crashed")
+    assert blocker["type"] == "volumes-not-reclaimed"
+    assert blocker["summary"] == "containers exited; kubelet has not finished volume teardown"
+    assert {"volume": "csi", "driver": "harness.csi.test"} in [
+        e["fields"] for e in blocker["evidence"]
+    ]
+    commands = [r.get("command", "") for r in blocker["remedy"]]
+    assert any(
+        "Unmounter.TearDownAt failed" in c and c.startswith("journalctl -u kubelet")
+        for c in commands
+    )
+
+
 @pytest.mark.parametrize(
     "name",
     [
@@ -132,6 +149,7 @@ def test_csi_driver_gone_is_the_driver(name: str, summary: str, proof: str) -> N
         "full-disk",
         "csi-driver-gone",
         "csi-driver-stopped",
+        "csi-driver-crashed",
     ],
 )
 def test_explain_rendering(name: str) -> None:

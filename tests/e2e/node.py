@@ -9,7 +9,9 @@ CNI configuration (a bridge of its own name, used only by pods without hostNetwo
 kubelet's root and certificates, logs. A busybox image is built locally from Debian's
 busybox-static as an OCI archive and imported (no registry is reachable, none is needed); it
 is also the sandbox ("pause") image. `stop` ends only what `start` started, then unmounts
-what the kubelet and containerd left under the state directory.
+what the kubelet and containerd left under the state directory. A test can run a CSI node
+plugin beside the kubelet (`start_csi_driver`: hack/csi-driver, built by
+hack/build-csi-driver.sh), which registers itself in the kubelet's plugins_registry.
 
 Needs Linux, root, and the Debian packages in DEBIAN_PACKAGES (`ensure_packages` installs
 them where apt-get can). `why_unavailable()` says in one line why a machine cannot run it.

@@ -236,8 +236,9 @@ def build_csi_driver(script: Path = CSI_BUILD_SCRIPT) -> Path:
         )
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines or not Path(lines[-1]).is_file():
-        tail = "\n".join(proc.stderr.strip().splitlines()[-20:])
-        raise RuntimeError(f"{script.name} could not build the test CSI driver: {tail}")
+        tail = proc.stderr.strip().splitlines()[-20:] or [f"exit code {proc.returncode}"]
+        # the last line of the build's output is its error: the one line a skip shows
+        raise RuntimeError("\n".join([f"hack/{script.name} failed: {tail[-1]}", *tail[:-1]]))
     return Path(lines[-1])
 
 

@@ -292,14 +292,16 @@ TEARDOWN_ERRORS = (
     ("device or resource busy", "a mount still held, often from another mount namespace"),
     ("no space left on device", "a full disk under the kubelet or the runtime"),
 )
-# A CSI volume whose driver is registered yet fails (v1.36, no event): after the node plugin
-# crashed with its socket left behind, `Unmounter.TearDownAt failed: rpc error: code =
-# Unavailable ... dial unix .../csi.sock: connect: connection refused`.
+# A CSI volume whose driver is registered yet fails (no event): the kubelet logs the driver's
+# rpc error after `kubernetes.io/csi: Unmounter.TearDownAt failed:` (v1.36; older kubelets
+# `mounter.TearDownAt failed:`). Seen on v1.36 after the node plugin crashed with its socket
+# left behind: `rpc error: code = Unavailable ... dial unix .../csi.sock: connect: connection
+# refused`.
 CSI_TEARDOWN_ERRORS = (
     (
-        "Unmounter.TearDownAt failed",
-        "the CSI driver's node plugin failed the unmount or cannot be reached ('connection "
-        "refused': it is not running, its socket left behind)",
+        "TearDownAt failed",
+        "the CSI driver failed the unmount or cannot be reached, its rpc error follows "
+        "('connection refused': its node plugin is not running, its socket left behind)",
     ),
 )
 

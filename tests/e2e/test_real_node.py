@@ -404,7 +404,7 @@ CSI_VARIANTS = {
         "volumes-not-reclaimed",
         "containers exited; kubelet has not finished volume teardown",
         "Unmounter.TearDownAt failed: rpc error: code = Unavailable",
-        "Unmounter.TearDownAt failed",
+        "TearDownAt failed",
     ),
 }
 
@@ -444,6 +444,11 @@ def test_csi_driver_gone(node: RealNode, ns: str, csi_binary: Path, variant: str
                     logged in line and uid in line for line in node.kubelet_log().split("\n")
                 ),
             )
+            # the remedy's grep, run on this kubelet's log, finds that line
+            grep = next(c for c in commands if grepped in c)
+            grep = grep.replace("journalctl -u kubelet --since -1h", f"cat {node.kubelet.log_path}")
+            found = subprocess.run(["sh", "-c", grep], capture_output=True, text=True, check=False)
+            assert logged in found.stdout, grep
             assert not [e for e in events_of(node, ns, "csi-0") if e["type"] != "Normal"]
             capture(node, ns, f"csi-driver-{variant}")
         finally:  # the driver comes back: the kubelet unpublishes the volume, removes the pod

@@ -213,7 +213,16 @@ def _check_attachment(trace: VolumeTrace, facts: PodFacts) -> None:
 def trace_volume(facts: PodFacts, volume: JSON) -> VolumeTrace:
     name = text(volume.get("name"))
     trace = VolumeTrace(name, claim=_claim_of(volume, facts.name))
-    trace.driver = text(as_dict(volume.get("csi")).get("driver"))  # inline CSI volume
+    inline = text(as_dict(volume.get("csi")).get("driver"))
+    if inline:
+        trace.driver = inline
+        trace.evidence.append(
+            Evidence(
+                f"volume {name}: inline CSI volume of driver {inline}",
+                facts.ref,
+                {"volume": name, "driver": inline},
+            )
+        )
     try:
         for step in (_follow_claim, _check_driver, _check_in_use, _check_attachment):
             step(trace, facts)
@@ -248,8 +257,10 @@ def volume_remedies(facts: PodFacts, traces: list[VolumeTrace]) -> tuple[Remedy,
     ]
     if newest_event(facts.events, phrases=("device or resource busy",)) is not None:
         steps += busy_remedies(facts, None)
+    elif broken and not _volume_events(facts):
+        steps.append(facts.log_errors("kubelet", facts.uid, _driver_gone_errors(broken)))
     elif not _volume_events(facts):
-        steps += _teardown_log_remedies(facts)
+        steps += _teardown_log_remedies(facts, traces)
     steps.append(
         Remedy(
             facts.on_node("unmount what is left; the kubelet then removes the pod"),
@@ -281,12 +292,39 @@ TEARDOWN_ERRORS = (
     ("device or resource busy", "a mount still held, often from another mount namespace"),
     ("no space left on device", "a full disk under the kubelet or the runtime"),
 )
+# A CSI volume whose driver is registered yet fails (no event): the kubelet logs the driver's
+# rpc error after `kubernetes.io/csi: Unmounter.TearDownAt failed:` (v1.36; older kubelets
+# `mounter.TearDownAt failed:`). Seen on v1.36 after the node plugin crashed with its socket
+# left behind: `rpc error: code = Unavailable ... dial unix .../csi.sock: connect: connection
+# refused`.
+CSI_TEARDOWN_ERRORS = (
+    (
+        "TearDownAt failed",
+        "the CSI driver failed the unmount or cannot be reached, its rpc error follows "
+        "('connection refused': its node plugin is not running, its socket left behind)",
+    ),
+)
 
 
-def _teardown_log_remedies(facts: PodFacts) -> list[Remedy]:
+def _driver_gone_errors(drivers: list[str]) -> tuple[tuple[str, str], ...]:
+    """What a real kubelet (v1.36) logs, with no event, on each retry of a CSI volume's
+    teardown once the driver is deregistered: `UnmountVolume.TearDown failed ... Unmounter.
+    TearDownAt failed to get CSI client: driver name <d> not found in the list of registered CSI
+    drivers`."""
+    return tuple(
+        (
+            f"driver name {d} not found in the list of registered CSI drivers",
+            f"the kubelet cannot reach driver {d} to unmount",
+        )
+        for d in drivers
+    )
+
+
+def _teardown_log_remedies(facts: PodFacts, traces: list[VolumeTrace]) -> list[Remedy]:
     pod_dir = f"/var/lib/kubelet/pods/{facts.uid}"
+    csi = CSI_TEARDOWN_ERRORS if any(t.driver for t in traces) else ()
     return [
-        facts.log_errors("kubelet", facts.uid, TEARDOWN_ERRORS),
+        facts.log_errors("kubelet", facts.uid, (*csi, *TEARDOWN_ERRORS)),
         Remedy(
             facts.on_node("look for immutable files in the pod's volumes"),
             f"lsattr -R {pod_dir}/volumes 2>/dev/null | grep -- '-i-'",

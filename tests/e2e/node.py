@@ -9,7 +9,9 @@ CNI configuration (a bridge of its own name, used only by pods without hostNetwo
 kubelet's root and certificates, logs. A busybox image is built locally from Debian's
 busybox-static as an OCI archive and imported (no registry is reachable, none is needed); it
 is also the sandbox ("pause") image. `stop` ends only what `start` started, then unmounts
-what the kubelet and containerd left under the state directory.
+what the kubelet and containerd left under the state directory. A test can run a CSI node
+plugin beside the kubelet (`start_csi_driver`: hack/csi-driver, built by
+hack/build-csi-driver.sh), which registers itself in the kubelet's plugins_registry.
 
 Needs Linux, root, and the Debian packages in DEBIAN_PACKAGES (`ensure_packages` installs
 them where apt-get can). `why_unavailable()` says in one line why a machine cannot run it.
@@ -54,6 +56,10 @@ START_TIMEOUT = 120.0
 # busybox applets the tests use; each is a symlink to /bin/busybox in the image
 APPLETS = ("sh", "sleep", "cat", "echo", "ls", "mount", "umount", "touch", "true", "trap")
 STATE_FILE = "node.json"  # what a detached node (make demo) records for `stop_recorded`
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CSI_BUILD_SCRIPT = REPO_ROOT / "hack" / "build-csi-driver.sh"
+CSI_DRIVER = "harness.csi.test"  # short: unix socket paths are at most 107 bytes
+REGISTERED = "registration by the kubelet: registered=true"  # hack/csi-driver/main.go logs it
 
 
 def why_unavailable() -> str | None:
@@ -183,9 +189,11 @@ def busybox_pod(
     post_start: str | None = None,
     pre_stop: str | None = None,
     host_pid: bool = False,
+    csi_driver: str | None = None,
 ) -> JSON:
     """A pod on the real node running `sh -c command` in IMAGE with hostNetwork (no pod
-    network needed); `volume` adds an emptyDir `scratch` on /data, the hooks are `sh -c`."""
+    network needed); `volume` adds an emptyDir `scratch` on /data, `csi_driver` an inline CSI
+    volume `csi` of that driver on /csi; the hooks are `sh -c`."""
     container: JSON = {
         "name": "app",
         "image": IMAGE,
@@ -206,10 +214,51 @@ def busybox_pod(
         "terminationGracePeriodSeconds": grace,
         "containers": [container],
     }
-    if volume:
-        spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
-        container["volumeMounts"] = [{"name": "scratch", "mountPath": "/data"}]
+    volumes = [
+        *([{"name": "scratch", "emptyDir": {}}] if volume else []),
+        *([csi_inline_volume("csi", csi_driver)] if csi_driver else []),
+    ]
+    if volumes:
+        spec["volumes"] = volumes
+        container["volumeMounts"] = [
+            {"name": v["name"], "mountPath": "/data" if v["name"] == "scratch" else "/csi"}
+            for v in volumes
+        ]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+def build_csi_driver(script: Path = CSI_BUILD_SCRIPT) -> Path:
+    """The harness's CSI node plugin (hack/csi-driver), built from the Go module proxy and
+    cached; RuntimeError with the build's last lines when it cannot be built."""
+    with open(os.devnull, "rb") as devnull:
+        proc = subprocess.run(
+            ["bash", str(script)], stdin=devnull, capture_output=True, text=True, check=False
+        )
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines or not Path(lines[-1]).is_file():
+        tail = proc.stderr.strip().splitlines()[-20:] or [f"exit code {proc.returncode}"]
+        # the last line of the build's output is its error: the one line a skip shows
+        raise RuntimeError("\n".join([f"hack/{script.name} failed: {tail[-1]}", *tail[:-1]]))
+    return Path(lines[-1])
+
+
+def csi_inline_volume(name: str = "csi", driver: str = CSI_DRIVER) -> JSON:
+    """An inline (ephemeral) CSI volume of `driver`."""
+    return {"name": name, "csi": {"driver": driver}}
+
+
+def csi_driver_object(driver: str = CSI_DRIVER) -> JSON:
+    """The CSIDriver object a driver's install creates: no attach, inline ephemeral volumes."""
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIDriver",
+        "metadata": {"name": driver},
+        "spec": {
+            "attachRequired": False,
+            "podInfoOnMount": True,
+            "volumeLifecycleModes": ["Ephemeral"],
+        },
+    }
 
 
 # --- the node ----------------------------------------------------------------------------------
@@ -237,6 +286,7 @@ class RealNode:
         logs = self.state_dir
         self.containerd = _Proc("containerd", [], logs / "containerd.log", die_with_parent)
         self.kubelet = _Proc("kubelet", [], logs / "kubelet.log", die_with_parent)
+        self.csi_driver = _Proc("csi-driver", [], logs / "csi-driver.log", die_with_parent)
 
     # -- lifecycle --
 
@@ -284,9 +334,52 @@ class RealNode:
     def stop_kubelet(self) -> None:
         self.kubelet.stop()
 
+    def start_csi_driver(self, binary: Path, driver: str = CSI_DRIVER) -> None:
+        """The CSI node plugin beside the kubelet, registering itself in the kubelet's
+        plugins_registry (as node-driver-registrar would); returns once the kubelet has told
+        it the registration succeeded and CSINode lists it."""
+        log = self.csi_driver.log_path
+        seen = log.read_text().count(REGISTERED) if log.exists() else 0
+        self.csi_driver.args = [
+            str(binary),
+            f"--drivername={driver}",
+            f"--nodeid={self.name}",
+            f"--endpoint={self.state_dir / 'csi.sock'}",
+            f"--registration-dir={self.kubelet_root / 'plugins_registry'}",
+        ]
+        self.csi_driver.start()
+        self._wait(
+            time.monotonic() + START_TIMEOUT,
+            f"CSINode {self.name} to list {driver}",
+            lambda: log.read_text().count(REGISTERED) > seen and driver in self.csi_drivers(),
+        )
+
+    def stop_csi_driver(self, crash: bool = False, driver: str = CSI_DRIVER) -> None:
+        """SIGTERM: the driver removes its sockets and the kubelet deregisters it, as when a
+        driver's node plugin is stopped or uninstalled. crash: SIGKILL, the sockets stay behind
+        and the kubelet still lists the driver, as after a crash."""
+        if crash and self.csi_driver.running() and self.csi_driver.pid:
+            os.killpg(self.csi_driver.pid, signal.SIGKILL)
+        self.csi_driver.stop()
+        if not crash:
+            self._wait(
+                time.monotonic() + START_TIMEOUT,
+                f"the kubelet to deregister {driver} (CSINode {self.name})",
+                lambda: driver not in self.csi_drivers(),
+            )
+
+    def csi_drivers(self) -> list[str]:
+        """The drivers the node's CSINode object lists (what the kubelet registered)."""
+        try:
+            csi_node = self.cp.api("GET", f"/apis/storage.k8s.io/v1/csinodes/{self.name}")
+        except Exception:
+            return []
+        return [str(d.get("name")) for d in csi_node.get("spec", {}).get("drivers") or []]
+
     def stop(self) -> None:
         """Stop the kubelet, every container of this node, containerd and its shims; unmount."""
         try:
+            self.csi_driver.stop()
             self.kubelet.stop()
             if self.containerd.running() and self.socket.exists():
                 _remove_containers(self.socket)
@@ -364,7 +457,7 @@ class RealNode:
         while time.monotonic() < deadline:
             if done():
                 return
-            for proc in (self.containerd, self.kubelet):
+            for proc in (self.containerd, self.kubelet, self.csi_driver):
                 if proc.args and proc.popen is not None and not proc.running():
                     raise proc.failure(f"exited while waiting for {what}")
             time.sleep(0.5)

@@ -8,6 +8,7 @@ hostNetwork, so no pod network is set up. Waits poll; nothing sleeps a guessed t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -20,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.api import create_namespace, unique_ns
-from tests.e2e.cli import run_json
+from tests.e2e.cli import run_cli, run_json
 from tests.e2e.controlplane import (
     DEFAULT_CONTROLLERS,
     ApiError,
@@ -28,7 +29,16 @@ from tests.e2e.controlplane import (
     _pid_cmdline,
     build_binaries,
 )
-from tests.e2e.node import RealNode, _root_under, busybox_pod, ensure_packages, why_unavailable
+from tests.e2e.node import (
+    CSI_DRIVER,
+    RealNode,
+    _root_under,
+    build_csi_driver,
+    busybox_pod,
+    csi_driver_object,
+    ensure_packages,
+    why_unavailable,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.node]
 
@@ -39,14 +49,19 @@ NODE_MONITOR_GRACE = "20s"
 WAIT = 120.0  # the longest any state takes to appear on a loaded 2-core machine
 
 
+def skip_or_fail(reason: str) -> None:
+    """Skip with one line; under CI=true a real-node test that cannot run is a failure."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"the real-node tests must run in CI: {reason}")
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="module")
 def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealNode]:
     ensure_packages()
     reason = why_unavailable()
     if reason is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the real-node tests must run in CI: {reason}")
-        pytest.skip(reason)
+        skip_or_fail(reason)
     state = tmp_path_factory.mktemp("real-node")
     cp = ControlPlane(
         state / "cp",
@@ -342,6 +357,110 @@ def test_slow_to_stop_is_not_stuck(
     assert "grace-period" in [b["type"] for b in item["blockers"]]
     assert not [b for b in item["blockers"] if b["type"] not in ("grace-period",)], item
     wait_gone(node, ns, name)
+
+
+@pytest.fixture(scope="module")
+def csi_binary() -> Path:
+    try:
+        return build_csi_driver()
+    except RuntimeError as error:
+        skip_or_fail(str(error).splitlines()[0])
+        raise
+
+
+CSI_DRIVERS = "/apis/storage.k8s.io/v1/csidrivers"
+
+
+def install_csi_driver(node: RealNode) -> None:
+    """The driver's CSIDriver object, as its install creates it (kept if already there)."""
+    try:
+        node.cp.api("POST", CSI_DRIVERS, csi_driver_object())
+    except ApiError as error:
+        if error.status != 409:
+            raise
+
+
+def capture(node: RealNode, ns: str, name: str) -> None:
+    """With REAL_NODE_CAPTURE=DIR, record what the diagnosis reads (`dump`) into DIR/name.json:
+    how tests/fixtures/real-node/csi-driver-*.json were made."""
+    target = os.environ.get("REAL_NODE_CAPTURE")
+    if target:
+        path = Path(target) / f"{name}.json"
+        result = run_cli("dump", "-n", ns, "-f", str(path), kubeconfig=node.cp.kubeconfig_path)
+        assert result.returncode == 0, result.stderr
+
+
+GONE = f"driver name {CSI_DRIVER} not found in the list of registered CSI drivers"
+CSI_VARIANTS = {
+    # variant: (main blocker type, its summary, what the kubelet logs, what the remedy greps)
+    "uninstalled": ("csi-driver-missing", f"CSI driver {CSI_DRIVER} not installed", GONE, GONE),
+    "stopped": (
+        "csi-driver-missing",
+        f"CSI driver {CSI_DRIVER} not running on {{node}}",
+        GONE,
+        GONE,
+    ),
+    "crashed": (
+        "volumes-not-reclaimed",
+        "containers exited; kubelet has not finished volume teardown",
+        "Unmounter.TearDownAt failed: rpc error: code = Unavailable",
+        "TearDownAt failed",
+    ),
+}
+
+
+@pytest.mark.parametrize("variant", list(CSI_VARIANTS))
+def test_csi_driver_gone(node: RealNode, ns: str, csi_binary: Path, variant: str) -> None:
+    """A pod with an inline CSI volume, then the driver goes: its node plugin stops (it
+    removes its registration socket, the kubelet deregisters the driver from CSINode) and,
+    when uninstalled, its CSIDriver object is deleted; or it crashes (SIGKILL: the sockets stay,
+    CSINode still lists it, calls get `connection refused`). The kubelet cannot call
+    NodeUnpublishVolume: it retries `UnmountVolume.TearDown` with backoff and writes no event.
+    Once the driver is back, the kubelet unpublishes the volume and removes the pod by itself."""
+    main_type, summary, logged, grepped = CSI_VARIANTS[variant]
+    install_csi_driver(node)
+    node.start_csi_driver(csi_binary)
+    try:
+        pod = start_pod(node, ns, "csi-0", "sleep 3600", csi_driver=CSI_DRIVER)
+        uid = pod["metadata"]["uid"]
+        try:
+            node.stop_csi_driver(crash=variant == "crashed")
+            if variant == "uninstalled":
+                node.cp.api("DELETE", f"{CSI_DRIVERS}/{CSI_DRIVER}")
+            assert (CSI_DRIVER in node.csi_drivers()) == (variant == "crashed")
+            delete_pod(node, ns, "csi-0")
+            item = wait_for_blocker(node, ns, "csi-0", main_type)
+            blocker = item["blockers"][0]
+            assert blocker["summary"] == summary.format(node=node.name)
+            assert "Pod/csi-0" in evidence_objects(blocker)  # the inline volume and its driver
+            fields = [e["fields"] for e in blocker["evidence"]]
+            assert {"volume": "csi", "driver": CSI_DRIVER} in fields
+            assert item["phase"] == "Failed"  # every container exited; the volume holds the pod
+            commands = [r.get("command", "") for r in blocker["remedy"]]
+            assert any(grepped in c and uid in c for c in commands), commands
+            wait_until(
+                "the kubelet's TearDown error",
+                lambda: any(
+                    logged in line and uid in line for line in node.kubelet_log().split("\n")
+                ),
+            )
+            # the remedy's grep, run on this kubelet's log, finds that line
+            grep = next(c for c in commands if grepped in c)
+            grep = grep.replace("journalctl -u kubelet --since -1h", f"cat {node.kubelet.log_path}")
+            found = subprocess.run(["sh", "-c", grep], capture_output=True, text=True, check=False)
+            assert logged in found.stdout, grep
+            assert not [e for e in events_of(node, ns, "csi-0") if e["type"] != "Normal"]
+            capture(node, ns, f"csi-driver-{variant}")
+        finally:  # the driver comes back: the kubelet unpublishes the volume, removes the pod
+            install_csi_driver(node)
+            if not node.csi_driver.running():
+                node.start_csi_driver(csi_binary)
+        wait_gone(node, ns, "csi-0")
+        assert not [m for m in Path("/proc/mounts").read_text().splitlines() if uid in m]
+    finally:
+        node.stop_csi_driver()
+        with contextlib.suppress(ApiError):
+            node.cp.api("DELETE", f"{CSI_DRIVERS}/{CSI_DRIVER}")
 
 
 def leftovers(state_dir: Path) -> list[str]:

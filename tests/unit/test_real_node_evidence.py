@@ -3,7 +3,9 @@
 Each fixture in tests/fixtures/real-node is `kubectl get -o json` of a pod, its node, the
 node's Lease and the pod's events, captured from the harness's real node while the incident
 was happening (tests/e2e/test_real_node.py makes the same incidents happen and asserts the
-same blockers live). managedFields were dropped; nothing else was edited.
+same blockers live). managedFields were dropped; nothing else was edited. The csi-driver-*
+fixtures are `kubectl terminating dump` snapshots written by that test itself
+(REAL_NODE_CAPTURE=DIR): they also record what was read and found absent (a CSIDriver).
 """
 
 from __future__ import annotations
@@ -91,7 +93,58 @@ def test_full_disk_under_the_runtime_root_points_at_the_runtime_log() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["runtime-down", "posthook-never-returns", "immutable-file", "busy-mount", "full-disk"]
+    ("name", "summary", "proof"),
+    [
+        ("csi-driver-gone", "CSI driver harness.csi.test not installed", "CSIDriver"),
+        ("csi-driver-stopped", "CSI driver harness.csi.test not running on real-38aca4", "CSINode"),
+    ],
+)
+def test_csi_driver_gone_is_the_driver(name: str, summary: str, proof: str) -> None:
+    """The node plugin stopped (the kubelet deregistered it: CSINode lists no driver) and, when
+    uninstalled, the CSIDriver object deleted. Every container exited (phase Failed); the
+    kubelet wrote no event, only its log: `UnmountVolume.TearDown failed ... driver name
+    harness.csi.test not found in the list of registered CSI drivers`."""
+    out, _ = explained(name, output="json")
+    item = json.loads(out)["items"][0]
+    blocker = item["blockers"][0]
+    assert (blocker["type"], blocker["summary"]) == ("csi-driver-missing", summary)
+    assert [e["object"]["kind"] for e in blocker["evidence"]] == [proof, "Pod"]
+    assert blocker["evidence"][1]["fields"] == {"volume": "csi", "driver": "harness.csi.test"}
+    assert [b["type"] for b in item["blockers"]] == ["csi-driver-missing", "volumes-not-reclaimed"]
+    commands = [r.get("command", "") for r in blocker["remedy"]]
+    gone = "driver name harness.csi.test not found in the list of registered CSI drivers"
+    assert any(gone in c and c.startswith("journalctl -u kubelet") for c in commands)
+    # the teardown's other causes (immutable file, busy mount, full disk) are not the hunt here
+    assert not any(c.startswith("lsattr") for c in commands)
+    assert blocker["remedy"][0]["description"].startswith("restore CSI driver harness.csi.test")
+
+
+def test_csi_driver_crashed_points_at_the_driver_in_the_kubelet_log() -> None:
+    """The node plugin killed (SIGKILL): its sockets stay, CSINode still lists the driver, the
+    CSIDriver object is there; nothing in the API tells. The kubelet logs, with no event,
+    `Unmounter.TearDownAt failed: rpc error: code = Unavailable ... connection refused`."""
+    blocker = main_blocker("csi-driver-crashed")
+    assert blocker["type"] == "volumes-not-reclaimed"
+    assert blocker["summary"] == "containers exited; kubelet has not finished volume teardown"
+    assert {"volume": "csi", "driver": "harness.csi.test"} in [
+        e["fields"] for e in blocker["evidence"]
+    ]
+    commands = [r.get("command", "") for r in blocker["remedy"]]
+    assert any("TearDownAt failed" in c and c.startswith("journalctl -u kubelet") for c in commands)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "runtime-down",
+        "posthook-never-returns",
+        "immutable-file",
+        "busy-mount",
+        "full-disk",
+        "csi-driver-gone",
+        "csi-driver-stopped",
+        "csi-driver-crashed",
+    ],
 )
 def test_explain_rendering(name: str) -> None:
     out, _ = explained(name, explain=True)

@@ -1,4 +1,4 @@
-"""Identity of an API resource type, as discovery reports it."""
+"""Identity of an API resource type, as discovery reports it; what every object carries."""
 
 from __future__ import annotations
 
@@ -31,6 +31,17 @@ class Resource:
         if name is not None:
             base += f"/{name}"
         return base
+
+
+def meta(obj: dict[str, Any]) -> dict[str, Any]:
+    """An object's metadata ({} when missing or malformed)."""
+    value = obj.get("metadata")
+    return value if isinstance(value, dict) else {}
+
+
+def is_terminating(obj: dict[str, Any]) -> bool:
+    """Deletion was requested: metadata.deletionTimestamp is set."""
+    return bool(meta(obj).get("deletionTimestamp"))
 
 
 def typed(obj: dict[str, Any], resource: Resource) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubectl_terminating.model import GRACE_PERIOD, JSON, Blocker, Evidence, Finding, ObjectRef
+from kubectl_terminating.resources import meta
 from kubectl_terminating.timeutil import parse_time, seconds_since
 from kubectl_terminating.view import ClusterView, ReadFailed
 
@@ -14,12 +15,8 @@ Explainer = Callable[[JSON, ClusterView], Iterable[Blocker]]
 HOLDS_WHILE = {GRACE_PERIOD: "context only: the deletionTimestamp is still in the future"}
 
 
-def meta(obj: JSON) -> JSON:
-    value = obj.get("metadata")
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
+def list_of(value: Any) -> list[Any]:
+    """value when it is a list (fields of the API's JSON may be missing or malformed)."""
     return value if isinstance(value, list) else []
 
 
@@ -59,7 +56,7 @@ def base_finding(obj: JSON, view: ClusterView, kind: str, api_version: str) -> F
         deletion_timestamp=deletion,
         overdue_seconds=overdue,
         terminating_seconds=terminating,
-        finalizers=[f for f in as_list(m.get("finalizers")) if isinstance(f, str)],
+        finalizers=[f for f in list_of(m.get("finalizers")) if isinstance(f, str)],
     )
 
 
@@ -99,10 +96,6 @@ def run_explainers(
     return finding
 
 
-def is_terminating(obj: JSON) -> bool:
-    return bool(meta(obj).get("deletionTimestamp"))
-
-
 def age_seconds(obj: JSON, view: ClusterView, field: str = "creationTimestamp") -> int | None:
     return seconds_since(meta(obj).get(field), view.now)
 
@@ -111,10 +104,9 @@ __all__ = [
     "Explainer",
     "age_seconds",
     "as_dict",
-    "as_list",
     "base_finding",
     "grace_period_blocker",
-    "is_terminating",
+    "list_of",
     "meta",
     "parse_time",
     "ref_of",

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 import shlex
 
-from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating import reads
+from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.finalizers import lease_liveness
 from kubectl_terminating.explain.knowledge import KCM_LEASE
 from kubectl_terminating.model import (
@@ -90,7 +91,7 @@ def namespace_conditions(ns: JSON) -> list[JSON]:
     keys = ("type", "status", "reason", "message", "lastTransitionTime")
     return [
         {key: c[key] if isinstance(c.get(key), str) else None for key in keys}
-        for c in as_list(as_dict(ns.get("status")).get("conditions"))
+        for c in list_of(as_dict(ns.get("status")).get("conditions"))
         if isinstance(c, dict)
     ]
 
@@ -167,7 +168,7 @@ def remaining_condition_evidence(ns: JSON) -> list[Evidence]:
 
 
 def available_condition(apiservice: JSON) -> JSON | None:
-    conditions = as_list(as_dict(apiservice.get("status")).get("conditions"))
+    conditions = list_of(as_dict(apiservice.get("status")).get("conditions"))
     return next((as_dict(c) for c in conditions if as_dict(c).get("type") == "Available"), None)
 
 
@@ -221,7 +222,7 @@ def apiservice_blocker(apiservice: JSON) -> Blocker | None:
 
 def apiservice_blockers(ns: JSON, view: ClusterView) -> list[Blocker]:
     """Any unavailable APIService fails discovery, which stalls every namespace deletion."""
-    found = (apiservice_blocker(a) for a in view.apiservices())
+    found = (apiservice_blocker(a) for a in reads.apiservices(view))
     return [b for b in found if b is not None]
 
 

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating import reads
+from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.finalizers import (
     finalizer_blockers,
     service_backend,
@@ -53,7 +54,7 @@ HOLDS_WHILE = {
 
 
 def finalizers_of(obj: JSON) -> list[str]:
-    return [f for f in as_list(meta(obj).get("finalizers")) if isinstance(f, str) and f]
+    return [f for f in list_of(meta(obj).get("finalizers")) if isinstance(f, str) and f]
 
 
 # -- merging: one blocker per cause, not per object ------------------------------------------
@@ -338,7 +339,7 @@ def content_conversion_blockers(content: Content, ns: JSON, view: ClusterView) -
     involved = [c.resource for c in content.listings if c.items or "conversion" in (c.error or "")]
     failing = failing_conversions(ns)
     blockers = []
-    for crd in view.crds():
+    for crd in reads.crds(view):
         here = any(crd_serves(crd, r.group, r.plural) for r in involved)
         if not here and not names_conversion(crd, failing):
             continue

@@ -8,7 +8,7 @@ import json
 import shlex
 from dataclasses import replace
 
-from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.finalizers import (
     Held,
     finalizer_blockers,
@@ -54,7 +54,7 @@ def kubernetes_finalizer_blocker(ns: JSON, view: ClusterView) -> Blocker:
     left = Evidence(
         "spec.finalizers still lists kubernetes though no content is left",
         ns_ref(ns),
-        {"specFinalizers": as_list(as_dict(ns.get("spec")).get("finalizers"))},
+        {"specFinalizers": list_of(as_dict(ns.get("spec")).get("finalizers"))},
     )
     return Blocker(
         NAMESPACE_FINALIZER,
@@ -103,7 +103,7 @@ def spec_finalizer_blockers(no_content: bool, ns: JSON, view: ClusterView) -> li
     """Other controllers' spec finalizers always; `kubernetes` only when nothing is left (as
     both the listing and the controller's conditions say): otherwise the content holds it."""
     blockers = []
-    for index, finalizer in enumerate(as_list(as_dict(ns.get("spec")).get("finalizers"))):
+    for index, finalizer in enumerate(list_of(as_dict(ns.get("spec")).get("finalizers"))):
         if not isinstance(finalizer, str) or not finalizer:
             continue
         if finalizer != KUBERNETES_FINALIZER:

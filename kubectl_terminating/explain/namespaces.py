@@ -23,11 +23,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
 
+from kubectl_terminating import reads
 from kubectl_terminating.explain.common import (
     Explainer,
     as_dict,
-    as_list,
     base_finding,
+    list_of,
     meta,
     run_explainers,
     text,
@@ -83,7 +84,7 @@ MAX_EXPLAINED_PODS = 50  # remaining pods explained per namespace
 
 
 def in_content_phase(ns: JSON) -> bool:
-    return KUBERNETES_FINALIZER in as_list(as_dict(ns.get("spec")).get("finalizers"))
+    return KUBERNETES_FINALIZER in list_of(as_dict(ns.get("spec")).get("finalizers"))
 
 
 def read_content(finding: Finding, view: ClusterView) -> Content | None:
@@ -200,7 +201,7 @@ def remaining_pods(content: Content | None, finding: Finding, view: ClusterView)
     )
     if not left:
         return []
-    pods, failure = try_read(lambda: view.pods(finding.name))
+    pods, failure = try_read(lambda: reads.pods(view, finding.name))
     if failure is not None:
         finding.warnings.append(failure.message)
     pods = sorted(pods or [], key=lambda p: text(meta(p).get("name")))

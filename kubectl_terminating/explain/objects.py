@@ -6,6 +6,7 @@ a webhook that rejects the UPDATE removing them, or by a broken conversion webho
 
 from __future__ import annotations
 
+from kubectl_terminating import reads
 from kubectl_terminating.explain.common import (
     Explainer,
     base_finding,
@@ -34,7 +35,7 @@ def is_core(resource: Resource, plural: str) -> bool:
 
 def is_custom(resource: Resource, view: ClusterView) -> bool:
     """Served by a CRD (the CRD list is read anyway, for conversion webhooks)."""
-    crds, failure = try_read(view.crds)
+    crds, failure = try_read(lambda: reads.crds(view))
     return failure is None and any(
         crd_serves(c, resource.group, resource.plural) for c in crds or []
     )
@@ -65,7 +66,7 @@ def object_explainers(resource: Resource) -> list[Explainer]:
         return webhook_blockers(resource, ["UPDATE"], namespace, view, labels=labels_of(obj))
 
     def conversion(obj: JSON, view: ClusterView) -> list[Blocker]:
-        crds = [obj] if resource == CRDS else view.crds()
+        crds = [obj] if resource == CRDS else reads.crds(view)
         serving = [
             c for c in crds if resource == CRDS or crd_serves(c, resource.group, resource.plural)
         ]

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kubectl_terminating.explain.common import as_dict, as_list, text
+from kubectl_terminating.explain.common import as_dict, list_of, text
 from kubectl_terminating.explain.pod_facts import (
     PodFacts,
     condition_of,
@@ -90,7 +90,7 @@ RUNTIME_ERRORS = (
 
 def _container_id(facts: PodFacts, names: list[str]) -> str:
     """The runtime's id of the first of the named containers (what the runtime logs)."""
-    for status in (as_dict(s) for s in as_list(status_of(facts.pod).get("containerStatuses"))):
+    for status in (as_dict(s) for s in list_of(status_of(facts.pod).get("containerStatuses"))):
         found = text(status.get("containerID")).split("://")[-1]
         if text(status.get("name")) in names and found:
             return found
@@ -218,7 +218,7 @@ NODE_SYMPTOMS: tuple[NodeSymptom, ...] = (
 def _has_exec_post_start(pod: JSON) -> bool:
     return any(
         isinstance(as_dict(as_dict(as_dict(c).get("lifecycle")).get("postStart")).get("exec"), dict)
-        for c in as_list(spec_of(pod).get("containers"))
+        for c in list_of(spec_of(pod).get("containers"))
     )
 
 

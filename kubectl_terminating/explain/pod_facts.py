@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 
-from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating import reads
+from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.model import JSON, Evidence, Finding, ObjectRef, Remedy
+from kubectl_terminating.reads import NODE_LEASE_NAMESPACE
 from kubectl_terminating.timeutil import human_duration, seconds_since
 from kubectl_terminating.view import ClusterView, ReadFailed
 
@@ -18,7 +20,6 @@ from kubectl_terminating.view import ClusterView, ReadFailed
 # controller's --node-monitor-grace-period default (50s since Kubernetes 1.32); the kubelet
 # renews every 10s, so 40s is four missed renewals. A longer leaseDurationSeconds wins.
 NODE_LEASE_GRACE_SECONDS = 40
-NODE_LEASE_NAMESPACE = "kube-node-lease"
 CONTAINER_STATES = ("running", "terminated", "waiting")
 
 
@@ -72,10 +73,10 @@ def container_states(pod: JSON) -> list[JSON]:
     reported = [
         container_state(as_dict(s))
         for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
-        for s in as_list(status.get(key))
+        for s in list_of(status.get(key))
     ]
     known = {c["name"] for c in reported}
-    for container in as_list(spec_of(pod).get("containers")):
+    for container in list_of(spec_of(pod).get("containers")):
         name = text(as_dict(container).get("name"))
         if name and name not in known:
             reported.append(container_state({"name": name}))
@@ -137,7 +138,7 @@ def newest_event(
 
 
 def condition_of(node: JSON, kind: str) -> JSON | None:
-    for condition in as_list(status_of(node).get("conditions")):
+    for condition in list_of(status_of(node).get("conditions")):
         if as_dict(condition).get("type") == kind:
             return as_dict(condition)
     return None
@@ -341,7 +342,7 @@ class PodFacts:
         if not name:
             return NodeCheck("")
         try:
-            node = self.view.node(name)
+            node = reads.node(self.view, name)
         except ReadFailed as failed:
             self.warn(failed)
             return NodeCheck(name, unreadable=failed.reason)
@@ -350,14 +351,14 @@ class PodFacts:
         problem = ready_problem(name, node, self.view.now)
         if problem is None:
             try:
-                problem = lease_problem(name, self.view.node_lease(name), self.view.now)
+                problem = lease_problem(name, reads.node_lease(self.view, name), self.view.now)
             except ReadFailed as failed:
                 self.warn(failed)  # Ready=True stands on its own
             return NodeCheck(name, node, problem=problem)
         alive = None
         if runtime_down_message(node) is not None:
             try:
-                alive = lease_renewed(name, self.view.node_lease(name), self.view.now)
+                alive = lease_renewed(name, reads.node_lease(self.view, name), self.view.now)
             except ReadFailed as failed:
                 self.warn(failed)  # without the Lease the kubelet may be down too
         return NodeCheck(name, node, problem=problem, kubelet_alive=alive)
@@ -367,7 +368,9 @@ class PodFacts:
         if not self.finding.uid:
             return []  # events are matched by uid; without one any match would be wrong
         try:
-            return [as_dict(e) for e in self.view.events_for(self.namespace, self.finding.uid)]
+            return [
+                as_dict(e) for e in reads.events_for(self.view, self.namespace, self.finding.uid)
+            ]
         except ReadFailed as failed:
             self.warn(failed)
             return []

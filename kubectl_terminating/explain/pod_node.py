@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_terminating.explain.common import as_dict, as_list
+from kubectl_terminating.explain.common import as_dict, list_of
 from kubectl_terminating.explain.pod_facts import (
     NodeProblem,
     PodFacts,
@@ -62,7 +62,7 @@ def _node_missing(facts: PodFacts) -> Blocker:
 def _has_out_of_service_taint(node: JSON | None) -> bool:
     return any(
         as_dict(t).get("key") == OUT_OF_SERVICE_TAINT
-        for t in as_list(spec_of(node or {}).get("taints"))
+        for t in list_of(spec_of(node or {}).get("taints"))
     )
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating import reads
+from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.pod_containers import busy_remedies
 from kubectl_terminating.explain.pod_facts import (
     PodFacts,
@@ -89,13 +90,13 @@ def _claim_of(volume: JSON, pod_name: str) -> str:
 def _follow_claim(trace: VolumeTrace, facts: PodFacts) -> None:
     if not trace.claim:
         return
-    pvc = facts.view.pvc(facts.namespace, trace.claim)
+    pvc = reads.pvc(facts.view, facts.namespace, trace.claim)
     claim_ref = ObjectRef("PersistentVolumeClaim", trace.claim, facts.namespace, "v1")
     if pvc is None:
         trace.evidence.append(Evidence(f"PVC {trace.claim} not found", claim_ref))
         return
     trace.pv = text(spec_of(pvc).get("volumeName"))
-    pv = facts.view.pv(trace.pv) if trace.pv else None
+    pv = reads.pv(facts.view, trace.pv) if trace.pv else None
     if pv is None:
         trace.evidence.append(
             Evidence(
@@ -127,16 +128,16 @@ def _check_driver(trace: VolumeTrace, facts: PodFacts) -> None:
     if not trace.driver:
         return
     driver = trace.driver
-    if facts.view.csi_driver(driver) is None:
+    if reads.csi_driver(facts.view, driver) is None:
         trace.driver_problem = Evidence(
             f"CSIDriver {driver} does not exist: the driver was uninstalled (or never registered)",
             ObjectRef("CSIDriver", driver, api_version="storage.k8s.io/v1"),
             {"driver": driver, "csiDriverExists": False},
         )
         return
-    csi_node = facts.view.csi_node(facts.node_name)
+    csi_node = reads.csi_node(facts.view, facts.node_name)
     registered = [
-        text(as_dict(d).get("name")) for d in as_list(spec_of(csi_node or {}).get("drivers"))
+        text(as_dict(d).get("name")) for d in list_of(spec_of(csi_node or {}).get("drivers"))
     ]
     if driver not in registered:
         trace.driver_problem = Evidence(
@@ -153,7 +154,7 @@ def _check_driver(trace: VolumeTrace, facts: PodFacts) -> None:
 
 def _check_in_use(trace: VolumeTrace, facts: PodFacts) -> None:
     unique = trace.unique_name
-    if not unique or unique not in as_list(status_of(facts.node.node or {}).get("volumesInUse")):
+    if not unique or unique not in list_of(status_of(facts.node.node or {}).get("volumesInUse")):
         return
     trace.in_use = True
     trace.evidence.append(
@@ -177,7 +178,7 @@ def _attachment_for(pv: str, node: str, attachments: list[JSON]) -> JSON | None:
 def _check_attachment(trace: VolumeTrace, facts: PodFacts) -> None:
     if not trace.pv:
         return
-    attachment = _attachment_for(trace.pv, facts.node_name, facts.view.volume_attachments())
+    attachment = _attachment_for(trace.pv, facts.node_name, reads.volume_attachments(facts.view))
     if attachment is None:
         return
     trace.attachment = attachment
@@ -404,7 +405,7 @@ def explain_volumes(facts: PodFacts) -> list[Blocker]:
         return []
     traces = [
         trace_volume(facts, as_dict(v))
-        for v in as_list(spec_of(facts.pod).get("volumes"))
+        for v in list_of(spec_of(facts.pod).get("volumes"))
         if _claim_of(as_dict(v), facts.name) or as_dict(as_dict(v).get("csi")).get("driver")
     ]
     remedies = volume_remedies(facts, traces)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kubectl_terminating import reads
 from kubectl_terminating.explain.common import (
     Explainer,
     as_dict,
@@ -74,7 +75,7 @@ def explain_finalizers(facts: PodFacts) -> list[Blocker]:
 
 def explain_namespace(facts: PodFacts) -> list[Blocker]:
     """Context: the pod's namespace is being deleted too."""
-    namespace = facts.view.namespace(facts.namespace) if facts.namespace else None
+    namespace = reads.namespace(facts.view, facts.namespace) if facts.namespace else None
     if namespace is None:
         return []
     phase = text(status_of(namespace).get("phase"))

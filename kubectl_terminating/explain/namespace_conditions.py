@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from typing import TYPE_CHECKING
 
 from kubectl_terminating import reads
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
@@ -23,7 +24,9 @@ from kubectl_terminating.model import (
     Remedy,
 )
 from kubectl_terminating.timeutil import human_duration, seconds_since
-from kubectl_terminating.view import ClusterView
+
+if TYPE_CHECKING:
+    from kubectl_terminating.explain.namespace_facts import NamespaceFacts
 
 # The conditions pkg/controller/namespace/deletion writes (status_condition_utils.go).
 DISCOVERY_FAILURE = "NamespaceDeletionDiscoveryFailure"
@@ -133,7 +136,8 @@ CONDITION_REMEDIES = {
 }
 
 
-def condition_blockers(ns: JSON, view: ClusterView) -> list[Blocker]:
+def condition_blockers(facts: NamespaceFacts) -> list[Blocker]:
+    ns = facts.ns
     blockers = []
     for condition in namespace_conditions(ns):
         reason = failure_reason(condition)
@@ -220,17 +224,18 @@ def apiservice_blocker(apiservice: JSON) -> Blocker | None:
     )
 
 
-def apiservice_blockers(ns: JSON, view: ClusterView) -> list[Blocker]:
+def apiservice_blockers(facts: NamespaceFacts) -> list[Blocker]:
     """Any unavailable APIService fails discovery, which stalls every namespace deletion."""
-    found = (apiservice_blocker(a) for a in reads.apiservices(view))
+    found = (apiservice_blocker(a) for a in reads.apiservices(facts.view))
     return [b for b in found if b is not None]
 
 
 # -- the namespace controller itself ---------------------------------------------------------
 
 
-def controller_blocker(ns: JSON, view: ClusterView) -> list[Blocker]:
+def controller_blocker(facts: NamespaceFacts) -> list[Blocker]:
     """No condition long after the delete: the namespace controller never looked at it."""
+    ns, view = facts.ns, facts.view
     written = {c.get("type") for c in namespace_conditions(ns)}
     deleted = meta(ns).get("deletionTimestamp")
     age = seconds_since(deleted, view.now)

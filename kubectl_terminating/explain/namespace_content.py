@@ -9,7 +9,7 @@ import json
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from kubectl_terminating import reads
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
@@ -40,6 +40,9 @@ from kubectl_terminating.model import (
     Remedy,
 )
 from kubectl_terminating.view import ClusterView, ContentListing
+
+if TYPE_CHECKING:
+    from kubectl_terminating.explain.namespace_facts import NamespaceFacts
 
 T = TypeVar("T")
 
@@ -189,7 +192,10 @@ def content_summary(content: Content) -> str:
     return ", ".join(parts)
 
 
-def content_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Blocker]:
+def content_blockers(facts: NamespaceFacts) -> list[Blocker]:
+    content, ns = facts.content, facts.ns
+    if content is None:
+        return []
     if content.empty:
         return []
     name = text(meta(ns).get("name"))
@@ -220,7 +226,10 @@ def content_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Bloc
     ]
 
 
-def content_finalizer_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Blocker]:
+def content_finalizer_blockers(facts: NamespaceFacts) -> list[Blocker]:
+    content, view = facts.content, facts.view
+    if content is None:
+        return []
     blockers: list[Blocker] = []
     for listing in content.left:
         held = [i for i in listing.items if finalizers_of(i)]
@@ -241,7 +250,10 @@ def pending_operations(listing: ContentListing) -> list[str]:
     return operations
 
 
-def content_webhook_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Blocker]:
+def content_webhook_blockers(facts: NamespaceFacts) -> list[Blocker]:
+    content, ns, view = facts.content, facts.ns, facts.view
+    if content is None:
+        return []
     name = text(meta(ns).get("name"))
     blockers: list[Blocker] = []
     for listing in content.left:
@@ -331,10 +343,13 @@ def names_conversion(crd: JSON, failing: set[tuple[str, str]]) -> bool:
     return (text(spec.get("group")), kind) in failing
 
 
-def content_conversion_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Blocker]:
+def content_conversion_blockers(facts: NamespaceFacts) -> list[Blocker]:
     """CRDs with objects left here (or whose listing fails in conversion) hold this namespace,
     and so do CRDs its conditions name: a conversion webhook that fails for objects in another
     namespace still fails the controller's lists here (the watch cache cannot start)."""
+    content, ns, view = facts.content, facts.ns, facts.view
+    if content is None:
+        return []
     # a listing refused for another reason (forbidden, not in a file) says nothing of conversion
     involved = [c.resource for c in content.listings if c.items or "conversion" in (c.error or "")]
     failing = failing_conversions(ns)

@@ -4,6 +4,7 @@ node conditions (DESIGN.md's node-level symptom table)."""
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -135,7 +136,7 @@ def _prestop_remedies(facts: PodFacts, _event: JSON | None) -> tuple[Remedy, ...
     return (
         Remedy(
             "check the preStop hook: it failed or hung",
-            f"kubectl get pod -n {facts.namespace} {facts.name} "
+            f"kubectl get pod -n {shlex.quote(facts.namespace)} {shlex.quote(facts.name)} "
             "-o jsonpath='{.spec.containers[*].lifecycle.preStop}'",
         ),
     )
@@ -291,7 +292,8 @@ def explain_containers(facts: PodFacts) -> list[Blocker]:
     generic = (_list_containers(facts), facts.kubelet_log())
     first = Remedy(
         "read the pod's events",
-        f"kubectl get events -n {facts.namespace} --field-selector involvedObject.uid={facts.uid}",
+        f"kubectl get events -n {shlex.quote(facts.namespace)} "
+        f"--field-selector involvedObject.uid={facts.uid}",
     )
     return [
         Blocker(

@@ -1,16 +1,17 @@
-"""What the pod explainers read: the pod's containers and events, the health of its node
+"""What the pod causes read: the pod's containers and events, the health of its node
 (Ready condition, heartbeat Lease) and PodFacts, which makes the reads they share once.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 
 from kubectl_terminating import reads
-from kubectl_terminating.explain.common import as_dict, list_of, meta, text
+from kubectl_terminating.explain.common import Facts, as_dict, list_of, meta, text
 from kubectl_terminating.model import JSON, Evidence, Finding, ObjectRef, Remedy
 from kubectl_terminating.reads import NODE_LEASE_NAMESPACE
 from kubectl_terminating.timeutil import human_duration, seconds_since
@@ -279,17 +280,19 @@ class NodeCheck:
 # -- the reads the explainers share ------------------------------------------------------------
 
 
-class PodFacts:
-    """The pod and the reads several explainers share, made once and only when needed.
+class PodFacts(Facts):
+    """The pod and the reads several pod causes share, made once and only when needed.
 
     A shared read that fails becomes a warning on the finding and an "unknown" answer, so one
     missing permission costs one piece of evidence, not every check after it.
     """
 
     def __init__(self, pod: JSON, view: ClusterView, finding: Finding) -> None:
-        self.pod = pod
-        self.view = view
-        self.finding = finding
+        super().__init__(pod, view, finding)
+
+    @property
+    def pod(self) -> JSON:
+        return self.obj
 
     @property
     def namespace(self) -> str:
@@ -314,10 +317,6 @@ class PodFacts:
     @property
     def overdue(self) -> int | None:
         return self.finding.overdue_seconds
-
-    def warn(self, failed: ReadFailed) -> None:
-        if str(failed) not in self.finding.warnings:
-            self.finding.warnings.append(str(failed))
 
     @property
     def kubelet_pending(self) -> bool:
@@ -350,30 +349,25 @@ class PodFacts:
             return NodeCheck(name)
         problem = ready_problem(name, node, self.view.now)
         if problem is None:
-            try:
-                problem = lease_problem(name, reads.node_lease(self.view, name), self.view.now)
-            except ReadFailed as failed:
-                self.warn(failed)  # Ready=True stands on its own
-            return NodeCheck(name, node, problem=problem)
+            # Ready=True stands on its own when the Lease cannot be read
+            lease = self.read(lambda: reads.node_lease(self.view, name), None)
+            return NodeCheck(name, node, problem=lease_problem(name, lease, self.view.now))
         alive = None
         if runtime_down_message(node) is not None:
-            try:
-                alive = lease_renewed(name, reads.node_lease(self.view, name), self.view.now)
-            except ReadFailed as failed:
-                self.warn(failed)  # without the Lease the kubelet may be down too
+            # without the Lease the kubelet may be down too
+            lease = self.read(lambda: reads.node_lease(self.view, name), None)
+            alive = lease_renewed(name, lease, self.view.now)
         return NodeCheck(name, node, problem=problem, kubelet_alive=alive)
 
     @cached_property
     def events(self) -> list[JSON]:
         if not self.finding.uid:
             return []  # events are matched by uid; without one any match would be wrong
-        try:
-            return [
-                as_dict(e) for e in reads.events_for(self.view, self.namespace, self.finding.uid)
-            ]
-        except ReadFailed as failed:
-            self.warn(failed)
-            return []
+        uid = self.finding.uid
+        return [
+            as_dict(e)
+            for e in self.read(lambda: reads.events_for(self.view, self.namespace, uid), [])
+        ]
 
     def on_node(self, what: str) -> str:
         return f"on node {self.node_name or '?'}: {what}"
@@ -394,7 +388,8 @@ class PodFacts:
     def force_delete(self, when: str) -> Remedy:
         return Remedy(
             "force delete the pod object",
-            f"kubectl delete pod -n {self.namespace} {self.name} --grace-period=0 --force",
+            f"kubectl delete pod -n {shlex.quote(self.namespace)} {shlex.quote(self.name)} "
+            "--grace-period=0 --force",
             destructive=True,
             when=when,
         )

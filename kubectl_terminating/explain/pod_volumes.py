@@ -3,6 +3,7 @@ followed PVC -> PV -> CSI driver -> node -> VolumeAttachment to find what holds 
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 
 from kubectl_terminating import reads
@@ -240,7 +241,7 @@ def volume_remedies(facts: PodFacts, traces: list[VolumeTrace]) -> tuple[Remedy,
             Remedy(
                 f"restore CSI driver {', '.join(broken)} (reinstall it; its node plugin must "
                 f"run on {node}); the kubelet then finishes the unmount itself",
-                f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}",
+                f"kubectl get pods -A -o wide --field-selector spec.nodeName={shlex.quote(node)}",
             )
         )
     steps += [
@@ -263,7 +264,7 @@ def volume_remedies(facts: PodFacts, traces: list[VolumeTrace]) -> tuple[Remedy,
     steps += [
         Remedy(
             f"delete VolumeAttachment {text(meta(t.attachment).get('name'))}",
-            f"kubectl delete volumeattachment {text(meta(t.attachment).get('name'))}",
+            f"kubectl delete volumeattachment {shlex.quote(text(meta(t.attachment).get('name')))}",
             destructive=True,
             when="last, only once the volume is unmounted on the node and the storage backend "
             "shows it detached: deleting it first can leave the disk attached to two nodes",

@@ -9,6 +9,7 @@ no ready endpoints. `clientConfig.url` webhooks point outside the cluster and ca
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -267,8 +268,11 @@ def _pods_command(namespace: str, service: JSON, name: str) -> str:
     selector = as_dict(as_dict(service.get("spec")).get("selector"))
     if selector:
         joined = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
-        return f"kubectl get pods -n {namespace} -l {joined} -o wide"
-    return f"kubectl get endpointslices -n {namespace} -l kubernetes.io/service-name={name}"
+        return f"kubectl get pods -n {shlex.quote(namespace)} -l {shlex.quote(joined)} -o wide"
+    return (
+        f"kubectl get endpointslices -n {shlex.quote(namespace)} "
+        f"-l kubernetes.io/service-name={shlex.quote(name)}"
+    )
 
 
 def backend_problem(hook: MatchedWebhook, view: ClusterView) -> BackendProblem | None:
@@ -286,7 +290,7 @@ def backend_problem(hook: MatchedWebhook, view: ClusterView) -> BackendProblem |
             Remedy(
                 f"restore Service {namespace}/{name}: repair or reinstall the operator that "
                 "serves the webhook",
-                f"kubectl get deployments,pods -n {namespace}",
+                f"kubectl get deployments,pods -n {shlex.quote(namespace)}",
             ),
         )
     if text(as_dict(service.get("spec")).get("type")) == "ExternalName":
@@ -311,7 +315,7 @@ def backend_problem(hook: MatchedWebhook, view: ClusterView) -> BackendProblem |
 def _delete_config_remedy(hook: MatchedWebhook) -> Remedy:
     return Remedy(
         f"delete {hook.config_kind} {hook.config_name} (all its webhooks go with it)",
-        f"kubectl delete {hook.config_kind.lower()} {hook.config_name}",
+        f"kubectl delete {hook.config_kind.lower()} {shlex.quote(hook.config_name)}",
         destructive=True,
         when=(
             "the operator that served it is gone for good and left the configuration behind; "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shlex
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -215,6 +216,35 @@ def test_missing_node_is_node_missing_with_force_delete_last() -> None:
     assert b.evidence[0].fields == {"nodeName": "worker-1", "nodeExists": False}
     assert commands(b.remedy) == ["kubectl get node worker-1", FORCE]
     assert b.remedy[-1].destructive and b.remedy[-1].when
+
+
+def words(command: str) -> list[str]:
+    """command as a shell reads it: `;`, `|` and `&` end a command, quotes keep one word."""
+    return list(shlex.shlex(command, posix=True, punctuation_chars=True))
+
+
+@pytest.mark.parametrize("state", ["missing", "not ready", "no cause"])
+def test_names_from_a_file_stay_one_word_in_every_command(state: str) -> None:
+    """A file (--from-file) is not validated by an API server: a pod named `web-0;reboot` on a
+    node named `worker 1` must stay one word in every command printed for it. (Fixed: the
+    force delete, describe and node commands printed names unquoted, while the finalizer and
+    namespace commands quoted them.)"""
+    odd = pod(metadata__name="web-0;reboot", spec__nodeName="worker 1")
+    ready = {"missing": [], "not ready": [node(Ready=("False", "KubeletNotReady", "x"))]}
+    nodes = ready.get(state, [node()])
+    for n in nodes:
+        n["metadata"]["name"] = "worker 1"
+    if state == "no cause":  # the kubelet confirmed, nothing else holds it
+        odd["metadata"]["deletionGracePeriodSeconds"] = 0
+    finding = explain(odd, [*nodes, *cluster("node-worker-1", "lease-worker-1")])
+    printed = [c for b in finding.blockers for c in commands(b.remedy) if c.startswith("kubectl")]
+    assert any("web-0" in c for c in printed), printed
+    assert state == "no cause" or any("worker" in c for c in printed), printed
+    for command in printed:
+        if "web-0" in command:
+            assert "web-0;reboot" in words(command), command
+        if "worker" in command:
+            assert "worker 1" in words(command), command
 
 
 def test_not_ready_node_is_the_cause_not_its_stale_container_status() -> None:

@@ -1,4 +1,4 @@
-"""The findings the explainers produce and the renderers print (the JSON contract of DESIGN.md)."""
+"""The findings the explainers produce and the renderers print (docs/explainers.md: blockers)."""
 
 from __future__ import annotations
 

@@ -19,8 +19,8 @@ from kubectl_terminating.resources import Resource
 class ReadFailed(Exception):
     """A read the explainer needed could not be made (forbidden, unavailable, timed out).
 
-    Explainers let it propagate: the runner turns it into a warning on the finding
-    ("could not read nodes: forbidden") instead of a silent wrong answer.
+    Causes let it propagate, or read through Facts.read: either way it becomes one warning on
+    the finding ("could not read nodes: forbidden") instead of a silent wrong answer.
     """
 
     def __init__(self, what: str, reason: str) -> None:

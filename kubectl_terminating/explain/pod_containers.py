@@ -1,5 +1,5 @@
 """Containers still running past the deadline, with the likely cause read from events and
-node conditions (DESIGN.md's node-level symptom table)."""
+node conditions (docs/explainers.md, node-level symptoms)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from kubectl_terminating.explain.pod_facts import (
 )
 from kubectl_terminating.model import CONTAINERS_RUNNING, JSON, Blocker, Evidence, Remedy
 
-# -- containers still running: hints from events (DESIGN.md's node-level symptom table) --------
+# -- containers still running: hints from events (docs/explainers.md, node-level symptoms) ---
 
 
 def _few(names: list[str], noun: str) -> str:

@@ -23,6 +23,7 @@ from kubectl_terminating.explain.pod_facts import (
     unique_remedies,
 )
 from kubectl_terminating.explain.pod_hooks import hung_post_start_hooks
+from kubectl_terminating.explain.pod_network import teardown_event
 from kubectl_terminating.explain.webhooks import matching_webhooks, unverified_webhooks
 from kubectl_terminating.model import (
     CSI_DRIVER_MISSING,
@@ -395,6 +396,15 @@ def _attachment_blockers(
     ]
 
 
+def _network_explains(facts: PodFacts, traces: list[VolumeTrace]) -> bool:
+    """The pod's network teardown fails (pod_network) and no volume shows a problem of its
+    own: the kubelet waits for the sandbox, not for the volumes."""
+    volume_facts = _volume_events(facts) or any(
+        t.in_use or t.driver_problem or t.attachment_problem for t in traces
+    )
+    return not volume_facts and teardown_event(facts) is not None
+
+
 def explain_volumes(facts: PodFacts) -> list[Blocker]:
     # Holds once every container is down (none running, none held by its postStart hook) and
     # the kubelet, alive on a healthy node, has still not confirmed past the deadline.
@@ -411,7 +421,7 @@ def explain_volumes(facts: PodFacts) -> list[Blocker]:
     ]
     remedies = volume_remedies(facts, traces)
     return [
-        _reclaim_blocker(facts, traces, remedies),
+        *([] if _network_explains(facts, traces) else [_reclaim_blocker(facts, traces, remedies)]),
         *_driver_blockers(facts, traces, remedies),
         *_attachment_blockers(facts, traces, remedies),
     ]

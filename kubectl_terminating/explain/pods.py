@@ -37,6 +37,7 @@ from kubectl_terminating.explain.pod_facts import (
     status_of,
 )
 from kubectl_terminating.explain.pod_hooks import explain_hooks
+from kubectl_terminating.explain.pod_network import explain_network
 from kubectl_terminating.explain.pod_node import explain_node
 from kubectl_terminating.explain.pod_volumes import explain_volumes
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
@@ -175,6 +176,7 @@ POD_CAUSES: tuple[PodCause, ...] = (
     explain_node,
     explain_containers,
     explain_hooks,
+    explain_network,
     explain_volumes,
     explain_webhooks,
     explain_namespace,

@@ -391,6 +391,37 @@ def test_no_persistent_volumes_still_waits_for_teardown() -> None:
     )
 
 
+# The kubelet's event when the CNI plugin's DEL fails, as pasted in projectcalico/calico#7647
+# (the error) and spidernet-io/cni-plugins#47 (the event around it).
+CNI_DEL_FAILED = (
+    'error killing pod: failed to "KillPodSandbox" for "3f2b6c1e-8d3a-4b5e-9c7d-1a2b3c4d5e6f" '
+    'with KillPodSandboxError: "rpc error: code = Unknown desc = failed to destroy network for '
+    'sandbox \\"3bb433e9ee32e3402ad828c97ddfe322b9f2d88348cb004d01efd226aa0bfd5d\\": plugin '
+    'type=\\"calico\\" failed (delete): netplugin failed with no error message: signal: killed"'
+)
+
+
+def test_cni_teardown_failure_is_the_cause_not_volume_teardown() -> None:
+    obj = exited()
+    obj["spec"]["volumes"] = obj["spec"]["volumes"][1:]  # the projected token volume only
+    finding = explain(obj, [*cluster(), event("FailedKillPod", CNI_DEL_FAILED)])
+    assert types(finding) == ["network-teardown"]
+    b = finding.blockers[0]
+    assert b.summary == "pod network teardown failing (CNI plugin calico)"
+    assert b.evidence[1].fields["reason"] == "FailedKillPod"
+    assert commands(b.remedy)[0] == (
+        "kubectl get pods -A -o wide --field-selector spec.nodeName=worker-1"
+    )
+    assert [r.destructive for r in b.remedy] == [False, False, True]
+    assert_destructive_steps_say_when(finding)
+
+
+def test_cni_teardown_failure_keeps_volume_evidence() -> None:
+    """A volume still in use on the node is a fact of its own: it stays, ranked below."""
+    finding = explain(exited(), [*cluster(), event("FailedKillPod", CNI_DEL_FAILED)])
+    assert types(finding) == ["network-teardown", "volumes-not-reclaimed"]
+
+
 def test_node_unreadable_says_so_instead_of_blaming_the_kubelet() -> None:
     obj = exited()
     obj["spec"]["volumes"] = obj["spec"]["volumes"][1:]  # the projected token volume only

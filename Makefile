@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check kubectl_terminating tests
+	$(BIN)/ruff check kubectl_terminating tests hack
 	$(BIN)/mypy --strict
 
 control-plane:
@@ -70,8 +70,8 @@ bench: bench-pods bench-outage
 
 bench-pods: $(STAMP) control-plane
 	BENCH_SIZES="$(BENCH_SIZES)" N="$(N)" M="$(M)" K="$(K)" REPEAT="$(REPEAT)" \
-	BENCH_BIN="$(BENCH_BIN)" $(BIN)/python hack/bench.py
+	BENCH_BIN="$(BENCH_BIN)" $(BIN)/python -m hack.bench
 
 bench-outage: $(STAMP) control-plane
 	BENCH_SCENARIO=outage OUTAGE_SIZES="$(OUTAGE_SIZES)" REPEAT="$(REPEAT)" \
-	BENCH_BIN="$(BENCH_BIN)" BENCH_DIR=.bench/outage $(BIN)/python hack/bench.py
+	BENCH_BIN="$(BENCH_BIN)" BENCH_DIR=.bench/outage $(BIN)/python -m hack.bench

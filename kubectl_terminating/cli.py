@@ -17,7 +17,7 @@ from click.core import ParameterSource
 
 from kubectl_terminating import __version__
 from kubectl_terminating.errors import UsageError
-from kubectl_terminating.options import KINDS, OUTPUTS, Options
+from kubectl_terminating.options import OUTPUTS, Options
 
 F = TypeVar("F", bound=Callable[..., Any])
 PROG = "kubectl terminating"
@@ -237,12 +237,21 @@ def global_params() -> list[click.Parameter]:
 GLOBAL_NAMES = frozenset(p.name for p in global_params() if p.name)
 
 
+GLOBAL_SECTION = "Global options (before or after the command)"
+OPTIONS_HINT = (
+    f'Use "{PROG} options" for a list of global command-line options (applies to all commands).'
+)
+
+
+def _global_records(ctx: click.Context, params: list[click.Parameter]) -> list[tuple[str, str]]:
+    return [r for p in params if p.name in GLOBAL_NAMES if (r := p.get_help_record(ctx))]
+
+
 def _format_global_options(
     ctx: click.Context, formatter: click.HelpFormatter, params: list[click.Parameter]
 ) -> None:
-    records = [r for p in params if p.name in GLOBAL_NAMES if (r := p.get_help_record(ctx))]
-    with formatter.section("Global options (before or after the command)"):
-        formatter.write_dl(records)
+    with formatter.section(GLOBAL_SECTION):
+        formatter.write_dl(_global_records(ctx, params))
 
 
 def _own_options(
@@ -348,6 +357,13 @@ class GlobalGroup(AliasedGroup):
         self.format_commands(ctx, formatter)
         _format_global_options(ctx, formatter, params)
 
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_epilog(ctx, formatter)
+        # kubectl's closing lines, word for word but for the name
+        formatter.write_paragraph()
+        formatter.write(f'Use "{PROG} <command> --help" for more information about a command.\n')
+        formatter.write(OPTIONS_HINT + "\n")
+
 
 @click.group(cls=GlobalGroup, context_settings=CONTEXT, epilog=EXAMPLES)
 @click.version_option(
@@ -421,6 +437,17 @@ def dump(filename: str, **flags: Any) -> None:
     sys.exit(run_dump(options, filename))
 
 
+@cli.command("options", context_settings=CONTEXT)
+@click.pass_context
+def options_command(ctx: click.Context, /, **_global_options: Any) -> None:
+    """The global options, which every command takes (as `kubectl options`)."""
+    formatter = ctx.make_formatter()
+    formatter.write("The following options can be passed to any command, before or after it:\n\n")
+    with formatter.indentation():
+        formatter.write_dl(_global_records(ctx, ctx.command.get_params(ctx)))
+    click.echo(formatter.getvalue(), nl=False)
+
+
 FIX_KINDS = ("pods", "pod", "po", "namespaces", "namespace", "ns", "all")
 
 FIX_OPTIONS = [
@@ -486,9 +513,6 @@ def fix(ctx: click.Context, /, kind: str, names: tuple[str, ...], **flags: Any) 
     from kubectl_terminating.fix.command import run_fix
 
     ctx.exit(run_fix(options, fix_options))
-
-
-assert set(cli.commands) == {*KINDS, "dump", "fix"}
 
 
 def _restore_library_path() -> None:

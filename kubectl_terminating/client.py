@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import IO, Any, TypeVar
+from typing import IO, Any, NamedTuple, ParamSpec, TypeVar
 from urllib.parse import unquote, urlencode, urlsplit
 
 import urllib3
@@ -68,6 +68,7 @@ DEFAULT_WORKERS = 8
 
 T = TypeVar("T")
 R = TypeVar("R")
+P = ParamSpec("P")
 
 
 @dataclass
@@ -108,6 +109,18 @@ def parse_duration(value: str) -> float:
     if seconds < 0:
         raise ValueError(f"invalid timeout value {value!r}: must not be negative")
     return seconds
+
+
+def _item_by_item(pages: Callable[P, Iterator[JSON]]) -> Callable[P, Iterator[JSON]]:
+    """A list read item by item: `pages` with the same arguments, each page's items in turn."""
+
+    def items(*args: P.args, **kwargs: P.kwargs) -> Iterator[JSON]:
+        for page in pages(*args, **kwargs):
+            for item in page.get("items") or []:
+                if isinstance(item, dict):
+                    yield item
+
+    return items
 
 
 class Client:
@@ -274,12 +287,37 @@ class Client:
         """
         limit = deadline if deadline is not None else self.request_timeout
         pool, url, headers, give_up_at = self._prepare(path, params, accept, limit)
+        answer, _ = self._attempts(
+            path, url, give_up_at, deadline, lambda: self._send(pool, url, headers, give_up_at)
+        )
+        try:
+            decoded = json.loads(answer.body)
+        except ValueError:
+            raise ApiError(f"the server sent a response that is not JSON for {path}") from None
+        if not isinstance(decoded, dict):
+            raise ApiError(f"the server sent an unexpected response for {path}")
+        return decoded
+
+    def _attempts(
+        self,
+        path: str,
+        url: str,
+        give_up_at: float | None,
+        deadline: float | None,
+        send: Callable[[], _Answer],
+    ) -> tuple[_Answer, float]:
+        """The retry policy of every read, around `send` (one attempt): up to MAX_ATTEMPTS, with
+        capped backoff, on passing faults (see `_transient`) and RETRY_STATUSES (honouring
+        Retry-After); never past give_up_at and never after a timeout. Each answer read whole
+        is logged; a status >= 400 left raises its typed error. Returns the last answer and
+        when its attempt started. A timeout raises DeadlineExceeded when `deadline` is given
+        (a check read), else Unreachable."""
         attempt = 0
         while True:
             attempt += 1
             started = time.monotonic()
             try:
-                status, body, answered = self._send(pool, url, headers, give_up_at)
+                answer = send()
             except (urllib3.exceptions.HTTPError, _OutOfTime) as exc:
                 if _timed_out(exc):
                     if deadline is not None:
@@ -290,20 +328,16 @@ class Client:
                 if _transient(exc, self._alive) and self._retry(attempt, give_up_at, None):
                     continue
                 raise self._unreachable(exc) from None
-            self._log_request(url, status, len(body), started, answered)
-            if status in RETRY_STATUSES and self._retry(
-                attempt, give_up_at, answered.get("Retry-After")
+            if answer.unread is not None:  # its body is the caller's to read and log
+                return answer, started
+            self._log_request(url, answer.status, len(answer.body), started, answer.headers)
+            if answer.status in RETRY_STATUSES and self._retry(
+                attempt, give_up_at, answer.headers.get("Retry-After")
             ):
                 continue
-            if status >= 400:
-                raise self._api_error(status, body, path)
-            try:
-                decoded = json.loads(body)
-            except ValueError:
-                raise ApiError(f"the server sent a response that is not JSON for {path}") from None
-            if not isinstance(decoded, dict):
-                raise ApiError(f"the server sent an unexpected response for {path}")
-            return decoded
+            if answer.status >= 400:
+                raise self._api_error(answer.status, answer.body, path)
+            return answer, started
 
     def _prepare(
         self, path: str, params: dict[str, Any] | None, accept: str, limit: float
@@ -324,8 +358,8 @@ class Client:
         url: str,
         headers: HTTPHeaderDict,
         give_up_at: float | None,
-    ) -> tuple[int, bytes, Mapping[str, str]]:
-        """One attempt: status, body (decompressed) and headers. The body is read in chunks
+    ) -> _Answer:
+        """One attempt: status, headers and body (decompressed). The body is read in chunks
         so that a server trickling bytes cannot hold the read past give_up_at (urllib3's read
         timeout bounds each socket read, not the whole response)."""
         timeout: urllib3.Timeout | None = None  # the pool's default
@@ -349,7 +383,7 @@ class Client:
             raise
         finally:
             response.release_conn()  # back to the pool (closed or not): its size is bounded
-        return response.status, b"".join(chunks), response.headers
+        return _Answer(response.status, response.headers, b"".join(chunks))
 
     def _retry(self, attempt: int, give_up_at: float | None, retry_after: str | None) -> bool:
         """Sleep before the next attempt and say True, or say False when out of attempts or
@@ -408,27 +442,19 @@ class Client:
         whole read. A fault once the body has started raises Unreachable (no retry: the
         caller has already consumed part of it)."""
         pool, url, headers, give_up_at = self._prepare(path, params, accept, self.request_timeout)
-        attempt = 0
-        while True:
-            attempt += 1
-            started = time.monotonic()
-            try:
-                response = pool.request("GET", url, headers=headers, preload_content=False)
-            except urllib3.exceptions.HTTPError as exc:
-                retry = not _timed_out(exc) and _transient(exc, self._alive)
-                if retry and self._retry(attempt, give_up_at, None):
-                    continue
-                raise self._unreachable(exc) from None
+
+        def send() -> _Answer:
+            response = pool.request("GET", url, headers=headers, preload_content=False)
             if response.status == 200:
-                break
+                return _Answer(200, response.headers, unread=response)
             body = response.data or b""
             response.release_conn()
-            self._log_request(url, response.status, len(body), started, response.headers)
-            if response.status in RETRY_STATUSES and self._retry(
-                attempt, give_up_at, response.headers.get("Retry-After")
-            ):
-                continue
-            raise self._api_error(response.status, body, path)
+            return _Answer(response.status, response.headers, body)
+
+        answer, started = self._attempts(path, url, give_up_at, None, send)
+        response = answer.unread
+        if response is None:  # answered, not 200 and not an error: nothing to stream
+            raise self._api_error(answer.status, answer.body, path)
         size = 0
         read = getattr(response, "read1", None) or response.read  # see _send
         try:
@@ -522,18 +548,7 @@ class Client:
                 return
             query["continue"] = token
 
-    def items(
-        self,
-        path: str,
-        params: dict[str, Any] | None = None,
-        accept: str = ACCEPT_JSON,
-        limit: int = PAGE_SIZE,
-        deadline: float | None = None,
-    ) -> Iterator[JSON]:
-        for page in self.pages(path, params, accept, limit, deadline):
-            for item in page.get("items") or []:
-                if isinstance(item, dict):
-                    yield item
+    items = _item_by_item(pages)  # the same arguments; each item of every page
 
     def map(self, function: Callable[[T], R], inputs: Iterable[T]) -> list[R]:
         """function over inputs with bounded concurrency, results in input order."""
@@ -588,6 +603,16 @@ def _load_client_cert(context: ssl.SSLContext, cert: bytes, key: bytes, name: st
         raise ConfigError(f'context "{name}": client certificate or key is not valid PEM') from None
     finally:
         os.unlink(path)
+
+
+class _Answer(NamedTuple):
+    """One attempt's answer: its status, headers and whole body; or, for stream(), the 200
+    response whose body is still to be read (`unread`)."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes = b""
+    unread: urllib3.BaseHTTPResponse | None = None
 
 
 class _OutOfTime(Exception):

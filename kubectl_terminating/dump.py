@@ -5,30 +5,26 @@ from __future__ import annotations
 import sys
 from typing import IO, TYPE_CHECKING
 
-from kubectl_terminating.errors import TerminatingError
-from kubectl_terminating.options import Options
-from kubectl_terminating.run import connect, error_line, report_stats
+from kubectl_terminating.connection import connected, guarded
+from kubectl_terminating.options import Options, Request, complete
 
 if TYPE_CHECKING:
     from kubectl_terminating.client import Client
 
 
 def run_dump(options: Options, path: str, err: IO[str] | None = None) -> int:
-    err = err or sys.stderr
-    try:
-        client = connect(options, err)
-        try:
-            return _dump(options, client, path, err)
-        finally:
-            report_stats(options, client, err)
-    except TerminatingError as error:
-        print(error_line(error), file=err)
-        return error.exit_code
+    stderr = err or sys.stderr
+    return guarded(lambda: _run(options, path, stderr), stderr)
 
 
-def _dump(options: Options, client: Client, path: str, err: IO[str]) -> int:
+def _run(options: Options, path: str, err: IO[str]) -> int:
+    with connected(options, err) as client:
+        return _dump(complete(options, client.connection.namespace), client, path, err)
+
+
+def _dump(request: Request, client: Client, path: str, err: IO[str]) -> int:
     from kubectl_terminating.explain.objects import explain_object
-    from kubectl_terminating.find import Scope, find_all
+    from kubectl_terminating.find import find_all
     from kubectl_terminating.live import LiveView
     from kubectl_terminating.render.style import safe
     from kubectl_terminating.resources import NAMESPACES
@@ -40,9 +36,9 @@ def _dump(options: Options, client: Client, path: str, err: IO[str]) -> int:
         header,
         write_bundle,
     )
+    from kubectl_terminating.source import Scope
 
-    namespace = None if options.all_namespaces else client.connection.namespace
-    scope = Scope(namespace, (), options.selector)
+    scope = Scope(request.namespace, (), request.options.selector)
     live = LiveView(client)
     capture = Capture()
     recorder = RecordingView(live, capture)

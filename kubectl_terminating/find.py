@@ -23,13 +23,13 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Generator, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from kubectl_terminating.client import ACCEPT_METADATA, ACCEPT_TABLE, Client
 from kubectl_terminating.errors import ApiError, Forbidden, NotFound
 from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import NAMESPACES, PODS, Resource, typed
+from kubectl_terminating.source import Found, Scope
 from kubectl_terminating.view import ClusterView, ReadFailed
 
 TERMINATING_STATUSES = frozenset({"Terminating", "Unknown"})
@@ -41,20 +41,6 @@ MAX_NAME_LOOKUPS = 200
 # that are not terminating are few when most are (a dead node); below it, one lookup a pod.
 NODE_LIST_MIN = 4
 UNBOUND = ""  # the node of a pod no node was assigned (the Table shows <none>)
-
-
-@dataclass(frozen=True)
-class Scope:
-    namespace: str | None  # None: all namespaces
-    names: tuple[str, ...] = ()
-    selector: str | None = None
-
-
-@dataclass
-class Found:
-    objects: list[JSON]
-    missing: list[str]  # names asked for that do not exist
-    warnings: list[str]
 
 
 def _terminating(obj: JSON) -> bool:

@@ -21,9 +21,10 @@ from typing import Any, TypeVar
 from kubectl_terminating.client import ACCEPT_METADATA, Client
 from kubectl_terminating.discovery import discover
 from kubectl_terminating.errors import ApiError, Forbidden, NotFound, Unauthorized
-from kubectl_terminating.find import Found, Scope, find_all, find_namespaces, find_pods
+from kubectl_terminating.find import find_all, find_namespaces, find_pods
 from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import NAMESPACES, Resource, typed
+from kubectl_terminating.source import Found, Scope
 from kubectl_terminating.view import EVERYTHING, ContentListing, Discovery, ReadFailed, Selectors
 
 T = TypeVar("T")

@@ -1,4 +1,5 @@
-"""The findings the explainers produce and the renderers print (docs/explainers.md: blockers)."""
+"""The findings the explainers produce and the renderers print (the `-o json` contract: README.md,
+"Output contract"; blockers: docs/explainers.md)."""
 
 from __future__ import annotations
 
@@ -216,6 +217,8 @@ class Finding:
         self.blockers.sort(key=lambda b: priority(b.type))
 
     def to_json(self) -> JSON:
+        from kubectl_terminating.kinds import of_finding
+
         out: JSON = {
             "kind": self.kind,
             "apiVersion": self.api_version,
@@ -229,10 +232,7 @@ class Finding:
             "blockers": [b.to_json() for b in self.blockers],
             "warnings": list(self.warnings),
         }
-        if self.kind == "Pod":
-            out["node"] = self.node
-            out["phase"] = self.phase
-            out["containers"] = list(self.containers)
+        out.update(of_finding(self).json_extras(self))  # its kind's own fields (kinds.py)
         if self.conditions is not None:
             out["conditions"] = list(self.conditions)
         if self.remaining is not None:

@@ -1,11 +1,16 @@
-"""What the user asked for, validated, independent of click."""
+"""What the user asked for, independent of click, settled as kubectl's GetOptions does it:
+the flags are validated (`Options.from_flags`), then completed once where to look is known
+(`complete`: the namespace, the snapshot defaults, the detail level), then run. Nothing after
+`complete` decides any of these again.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kubectl_terminating.errors import UsageError
+from kubectl_terminating.render.style import Style
 
 KINDS = ("pods", "namespaces", "all")
 OUTPUTS = ("wide", "json", "yaml", "name")
@@ -66,3 +71,40 @@ class Options:
             raise UsageError("--summary and --explain cannot be combined")
         if self.summary and self.output in ("json", "yaml", "name"):
             raise UsageError(f"--summary prints text; -o {self.output} has no summary of its own")
+
+
+@dataclass(frozen=True)
+class PrintOptions:
+    """How a table is printed: one value instead of positional booleans."""
+
+    all_namespaces: bool = False  # a NAMESPACE column for namespaced kinds
+    wide: bool = False  # -o wide: the extra columns
+    no_headers: bool = False
+    style: Style = field(default_factory=Style)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One run, completed: every default decided, nothing left to settle."""
+
+    options: Options
+    namespace: str | None  # where to look; None: every namespace
+
+    @property
+    def detailed(self) -> bool:
+        """Whether findings carry every detail (a namespace's pods explained too)."""
+        return self.options.explain or self.options.output in ("json", "yaml")
+
+    def print_options(self, style: Style) -> PrintOptions:
+        o = self.options
+        return PrintOptions(o.all_namespaces, o.output == "wide", o.no_headers, style)
+
+
+def complete(options: Options, context_namespace: str | None) -> Request:
+    """kubectl's Complete: the namespace is the flag's, else the kubeconfig context's
+    (context_namespace: None for a snapshot, which has no context: it is then looked at
+    whole, as with -A)."""
+    if options.from_file and not options.namespace:
+        options = replace(options, all_namespaces=True)
+    namespace = None if options.all_namespaces else (options.namespace or context_namespace)
+    return Request(options, namespace)

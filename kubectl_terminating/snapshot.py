@@ -22,11 +22,11 @@ from typing import Any, TypeVar
 
 from kubectl_terminating import __version__
 from kubectl_terminating.errors import ConfigError
-from kubectl_terminating.find import Found, Scope
 from kubectl_terminating.model import JSON
 from kubectl_terminating.reads import RELATED
 from kubectl_terminating.resources import Resource, is_terminating, meta, typed
 from kubectl_terminating.selectors import parse_selector
+from kubectl_terminating.source import Found, Scope
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.timeutil import format_time, parse_time
 from kubectl_terminating.view import (

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import IO
 
-from kubectl_terminating.errors import ApiError, NotFound, TerminatingError
+from kubectl_terminating.connection import connected, guarded
+from kubectl_terminating.errors import ApiError, NotFound
 from kubectl_terminating.fix.apply import DONE, EXIT_REFUSED, FORBIDDEN, apply_plan
 from kubectl_terminating.fix.audit import Actor, AuditLog
 from kubectl_terminating.fix.digest import digest
@@ -17,10 +18,10 @@ from kubectl_terminating.fix.plan import TAINT_OUT_OF_SERVICE as TAINT
 from kubectl_terminating.fix.plan import Proposal, Resolver, known_resource, plan
 from kubectl_terminating.fix.render import dry_run_footer, plan_json, plan_text, results_text
 from kubectl_terminating.model import JSON
-from kubectl_terminating.options import Options
+from kubectl_terminating.options import Options, complete
 from kubectl_terminating.render.style import Style, safe, use_color
 from kubectl_terminating.resources import Resource
-from kubectl_terminating.run import _collect, connect, error_line, report_stats
+from kubectl_terminating.run import collect, print_problems
 from kubectl_terminating.view import ClusterView, ReadFailed
 
 TYPE_THE_NAME = "Type the name {name!r} to {what} (anything else stops): "
@@ -105,29 +106,17 @@ def run_fix(
     stdin: IO[str] | None = None,
 ) -> int:
     out, err, into = stdout or sys.stdout, stderr or sys.stderr, stdin or sys.stdin
-    try:
-        return _run(options, fix, out, err, into)
-    except TerminatingError as error:
-        print(error_line(error), file=err)
-        return error.exit_code
-    except KeyboardInterrupt:
-        return 130
+    return guarded(lambda: _run(options, fix, out, err, into), err)
 
 
 def _run(options: Options, fix: FixOptions, out: IO[str], err: IO[str], into: IO[str]) -> int:
     from kubectl_terminating.live import LiveSource
 
-    client = connect(options, err)
-    namespace = None if options.all_namespaces else client.connection.namespace
-    source = LiveSource(client)
-    try:
-        result = _collect(replace(options, explain=True), source, namespace, err)
-        seen = [*result.warnings, *(w for f in result.findings for w in f.warnings)]
-        warnings = list(dict.fromkeys(seen))
-        for warning in warnings:
-            print(f"Warning: {safe(warning)}", file=err)
-        for missing in result.missing:
-            print(f"Error from server (NotFound): {safe(missing)} not found", file=err)
+    with connected(options, err) as client:
+        request = complete(replace(options, explain=True), client.connection.namespace)
+        source = LiveSource(client)
+        result = collect(request, source, err)
+        warnings = print_problems(result, err)
         if result.missing:
             return 1
         reader = LiveReader(client)
@@ -175,8 +164,6 @@ def _run(options: Options, fix: FixOptions, out: IO[str], err: IO[str], into: IO
             elif failed.result != DONE:
                 print(f"error: {failed.result}: {safe(failed.message)}", file=err)
         return exit_code
-    finally:
-        report_stats(options, client, err)
 
 
 def _confirmation_refused(fix: FixOptions, code: str, into: IO[str]) -> str:

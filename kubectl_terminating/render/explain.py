@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kubectl_terminating.kinds import POD
 from kubectl_terminating.model import Blocker, ContentType, Finding
 from kubectl_terminating.render.style import Style, safe
 from kubectl_terminating.timeutil import human_duration
@@ -27,7 +28,7 @@ def _field(lines: list[str], pad: str, label: str, value: str) -> None:
 def _finding(finding: Finding, style: Style, depth: int) -> str:
     pad = INDENT * depth
     lines = [pad + style.bold(safe(_title(finding)))]
-    if finding.kind == "Pod":
+    if POD.matches(finding):
         _field(lines, pad, "Node", safe(finding.node or "<none>"))
         _field(lines, pad, "Phase", safe(finding.phase or "<unknown>"))
     when = safe(finding.deletion_timestamp) or "<unknown>"

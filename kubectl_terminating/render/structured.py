@@ -1,4 +1,4 @@
-"""`-o json`, `-o yaml` and `-o name`: the machine-readable contract of DESIGN.md."""
+"""`-o json`, `-o yaml` and `-o name`: the machine-readable contract (README, "Output contract")."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from kubectl_terminating.model import API_VERSION, JSON, Finding
 from kubectl_terminating.summary import group_by_cause
 
 
-def as_list(findings: Sequence[Finding], warnings: Sequence[str]) -> JSON:
+def list_document(findings: Sequence[Finding], warnings: Sequence[str]) -> JSON:
     return {
         "apiVersion": API_VERSION,
         "kind": "List",
@@ -21,20 +21,23 @@ def as_list(findings: Sequence[Finding], warnings: Sequence[str]) -> JSON:
 
 def to_json(findings: Sequence[Finding], warnings: Sequence[str]) -> str:
     # ensure_ascii keeps control characters escaped: safe to print to a terminal
-    return json.dumps(as_list(findings, warnings), indent=4, ensure_ascii=True) + "\n"
+    return json.dumps(list_document(findings, warnings), indent=4, ensure_ascii=True) + "\n"
 
 
 def to_yaml(findings: Sequence[Finding], warnings: Sequence[str]) -> str:
     import yaml
 
     # yaml.safe_dump escapes non-printable characters in double-quoted scalars
-    return yaml.safe_dump(as_list(findings, warnings), sort_keys=False, allow_unicode=False)
+    return yaml.safe_dump(list_document(findings, warnings), sort_keys=False, allow_unicode=False)
 
 
 def to_names(findings: Sequence[Finding]) -> str:
-    lines = []
-    for f in findings:
-        group = f.api_version.rpartition("/")[0]
-        kind = f.kind.lower() + (f".{group}" if group else "")
-        lines.append(json.dumps(f"{kind}/{f.name}")[1:-1])
+    """`kind.group/name` a line, as `kubectl get -o name` prints them."""
+    lines = [json.dumps(f"{kind_group(f, f.kind.lower())}/{f.name}")[1:-1] for f in findings]
     return "".join(line + "\n" for line in lines)
+
+
+def kind_group(finding: Finding, kind: str) -> str:
+    """`kind.group` (the core group has no suffix), kubectl's way of naming a type."""
+    group = finding.api_version.rpartition("/")[0]
+    return f"{kind}.{group}" if group else kind

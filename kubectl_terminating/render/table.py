@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from kubectl_terminating.model import GRACE_PERIOD, Finding
+from kubectl_terminating.options import PrintOptions
+from kubectl_terminating.render.structured import kind_group
 from kubectl_terminating.render.style import Style, safe
 from kubectl_terminating.timeutil import human_duration
 
@@ -70,74 +73,77 @@ def _finalizers(finding: Finding) -> str:
     return safe(",".join(finding.finalizers)) or "<none>"
 
 
-def pods_table(
-    findings: Sequence[Finding], all_namespaces: bool, wide: bool, no_headers: bool, style: Style
+@dataclass(frozen=True)
+class Column:
+    header: str
+    cell: Callable[[Finding, Style], str]
+    wide: bool = False  # only with -o wide
+
+
+NAMESPACE = Column("NAMESPACE", lambda f, _: safe(f.namespace or ""))
+NAME = Column("NAME", lambda f, _: safe(f.name))
+TERMINATING = Column("TERMINATING", lambda f, _: human_duration(f.terminating_seconds))
+BLOCKER = Column("BLOCKER", blocker_cell)
+WIDE_FINALIZERS = Column("FINALIZERS", lambda f, _: _finalizers(f), wide=True)
+
+POD_COLUMNS = (
+    NAME,
+    Column("NODE", lambda f, _: safe(f.node or "<none>")),
+    TERMINATING,
+    Column("OVERDUE", lambda f, _: overdue_cell(f)),
+    BLOCKER,
+    Column("PHASE", lambda f, _: safe(f.phase or "<unknown>"), wide=True),
+    Column("CONTAINERS", lambda f, _: _containers(f), wide=True),
+    WIDE_FINALIZERS,
+)
+NAMESPACE_COLUMNS = (
+    NAME,
+    TERMINATING,
+    Column("REMAINING", lambda f, _: _remaining(f)),
+    BLOCKER,
+    WIDE_FINALIZERS,
+)
+OBJECT_COLUMNS = (
+    Column("KIND", lambda f, _: safe(kind_group(f, f.kind))),
+    NAME,
+    TERMINATING,
+    Column("FINALIZERS", lambda f, _: _finalizers(f)),
+    Column("BLOCKER", lambda f, s: blocker_cell(f, s) if f.blockers else "-" + not_possible(f, s)),
+)
+
+
+def columns_table(
+    findings: Sequence[Finding],
+    columns: Sequence[Column],
+    printing: PrintOptions,
+    namespaced: bool = True,
 ) -> str:
-    headers = ["NAME", "NODE", "TERMINATING", "OVERDUE", "BLOCKER"]
-    if wide:
-        headers += ["PHASE", "CONTAINERS", "FINALIZERS"]
-    if all_namespaces:
-        headers.insert(0, "NAMESPACE")
-    rows = []
-    for f in findings:
-        row = [
-            safe(f.name),
-            safe(f.node or "<none>"),
-            human_duration(f.terminating_seconds),
-            overdue_cell(f),
-            blocker_cell(f, style),
-        ]
-        if wide:
-            states = ",".join(f"{c.get('name')}={c.get('state')}" for c in f.containers)
-            row += [safe(f.phase or "<unknown>"), safe(states) or "<none>", _finalizers(f)]
-        if all_namespaces:
-            row.insert(0, safe(f.namespace or ""))
-        rows.append(row)
-    return format_table(headers, rows, no_headers)
+    """The findings as rows of columns (the wide ones with -o wide); objects of a namespaced
+    kind listed across namespaces get a NAMESPACE column first."""
+    shown = [c for c in columns if printing.wide or not c.wide]
+    if namespaced and printing.all_namespaces:
+        shown.insert(0, NAMESPACE)
+    rows = [[c.cell(f, printing.style) for c in shown] for f in findings]
+    return format_table([c.header for c in shown], rows, printing.no_headers)
 
 
-def namespaces_table(
-    findings: Sequence[Finding], wide: bool, no_headers: bool, style: Style
-) -> str:
-    headers = ["NAME", "TERMINATING", "REMAINING", "BLOCKER"]
-    if wide:
-        headers += ["FINALIZERS"]
-    rows = []
-    for f in findings:
-        remaining = f.remaining_count
-        row = [
-            safe(f.name),
-            human_duration(f.terminating_seconds),
-            "<unknown>" if remaining is None else str(remaining),
-            blocker_cell(f, style),
-        ]
-        if wide:
-            row.append(_finalizers(f))
-        rows.append(row)
-    return format_table(headers, rows, no_headers)
+def pods_table(findings: Sequence[Finding], printing: PrintOptions) -> str:
+    return columns_table(findings, POD_COLUMNS, printing)
 
 
-def objects_table(
-    findings: Sequence[Finding], all_namespaces: bool, no_headers: bool, style: Style
-) -> str:
-    headers = ["KIND", "NAME", "TERMINATING", "FINALIZERS", "BLOCKER"]
-    if all_namespaces:
-        headers.insert(0, "NAMESPACE")
-    rows = []
-    for f in findings:
-        row = [
-            safe(_kind_group(f)),
-            safe(f.name),
-            human_duration(f.terminating_seconds),
-            _finalizers(f),
-            blocker_cell(f, style) if f.blockers else "-" + not_possible(f, style),
-        ]
-        if all_namespaces:
-            row.insert(0, safe(f.namespace or ""))
-        rows.append(row)
-    return format_table(headers, rows, no_headers)
+def namespaces_table(findings: Sequence[Finding], printing: PrintOptions) -> str:
+    return columns_table(findings, NAMESPACE_COLUMNS, printing, namespaced=False)
 
 
-def _kind_group(finding: Finding) -> str:
-    group = finding.api_version.rpartition("/")[0]
-    return f"{finding.kind}.{group}" if group else finding.kind
+def objects_table(findings: Sequence[Finding], printing: PrintOptions) -> str:
+    return columns_table(findings, OBJECT_COLUMNS, printing)
+
+
+def _containers(finding: Finding) -> str:
+    states = ",".join(f"{c.get('name')}={c.get('state')}" for c in finding.containers)
+    return safe(states) or "<none>"
+
+
+def _remaining(finding: Finding) -> str:
+    remaining = finding.remaining_count
+    return "<unknown>" if remaining is None else str(remaining)

@@ -17,7 +17,7 @@ import pytest
 
 from tests.e2e import scenarios
 from tests.e2e.controlplane import ControlPlane
-from tests.e2e.kubelet import create_namespace, get, unique_ns
+from tests.e2e.api import create_namespace, get, unique_ns
 
 pytestmark = pytest.mark.dist
 

@@ -25,6 +25,8 @@ from datetime import datetime
 from pathlib import Path
 
 from tests.e2e import scenarios
+from tests.e2e.api import create_namespace, delete, get, get_or_none, namespace_conditions, wait_for
+from tests.e2e.api_extensions import apiservice_condition, create_apiservice
 from tests.e2e.controlplane import (
     ApiError,
     ControlPlane,
@@ -34,17 +36,7 @@ from tests.e2e.controlplane import (
     down,
     up,
 )
-from tests.e2e.kubelet import (
-    apiservice_condition,
-    create_apiservice,
-    create_namespace,
-    delete,
-    get,
-    get_or_none,
-    namespace_conditions,
-    renew_lease,
-    wait_for,
-)
+from tests.e2e.kubelet import renew_lease
 from tests.e2e.node import (
     RealNode,
     busybox_pod,

@@ -1,211 +1,37 @@
-"""Play the kubelet (and other absent components) through the API, with plain JSON dicts.
+"""Play the kubelet through the API, with plain JSON dicts.
 
-The control plane has no kubelet, scheduler, CSI drivers or webhook backends. These helpers
-write what those would write: Node status and Leases, pod status, CSINode objects,
-VolumeAttachments, Events. Pods are created with spec.nodeName set, so no scheduler is
-needed, and a deleted pod stays Terminating because no kubelet confirms it.
-
-Cluster-wide objects (webhooks, APIServices) affect every test sharing the control plane:
-scope webhooks with `namespace=` and delete APIServices when the test ends.
+The control plane has no kubelet and no scheduler. These helpers write what a kubelet would:
+Node status and Leases, pod status, CSINode objects. Pods are created with spec.nodeName set,
+so no scheduler is needed, and a deleted pod stays Terminating because no kubelet confirms it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import secrets
-import time
-from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timedelta, timezone
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 
-from tests.e2e.controlplane import ApiError, ControlPlane
-
-JSON = dict[str, Any]
-T = TypeVar("T")
+from tests.e2e.api import (
+    JSON,
+    MERGE,
+    STRATEGIC,
+    condition,
+    created_in,
+    delete,
+    get,
+    get_or_none,
+    micro_time,
+    now,
+    owner_ref,
+    rfc3339,
+)
+from tests.e2e.controlplane import ControlPlane
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
-MERGE = "application/merge-patch+json"
-STRATEGIC = "application/strategic-merge-patch+json"
 LEASE_DURATION = 40  # kubelet default, seconds
 NODE_LEASE_NS = "kube-node-lease"
 
-# --- time and names ------------------------------------------------------------------------
-
-
-def now(offset_seconds: float = 0) -> datetime:
-    return datetime.now(timezone.utc) + timedelta(seconds=offset_seconds)
-
-
-def rfc3339(when: datetime | None = None) -> str:
-    """metav1.Time: second precision, Z suffix."""
-    return (when or now()).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def micro_time(when: datetime | None = None) -> str:
-    """metav1.MicroTime (Lease renewTime, events.k8s.io eventTime)."""
-    return (when or now()).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _time(when: datetime | str | None) -> str:
-    return when if isinstance(when, str) else rfc3339(when)
-
-
-def unique_ns(prefix: str) -> str:
-    """A namespace name no other test uses: prefix plus 6 random hex digits (max 63 chars)."""
-    return f"{prefix[:56].rstrip('-')}-{secrets.token_hex(3)}"
-
-
-def wait_for(
-    predicate: Callable[[], T | None],
-    timeout: float = 30.0,
-    interval: float = 0.2,
-    message: str = "condition",
-    ignore: tuple[type[BaseException], ...] = (),
-) -> T:
-    """Poll until predicate returns something truthy and return it; TimeoutError otherwise.
-
-    Exceptions in `ignore` (e.g. ApiError while an object does not exist yet) count as falsy.
-    """
-    deadline = time.monotonic() + timeout
-    last: object = None
-    while True:
-        try:
-            last = predicate()
-            if last:
-                return last
-        except ignore as e:
-            last = e
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout}s waiting for {message}; last: {last!r}")
-        time.sleep(interval)
-
-
-def get(cp: ControlPlane, path: str) -> JSON:
-    return cp.api("GET", path)
-
-
-def get_or_none(cp: ControlPlane, path: str) -> JSON | None:
-    try:
-        return cp.api("GET", path)
-    except ApiError as e:
-        if e.status == 404:
-            return None
-        raise
-
-
-def delete(
-    cp: ControlPlane,
-    path: str,
-    grace_period: int | None = None,
-    propagation: str | None = None,
-) -> JSON:
-    """DELETE with DeleteOptions; returns the object (now with deletionTimestamp) or a Status."""
-    options: JSON = {"kind": "DeleteOptions", "apiVersion": "v1"}
-    if grace_period is not None:
-        options["gracePeriodSeconds"] = grace_period
-    if propagation is not None:
-        options["propagationPolicy"] = propagation  # Foreground, Background, Orphan
-    return cp.api("DELETE", path, options)
-
-
-def ref(obj: JSON) -> JSON:
-    """An ObjectReference (involvedObject) to obj."""
-    meta = obj["metadata"]
-    out: JSON = {"apiVersion": obj.get("apiVersion", "v1"), "kind": obj["kind"]}
-    for key in ("name", "namespace", "uid", "resourceVersion"):
-        if key in meta:
-            out[key] = meta[key]
-    return out
-
-
-def owner_ref(obj: JSON, controller: bool = True, block_owner_deletion: bool = True) -> JSON:
-    """An ownerReferences entry pointing at obj."""
-    return {
-        "apiVersion": obj.get("apiVersion", "v1"),
-        "kind": obj["kind"],
-        "name": obj["metadata"]["name"],
-        "uid": obj["metadata"]["uid"],
-        "controller": controller,
-        "blockOwnerDeletion": block_owner_deletion,
-    }
-
-
-# --- namespaces ----------------------------------------------------------------------------
-
-
-def create_namespace(
-    cp: ControlPlane,
-    name: str,
-    finalizers: Sequence[str] | None = None,
-    labels: Mapping[str, str] | None = None,
-    spec_finalizers: Sequence[str] | None = None,
-    wait_for_service_account: bool = True,
-) -> JSON:
-    """A namespace; `finalizers` go to metadata, `spec_finalizers` next to "kubernetes".
-
-    Waits for the `default` ServiceAccount by default, since pod admission needs it.
-    """
-    meta: JSON = {"name": name, "labels": dict(labels or {})}
-    if finalizers:
-        meta["finalizers"] = list(finalizers)
-    body: JSON = {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
-    if spec_finalizers:
-        body["spec"] = {"finalizers": ["kubernetes", *spec_finalizers]}
-    ns = cp.api("POST", "/api/v1/namespaces", body)
-    if wait_for_service_account:
-        wait_for(
-            lambda: get_or_none(cp, f"/api/v1/namespaces/{name}/serviceaccounts/default"),
-            message=f"serviceaccount {name}/default",
-        )
-    return ns
-
-
-def namespace_conditions(cp: ControlPlane, name: str) -> dict[str, JSON]:
-    """The namespace's status.conditions by type ({} before the controller's first pass)."""
-    status = get(cp, f"/api/v1/namespaces/{name}").get("status", {})
-    return {c["type"]: c for c in status.get("conditions") or []}
-
-
-def create_configmap(
-    cp: ControlPlane,
-    ns: str,
-    name: str,
-    finalizers: Sequence[str] | None = None,
-    annotations: dict[str, str] | None = None,
-) -> JSON:
-    """A ConfigMap: the simplest namespaced content to hold a namespace with a finalizer."""
-    meta: JSON = {"name": name}
-    if finalizers:
-        meta["finalizers"] = list(finalizers)
-    if annotations:
-        meta["annotations"] = annotations
-    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"k": "v"}}
-    return cp.api("POST", f"/api/v1/namespaces/{ns}/configmaps", body)
-
-
 # --- nodes and leases ----------------------------------------------------------------------
-
-
-def condition(
-    type_: str,
-    status: str,
-    reason: str = "",
-    message: str = "",
-    last_transition: datetime | str | None = None,
-    heartbeat: datetime | str | None = None,
-) -> JSON:
-    """A NodeCondition (also fine for most other condition lists)."""
-    out: JSON = {
-        "type": type_,
-        "status": status,
-        "lastHeartbeatTime": _time(heartbeat),
-        "lastTransitionTime": _time(last_transition),
-    }
-    if reason:
-        out["reason"] = reason
-    if message:
-        out["message"] = message
-    return out
 
 
 _READY_REASONS = {
@@ -216,17 +42,42 @@ _READY_REASONS = {
 
 
 def _ready_condition(
-    status: str, reason: str | None, message: str | None, last_transition: datetime | str | None
+    status: str,
+    reason: str | None,
+    message: str | None,
+    last_transition: datetime | str | None,
+    heartbeat: datetime | str | None = None,
 ) -> JSON:
     default_reason, default_message = _READY_REASONS[status]
     return condition(
-        "Ready", status, reason or default_reason, message or default_message, last_transition
+        "Ready",
+        status,
+        reason or default_reason,
+        message or default_message,
+        last_transition,
+        heartbeat,
     )
 
 
-def csi_volume_name(driver: str, handle: str) -> str:
-    """The unique volume name the kubelet reports in node.status.volumesInUse for CSI."""
-    return f"kubernetes.io/csi/{driver}^{handle}"
+def node_conditions(
+    ready: str,
+    heartbeat: datetime | str | None = None,
+    since: datetime | str | None = None,
+    ready_since: datetime | str | None = None,
+) -> list[JSON]:
+    """The conditions a kubelet posts: no memory, disk or PID pressure, and Ready `ready`
+    ("True", "False" or "Unknown"), last posted at `heartbeat`, unchanged since `since`
+    (Ready since `ready_since`, default `since`); None is now."""
+    pressure = [
+        condition(kind, "False", reason, "", since, heartbeat)
+        for kind, reason in (
+            ("MemoryPressure", "KubeletHasSufficientMemory"),
+            ("DiskPressure", "KubeletHasNoDiskPressure"),
+            ("PIDPressure", "KubeletHasSufficientPID"),
+        )
+    ]
+    ready_since = since if ready_since is None else ready_since
+    return [*pressure, _ready_condition(ready, None, None, ready_since, heartbeat)]
 
 
 def create_node(
@@ -273,12 +124,7 @@ def _node_status(
     volumes_attached: Sequence[str],
 ) -> JSON:
     ready_status = ready if isinstance(ready, str) else ("True" if ready else "False")
-    by_type = {
-        "MemoryPressure": condition("MemoryPressure", "False", "KubeletHasSufficientMemory"),
-        "DiskPressure": condition("DiskPressure", "False", "KubeletHasNoDiskPressure"),
-        "PIDPressure": condition("PIDPressure", "False", "KubeletHasSufficientPID"),
-        "Ready": _ready_condition(ready_status, None, None, None),
-    }
+    by_type = {c["type"]: c for c in node_conditions(ready_status)}
     by_type.update({c["type"]: c for c in conditions})
     capacity = {"cpu": "4", "memory": "8Gi", "pods": "110", "ephemeral-storage": "100Gi"}
     return {
@@ -307,8 +153,14 @@ def _node_status(
 
 
 def _create_lease(cp: ControlPlane, node: JSON) -> JSON:
+    body = lease_body(node)
+    return cp.api("POST", f"/apis/coordination.k8s.io/v1/namespaces/{NODE_LEASE_NS}/leases", body)
+
+
+def lease_body(node: JSON, renewed: datetime | None = None) -> JSON:
+    """The node's Lease in kube-node-lease, last renewed at `renewed` (None: now)."""
     name = node["metadata"]["name"]
-    body: JSON = {
+    return {
         "apiVersion": "coordination.k8s.io/v1",
         "kind": "Lease",
         # The kubelet makes the Node own its Lease, so the GC removes it with the node.
@@ -319,10 +171,9 @@ def _create_lease(cp: ControlPlane, node: JSON) -> JSON:
         "spec": {
             "holderIdentity": name,
             "leaseDurationSeconds": LEASE_DURATION,
-            "renewTime": micro_time(),
+            "renewTime": micro_time(renewed),
         },
     }
-    return cp.api("POST", f"/apis/coordination.k8s.io/v1/namespaces/{NODE_LEASE_NS}/leases", body)
 
 
 def set_node_ready(
@@ -391,9 +242,7 @@ def empty_dir_volume(name: str) -> JSON:
     return {"name": name, "emptyDir": {}}
 
 
-def create_pod(
-    cp: ControlPlane,
-    ns: str,
+def pod_body(
     name: str,
     node: str | None = None,
     containers: Sequence[str | JSON] = ("app",),
@@ -408,11 +257,8 @@ def create_pod(
     init_containers: Sequence[str | JSON] = (),
     share_process_namespace: bool = False,
 ) -> JSON:
-    """A pod bound to `node` (spec.nodeName set at creation: no scheduler needed).
-
-    `containers` are names or full container dicts; each volume is mounted in the first
-    container at /mnt/<volume name>.
-    """
+    """A Pod bound to `node`. `containers` are names or full container dicts; each volume is
+    mounted in the first container at /mnt/<volume name>."""
     lifecycle: JSON = {}
     if post_start:
         lifecycle["postStart"] = {"exec": {"command": ["/bin/sh", "-c", "sleep 1"]}}
@@ -443,8 +289,12 @@ def create_pod(
         meta["finalizers"] = list(finalizers)
     if owner_refs:
         meta["ownerReferences"] = list(owner_refs)
-    body = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
-    return cp.api("POST", f"/api/v1/namespaces/{ns}/pods", body)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+# A pod bound to `node` (spec.nodeName set at creation: no scheduler needed): create_pod(cp,
+# ns, then pod_body's arguments).
+create_pod = created_in("/api/v1/namespaces/{ns}/pods", pod_body)
 
 
 def _container(c: str | JSON, lifecycle: JSON) -> JSON:
@@ -560,12 +410,12 @@ def _pod_conditions(ready: bool) -> list[JSON]:
     ]
 
 
-def remove_finalizers(cp: ControlPlane, path: str) -> JSON:
-    """Empty metadata.finalizers (what the owning controller does when it is done)."""
-    return cp.api("PATCH", path, {"metadata": {"finalizers": None}}, MERGE)
+# --- volumes on the node ---------------------------------------------------------------------
 
 
-# --- storage -------------------------------------------------------------------------------
+def csi_volume_name(driver: str, handle: str) -> str:
+    """The unique volume name the kubelet reports in node.status.volumesInUse for CSI."""
+    return f"kubernetes.io/csi/{driver}^{handle}"
 
 
 def create_csinode(cp: ControlPlane, node: str, drivers: Sequence[str]) -> JSON:
@@ -580,328 +430,3 @@ def create_csinode(cp: ControlPlane, node: str, drivers: Sequence[str]) -> JSON:
     if node_obj is not None:  # the kubelet makes the Node own it
         body["metadata"]["ownerReferences"] = [owner_ref(node_obj, controller=False)]
     return cp.api("POST", "/apis/storage.k8s.io/v1/csinodes", body)
-
-
-def create_csidriver(cp: ControlPlane, name: str, attach_required: bool = True) -> JSON:
-    body = {
-        "apiVersion": "storage.k8s.io/v1",
-        "kind": "CSIDriver",
-        "metadata": {"name": name},
-        "spec": {"attachRequired": attach_required, "podInfoOnMount": False},
-    }
-    return cp.api("POST", "/apis/storage.k8s.io/v1/csidrivers", body)
-
-
-def create_pv(
-    cp: ControlPlane,
-    name: str,
-    driver: str,
-    handle: str | None = None,
-    claim: JSON | None = None,
-    storage: str = "1Gi",
-) -> JSON:
-    """A CSI PersistentVolume; with `claim` (a PVC object) it is Bound to it."""
-    spec: JSON = {
-        "capacity": {"storage": storage},
-        "accessModes": ["ReadWriteOnce"],
-        "persistentVolumeReclaimPolicy": "Delete",
-        "storageClassName": "",
-        "csi": {"driver": driver, "volumeHandle": handle or f"vol-{name}"},
-    }
-    if claim is not None:
-        spec["claimRef"] = {**ref(claim), "kind": "PersistentVolumeClaim"}
-    body = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
-    cp.api("POST", "/api/v1/persistentvolumes", body)
-    phase = "Bound" if claim is not None else "Available"
-    return cp.api(
-        "PATCH", f"/api/v1/persistentvolumes/{name}/status", {"status": {"phase": phase}}, MERGE
-    )
-
-
-def create_pvc(
-    cp: ControlPlane, ns: str, name: str, volume_name: str | None = None, storage: str = "1Gi"
-) -> JSON:
-    """A PVC (storageClassName "" so no default class); with `volume_name` it is Bound."""
-    spec: JSON = {
-        "accessModes": ["ReadWriteOnce"],
-        "resources": {"requests": {"storage": storage}},
-        "storageClassName": "",
-    }
-    if volume_name:
-        spec["volumeName"] = volume_name
-    body = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
-    cp.api("POST", f"/api/v1/namespaces/{ns}/persistentvolumeclaims", body)
-    if not volume_name:
-        return get(cp, f"/api/v1/namespaces/{ns}/persistentvolumeclaims/{name}")
-    status = {"phase": "Bound", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": storage}}
-    return cp.api(
-        "PATCH",
-        f"/api/v1/namespaces/{ns}/persistentvolumeclaims/{name}/status",
-        {"status": status},
-        MERGE,
-    )
-
-
-def create_bound_volume(
-    cp: ControlPlane, ns: str, pvc: str, pv: str, driver: str, handle: str | None = None
-) -> tuple[JSON, JSON]:
-    """A PVC and a CSI PV bound to each other; returns (pvc, pv)."""
-    claim = create_pvc(cp, ns, pvc, volume_name=pv)
-    volume = create_pv(cp, pv, driver, handle, claim=claim)
-    return claim, volume
-
-
-def volume_attachment_name(handle: str, attacher: str, node: str) -> str:
-    """The name the attach/detach controller gives a CSI VolumeAttachment."""
-    return "csi-" + hashlib.sha256(f"{handle}{attacher}{node}".encode()).hexdigest()
-
-
-def create_volume_attachment(
-    cp: ControlPlane,
-    name: str | None,
-    node: str,
-    pv: str,
-    attacher: str,
-    attached: bool = True,
-    detach_error: str | None = None,
-) -> JSON:
-    """A VolumeAttachment for PV `pv` on `node`; name None derives it as the controller does."""
-    if name is None:
-        handle = get(cp, f"/api/v1/persistentvolumes/{pv}")["spec"]["csi"]["volumeHandle"]
-        name = volume_attachment_name(handle, attacher, node)
-    body = {
-        "apiVersion": "storage.k8s.io/v1",
-        "kind": "VolumeAttachment",
-        "metadata": {"name": name},
-        "spec": {"attacher": attacher, "nodeName": node, "source": {"persistentVolumeName": pv}},
-    }
-    cp.api("POST", "/apis/storage.k8s.io/v1/volumeattachments", body)
-    status: JSON = {"attached": attached}
-    if detach_error:
-        status["detachError"] = {"time": rfc3339(), "message": detach_error}
-    return cp.api(
-        "PATCH",
-        f"/apis/storage.k8s.io/v1/volumeattachments/{name}/status",
-        {"status": status},
-        MERGE,
-    )
-
-
-# --- events --------------------------------------------------------------------------------
-
-
-def create_event(
-    cp: ControlPlane,
-    ns: str,
-    involved_object: JSON,
-    reason: str,
-    message: str,
-    type: str = "Warning",
-    count: int = 1,
-    first_timestamp: datetime | str | None = None,
-    last_timestamp: datetime | str | None = None,
-    component: str = "kubelet",
-    host: str | None = None,
-) -> JSON:
-    """A core/v1 Event about `involved_object` (an object dict or an ObjectReference)."""
-    obj_ref = ref(involved_object) if "metadata" in involved_object else dict(involved_object)
-    source: JSON = {"component": component}
-    if host:
-        source["host"] = host
-    body: JSON = {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {"name": f"{obj_ref['name']}.{secrets.token_hex(8)}", "namespace": ns},
-        "involvedObject": obj_ref,
-        "reason": reason,
-        "message": message,
-        "type": type,
-        "count": count,
-        "firstTimestamp": _time(first_timestamp),
-        "lastTimestamp": _time(last_timestamp),
-        "source": source,
-        "reportingComponent": component,
-        "reportingInstance": host or "",
-    }
-    return cp.api("POST", f"/api/v1/namespaces/{ns}/events", body)
-
-
-# --- webhooks, aggregated APIs, CRDs -------------------------------------------------------
-
-
-def webhook_rule(
-    operations: Sequence[str],
-    resources: Sequence[str],
-    api_groups: Sequence[str] = ("",),
-    api_versions: Sequence[str] = ("*",),
-    scope: str = "*",
-) -> JSON:
-    return {
-        "operations": list(operations),
-        "apiGroups": list(api_groups),
-        "apiVersions": list(api_versions),
-        "resources": list(resources),
-        "scope": scope,
-    }
-
-
-def create_validating_webhook(
-    cp: ControlPlane,
-    name: str,
-    service_ns: str,
-    service_name: str,
-    rules: Sequence[JSON],
-    failure_policy: str = "Fail",
-    namespace: str | None = None,
-    path: str = "/validate",
-    timeout_seconds: int = 5,
-) -> JSON:
-    """A ValidatingWebhookConfiguration with one webhook backed by a Service.
-
-    `namespace` limits it to that namespace: without it, a Fail webhook with no backend
-    breaks every test sharing the cluster.
-    """
-    webhook: JSON = {
-        "name": f"{name}.webhooks.test.example.com",
-        "clientConfig": {
-            "service": {"namespace": service_ns, "name": service_name, "path": path, "port": 443}
-        },
-        "rules": list(rules),
-        "failurePolicy": failure_policy,
-        "sideEffects": "None",
-        "admissionReviewVersions": ["v1"],
-        "timeoutSeconds": timeout_seconds,
-    }
-    if namespace:
-        webhook["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
-    body = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": name},
-        "webhooks": [webhook],
-    }
-    return cp.api(
-        "POST", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", body
-    )
-
-
-def create_apiservice(
-    cp: ControlPlane,
-    group: str,
-    version: str,
-    service_ns: str,
-    service_name: str,
-    port: int = 443,
-) -> JSON:
-    """An aggregated APIService. Unavailable ones block namespace deletion cluster-wide:
-    delete it when the test ends."""
-    body = {
-        "apiVersion": "apiregistration.k8s.io/v1",
-        "kind": "APIService",
-        "metadata": {"name": f"{version}.{group}"},
-        "spec": {
-            "group": group,
-            "version": version,
-            "service": {"namespace": service_ns, "name": service_name, "port": port},
-            "insecureSkipTLSVerify": True,
-            "groupPriorityMinimum": 1000,
-            "versionPriority": 15,
-        },
-    }
-    return cp.api("POST", "/apis/apiregistration.k8s.io/v1/apiservices", body)
-
-
-def apiservice_condition(cp: ControlPlane, name: str, type_: str = "Available") -> JSON | None:
-    svc = get(cp, f"/apis/apiregistration.k8s.io/v1/apiservices/{name}")
-    conds: list[JSON] = svc.get("status", {}).get("conditions") or []
-    return next((c for c in conds if c.get("type") == type_), None)
-
-
-def create_crd(
-    cp: ControlPlane,
-    group: str,
-    kind: str,
-    plural: str,
-    namespaced: bool = True,
-    conversion_webhook_service: tuple[str, str] | None = None,
-    versions: Sequence[str] = ("v1",),
-    timeout: float = 30.0,
-) -> JSON:
-    """A CRD with an open schema; waits until Established.
-
-    versions[0] is the storage version; all are served. conversion_webhook_service is
-    (namespace, name) of the Service that would convert between them.
-    """
-    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
-    spec: JSON = {
-        "group": group,
-        "names": {
-            "kind": kind,
-            "plural": plural,
-            "singular": kind.lower(),
-            "listKind": f"{kind}List",
-        },
-        "scope": "Namespaced" if namespaced else "Cluster",
-        "versions": [
-            {"name": v, "served": True, "storage": i == 0, "schema": schema}
-            for i, v in enumerate(versions)
-        ],
-    }
-    if conversion_webhook_service:
-        svc_ns, svc_name = conversion_webhook_service
-        spec["conversion"] = {
-            "strategy": "Webhook",
-            "webhook": {
-                "conversionReviewVersions": ["v1"],
-                "clientConfig": {
-                    "service": {"namespace": svc_ns, "name": svc_name, "path": "/convert"}
-                },
-            },
-        }
-    name = f"{plural}.{group}"
-    body = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
-    cp.api("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body)
-    return wait_for(
-        lambda: _established(cp, name), timeout=timeout, message=f"CRD {name} Established"
-    )
-
-
-def _established(cp: ControlPlane, name: str) -> JSON | None:
-    crd = get(cp, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-    conds = crd.get("status", {}).get("conditions") or []  # null until the first update
-    ok = any(c["type"] == "Established" and c["status"] == "True" for c in conds)
-    return crd if ok else None
-
-
-def create_custom_object(
-    cp: ControlPlane,
-    group: str,
-    version: str,
-    plural: str,
-    kind: str,
-    name: str,
-    ns: str | None = None,
-    finalizers: Sequence[str] | None = None,
-    spec: JSON | None = None,
-) -> JSON:
-    meta: JSON = {"name": name}
-    if finalizers:
-        meta["finalizers"] = list(finalizers)
-    body = {"apiVersion": f"{group}/{version}", "kind": kind, "metadata": meta, "spec": spec or {}}
-    base = f"/apis/{group}/{version}" + (f"/namespaces/{ns}" if ns else "")
-    return cp.api("POST", f"{base}/{plural}", body)

@@ -10,39 +10,44 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
-from tests.e2e.controlplane import ControlPlane
-from tests.e2e.kubelet import (
+from tests.e2e.api import (
     JSON,
     condition,
-    create_apiservice,
-    create_bound_volume,
-    create_crd,
-    create_csidriver,
-    create_csinode,
-    create_custom_object,
     create_event,
     create_namespace,
-    create_node,
-    create_pod,
-    create_validating_webhook,
-    create_volume_attachment,
-    csi_volume_name,
     delete,
     get,
     now,
     owner_ref,
+)
+from tests.e2e.api_extensions import (
+    create_apiservice,
+    create_crd,
+    create_custom_object,
+    create_validating_webhook,
+    webhook_rule,
+)
+from tests.e2e.controlplane import ControlPlane
+from tests.e2e.kubelet import (
+    create_csinode,
+    create_node,
+    create_pod,
+    csi_volume_name,
     pvc_volume,
     set_pod_status,
     stale_lease,
-    webhook_rule,
 )
+from tests.e2e.storage import create_bound_volume, create_csidriver, create_volume_attachment
 
 MISSING_DRIVER = "ebs.csi.example.com"
 
 
 @dataclass(frozen=True)
 class Stuck:
+    """A pod a scenario left Terminating (the one class of that name)."""
+
     namespace: str
     name: str
     node: str | None = None
@@ -62,6 +67,22 @@ def wait_past_deadline(deleted: JSON) -> None:
     delay = (shown + timedelta(seconds=1.05) - now()).total_seconds()
     if delay > 0:
         time.sleep(delay)
+
+
+def _deleted_pod(
+    cp: ControlPlane,
+    ns: str,
+    name: str,
+    state: str,
+    phase: str = "Running",
+    deletion_grace: int | None = None,
+    **pod: Any,
+) -> tuple[JSON, JSON]:
+    """A pod (create_pod's keywords) whose kubelet reported `phase` with its container in
+    `state`, then deleted: the pod as created and the DELETE answer."""
+    created = create_pod(cp, ns, name, **pod)
+    set_pod_status(cp, ns, name, phase, {"app": state})
+    return created, delete(cp, pod_path(ns, name), grace_period=deletion_grace)
 
 
 def _involved(pod: JSON) -> JSON:
@@ -105,9 +126,7 @@ def pod_on_dead_node(
         ],
     )
     stale_lease(cp, node, 600)
-    create_pod(cp, ns, name, node=node, grace_period=grace_period)
-    set_pod_status(cp, ns, name, "Running", {"app": "running"})
-    delete(cp, pod_path(ns, name))
+    _deleted_pod(cp, ns, name, "running", node=node, grace_period=grace_period)
     return Stuck(ns, name, node)
 
 
@@ -115,13 +134,11 @@ def pod_with_running_containers(cp: ControlPlane, ns: str, name: str = "hung-0")
     """A healthy node whose runtime never killed the container: FailedKillPod events."""
     node = f"{ns}-busy"
     create_node(cp, node)
-    pod = create_pod(cp, ns, name, node=node, grace_period=1)
-    set_pod_status(cp, ns, name, "Running", {"app": "running"})
-    delete(cp, pod_path(ns, name))
+    pod, _ = _deleted_pod(cp, ns, name, "running", node=node, grace_period=1)
     create_event(
         cp,
         ns,
-        {"kind": "Pod", "namespace": ns, "name": name, "uid": pod["metadata"]["uid"]},
+        _involved(pod),
         "FailedKillPod",
         'error killing pod: failed to "KillContainer" for "app" with KillContainerError: '
         '"rpc error: code = DeadlineExceeded desc = context deadline exceeded"',
@@ -134,24 +151,35 @@ def pod_with_running_containers(cp: ControlPlane, ns: str, name: str = "hung-0")
 def pod_with_unreclaimed_volume(cp: ControlPlane, ns: str, name: str = "db-0") -> Stuck:
     """Containers exited, but the CSI driver that must unmount the volume is gone."""
     node = f"{ns}-storage"
+    _unmount_fails_unregistered(cp, ns, name, node, MISSING_DRIVER)
+    time.sleep(1.2)  # let the 1s grace period run out
+    return Stuck(ns, name, node)
+
+
+def _unmount_fails_unregistered(
+    cp: ControlPlane, ns: str, name: str, node: str, driver: str
+) -> JSON:
+    """Pod `name` on `node`, its CSI volume (of `driver`, not registered on the node) in use,
+    its containers exited, deleted with a 1s grace period, and the kubelet's FailedUnMount
+    event; the DELETE answer."""
     handle = f"vol-{ns}"
-    pv_name = f"pv-{ns}"
-    create_bound_volume(cp, ns, "data", pv_name, MISSING_DRIVER, handle)
-    create_node(cp, node, volumes_in_use=[csi_volume_name(MISSING_DRIVER, handle)])
+    create_bound_volume(cp, ns, "data", f"pv-{ns}", driver, handle)
+    create_node(cp, node, volumes_in_use=[csi_volume_name(driver, handle)])
     create_csinode(cp, node, drivers=[])  # the driver's node plugin is not registered
-    pod = create_pod(cp, ns, name, node=node, volumes=[pvc_volume("data", "data")], grace_period=1)
-    set_pod_status(cp, ns, name, "Running", {"app": "terminated:0"})
-    delete(cp, pod_path(ns, name))  # grace 0 would remove it at once: no kubelet to wait for
+    # deleted with its grace period: grace 0 would remove it at once (no kubelet to wait for)
+    volumes = [pvc_volume("data", "data")]
+    pod, deleted = _deleted_pod(
+        cp, ns, name, "terminated:0", node=node, volumes=volumes, grace_period=1
+    )
     create_event(
         cp,
         ns,
-        {"kind": "Pod", "namespace": ns, "name": name, "uid": pod["metadata"]["uid"]},
+        _involved(pod),
         "FailedUnMount",
         f'UnmountVolume.TearDown failed for volume "data": kubernetes.io/csi: '
-        f"driver name {MISSING_DRIVER} not found in the list of registered CSI drivers",
+        f"driver name {driver} not found in the list of registered CSI drivers",
     )
-    time.sleep(1.2)  # let the 1s grace period run out
-    return Stuck(ns, name, node)
+    return deleted
 
 
 def _pod_held_by_finalizer(
@@ -159,9 +187,7 @@ def _pod_held_by_finalizer(
 ) -> Stuck:
     """A finished pod on a healthy node, deleted at once: only its finalizer holds it."""
     create_node(cp, node)
-    create_pod(cp, ns, name, node=node, finalizers=[finalizer])
-    set_pod_status(cp, ns, name, phase, {"app": state})
-    delete(cp, pod_path(ns, name), grace_period=0)
+    _deleted_pod(cp, ns, name, state, phase, 0, node=node, finalizers=[finalizer])
     return Stuck(ns, name, node)
 
 
@@ -176,9 +202,7 @@ def pod_in_grace_period(cp: ControlPlane, ns: str, name: str = "slow-0") -> Stuc
     """Deleted with an hour of grace: listed, but not stuck."""
     node = f"{ns}-ok2"
     create_node(cp, node)
-    create_pod(cp, ns, name, node=node, grace_period=3600)
-    set_pod_status(cp, ns, name, "Running", {"app": "running"})
-    delete(cp, pod_path(ns, name))
+    _deleted_pod(cp, ns, name, "running", node=node, grace_period=3600)
     return Stuck(ns, name, node)
 
 
@@ -192,9 +216,7 @@ def pod_on_silent_node(cp: ControlPlane, ns: str, name: str = "api-0") -> Stuck:
     node = f"{ns}-silent"
     create_node(cp, node)
     stale_lease(cp, node, 600)
-    create_pod(cp, ns, name, node=node, grace_period=1)
-    set_pod_status(cp, ns, name, "Running", {"app": "running"})
-    wait_past_deadline(delete(cp, pod_path(ns, name)))
+    wait_past_deadline(_deleted_pod(cp, ns, name, "running", node=node, grace_period=1)[1])
     return Stuck(ns, name, node)
 
 
@@ -205,9 +227,7 @@ def pod_on_full_disk(cp: ControlPlane, ns: str, name: str = "logs-0") -> Stuck:
         "DiskPressure", "True", "KubeletHasDiskPressure", "kubelet has disk pressure", now(-900)
     )
     create_node(cp, node, conditions=[disk])
-    pod = create_pod(cp, ns, name, node=node, grace_period=1)
-    set_pod_status(cp, ns, name, "Running", {"app": "running"})
-    deleted = delete(cp, pod_path(ns, name))
+    pod, deleted = _deleted_pod(cp, ns, name, "running", node=node, grace_period=1)
     create_event(
         cp,
         ns,
@@ -226,9 +246,10 @@ def pod_with_exec_hang(cp: ControlPlane, ns: str, name: str = "agent-0") -> Stuc
     """hostPID and a postStart exec hook: the exec into an exited container hangs (docker)."""
     node = f"{ns}-exec"
     create_node(cp, node)
-    create_pod(cp, ns, name, node=node, grace_period=1, host_pid=True, post_start=True)
-    set_pod_status(cp, ns, name, "Running", {"app": "running"})
-    wait_past_deadline(delete(cp, pod_path(ns, name)))
+    _, deleted = _deleted_pod(
+        cp, ns, name, "running", node=node, grace_period=1, host_pid=True, post_start=True
+    )
+    wait_past_deadline(deleted)
     return Stuck(ns, name, node)
 
 
@@ -236,23 +257,8 @@ def pod_with_unregistered_driver(cp: ControlPlane, ns: str, name: str = "db-1") 
     """The CSIDriver object exists, but its node plugin is not registered on the pod's node."""
     node = f"{ns}-csi"
     driver = f"{ns}.csi.example.com"
-    handle = f"vol-{ns}"
     create_csidriver(cp, driver)
-    create_bound_volume(cp, ns, "data", f"pv-{ns}", driver, handle)
-    create_node(cp, node, volumes_in_use=[csi_volume_name(driver, handle)])
-    create_csinode(cp, node, drivers=[])
-    pod = create_pod(cp, ns, name, node=node, volumes=[pvc_volume("data", "data")], grace_period=1)
-    set_pod_status(cp, ns, name, "Running", {"app": "terminated:0"})
-    deleted = delete(cp, pod_path(ns, name))
-    create_event(
-        cp,
-        ns,
-        _involved(pod),
-        "FailedUnMount",
-        f'UnmountVolume.TearDown failed for volume "data": kubernetes.io/csi: '
-        f"driver name {driver} not found in the list of registered CSI drivers",
-    )
-    wait_past_deadline(deleted)
+    wait_past_deadline(_unmount_fails_unregistered(cp, ns, name, node, driver))
     return Stuck(ns, name, node)
 
 
@@ -271,9 +277,16 @@ def pod_with_failing_detach(cp: ControlPlane, ns: str, name: str = "db-2") -> St
     create_node(cp, node, volumes_in_use=[unique], volumes_attached=[unique])
     create_csinode(cp, node, drivers=[driver])
     create_volume_attachment(cp, None, node, pv, attacher=driver, detach_error=DETACH_ERROR)
-    create_pod(cp, ns, name, node=node, volumes=[pvc_volume("data", "data")], grace_period=1)
-    set_pod_status(cp, ns, name, "Running", {"app": "terminated:0"})
-    wait_past_deadline(delete(cp, pod_path(ns, name)))
+    _, deleted = _deleted_pod(
+        cp,
+        ns,
+        name,
+        "terminated:0",
+        node=node,
+        volumes=[pvc_volume("data", "data")],
+        grace_period=1,
+    )
+    wait_past_deadline(deleted)
     return Stuck(ns, name, node)
 
 
@@ -315,9 +328,9 @@ def pod_blocked_by_webhook(cp: ControlPlane, ns: str, name: str = "guarded-0") -
     finalizer. Scoped to ns; delete ValidatingWebhookConfiguration pod_webhook_name(ns) after."""
     node = f"{ns}-wh"
     create_node(cp, node)
-    create_pod(cp, ns, name, node=node, finalizers=["example.com/audit"])
-    set_pod_status(cp, ns, name, "Succeeded", {"app": "terminated:0"})
-    delete(cp, pod_path(ns, name), grace_period=0)
+    _deleted_pod(
+        cp, ns, name, "terminated:0", "Succeeded", 0, node=node, finalizers=["example.com/audit"]
+    )
     create_validating_webhook(
         cp,
         pod_webhook_name(ns),

@@ -18,13 +18,8 @@ from typing import Any
 import pytest
 
 from tests.e2e import scenarios
-from tests.e2e.cli import run_cli, run_json
-from tests.e2e.controlplane import ApiError, ControlPlane
-from tests.e2e.kubelet import (
-    create_crd,
-    create_custom_object,
+from tests.e2e.api import (
     create_namespace,
-    create_pod,
     delete,
     get,
     owner_ref,
@@ -32,6 +27,10 @@ from tests.e2e.kubelet import (
     unique_ns,
     wait_for,
 )
+from tests.e2e.api_extensions import create_crd, create_custom_object
+from tests.e2e.cli import run_cli, run_json
+from tests.e2e.controlplane import ApiError, ControlPlane
+from tests.e2e.kubelet import create_pod
 
 pytestmark = pytest.mark.e2e
 
@@ -40,7 +39,10 @@ Item = dict[str, Any]
 
 
 @dataclass(frozen=True)
-class Stuck:
+class StuckOfEveryKind:
+    """What the `all` tests leave stuck: one object of each kind (the stuck pod is a
+    scenarios.Stuck)."""
+
     namespace: str  # the pod, the custom resource and the claim live here
     group: str  # of the custom resource type
     pod: scenarios.Stuck
@@ -53,7 +55,7 @@ class Stuck:
         return f"{self.group}/{CR_FINALIZER}"
 
 
-def _release(cp: ControlPlane, stuck: Stuck) -> None:
+def _release(cp: ControlPlane, stuck: StuckOfEveryKind) -> None:
     """Let everything go, so later tests see none of it (best effort)."""
     ns, claim = stuck.namespace, stuck.in_use.claim
     paths = [
@@ -107,7 +109,7 @@ def crd_waiting_on_an_instance(cp: ControlPlane, group: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def stuck(control_plane: ControlPlane) -> Iterator[Stuck]:
+def stuck(control_plane: ControlPlane) -> Iterator[StuckOfEveryKind]:
     cp = control_plane
     ns = unique_ns("all")
     group = f"{ns}.example.com"
@@ -127,7 +129,7 @@ def stuck(control_plane: ControlPlane) -> Iterator[Stuck]:
     )
     replicaset_in_foreground_deletion(cp, ns)
     crd = crd_waiting_on_an_instance(cp, f"held-{group}")
-    built = Stuck(ns, group, pod, in_use, held.namespace, crd)
+    built = StuckOfEveryKind(ns, group, pod, in_use, held.namespace, crd)
     try:
         yield built
     finally:
@@ -135,7 +137,9 @@ def stuck(control_plane: ControlPlane) -> Iterator[Stuck]:
 
 
 @pytest.fixture(scope="module")
-def everything(control_plane: ControlPlane, stuck: Stuck) -> dict[tuple[str, str, str], Item]:
+def everything(
+    control_plane: ControlPlane, stuck: StuckOfEveryKind
+) -> dict[tuple[str, str, str], Item]:
     """`all -A -o json`, by (kind, namespace, name)."""
     data = run_json("all", "-A", kubeconfig=control_plane.kubeconfig_path)
     assert data["kind"] == "List" and data["apiVersion"] == "terminating.kubectl.io/v1"
@@ -154,7 +158,7 @@ def _rows(result: subprocess.CompletedProcess[str]) -> tuple[list[str], list[lis
 
 
 def test_all_namespaces_lists_every_kind_with_its_finalizers(
-    stuck: Stuck, everything: dict[tuple[str, str, str], Item]
+    stuck: StuckOfEveryKind, everything: dict[tuple[str, str, str], Item]
 ) -> None:
     ns = stuck.namespace
     expected = {
@@ -175,7 +179,7 @@ def test_all_namespaces_lists_every_kind_with_its_finalizers(
 
 
 def test_all_namespaces_table_shows_kind_and_finalizers(
-    control_plane: ControlPlane, stuck: Stuck
+    control_plane: ControlPlane, stuck: StuckOfEveryKind
 ) -> None:
     result = run_cli("all", "-A", kubeconfig=control_plane.kubeconfig_path)
     header, rows = _rows(result)
@@ -204,7 +208,7 @@ def test_all_namespaces_table_shows_kind_and_finalizers(
 
 
 def test_namespace_flag_narrows_to_that_namespace(
-    control_plane: ControlPlane, stuck: Stuck
+    control_plane: ControlPlane, stuck: StuckOfEveryKind
 ) -> None:
     ns = stuck.namespace
     data = run_json("all", "-n", ns, kubeconfig=control_plane.kubeconfig_path)
@@ -231,7 +235,7 @@ def _evidence(blocker: Item) -> str:
 
 
 def test_explain_judges_a_claim_in_use_by_its_pod(
-    stuck: Stuck, everything: dict[tuple[str, str, str], Item]
+    stuck: StuckOfEveryKind, everything: dict[tuple[str, str, str], Item]
 ) -> None:
     ns = stuck.namespace
     claim = everything[("PersistentVolumeClaim", ns, stuck.in_use.claim)]
@@ -249,7 +253,7 @@ def test_explain_judges_a_claim_in_use_by_its_pod(
 
 
 def test_explain_judges_a_bound_volume(
-    stuck: Stuck, everything: dict[tuple[str, str, str], Item]
+    stuck: StuckOfEveryKind, everything: dict[tuple[str, str, str], Item]
 ) -> None:
     volume = everything[("PersistentVolume", "", stuck.in_use.volume)]
     assert _types(volume) == ["protection-in-use"]
@@ -264,7 +268,7 @@ def test_explain_judges_a_bound_volume(
 
 
 def test_explain_judges_a_custom_resource_by_its_finalizer(
-    stuck: Stuck, everything: dict[tuple[str, str, str], Item]
+    stuck: StuckOfEveryKind, everything: dict[tuple[str, str, str], Item]
 ) -> None:
     widget = everything[("Widget", stuck.namespace, "gadget")]
     assert _types(widget) == ["finalizer"]
@@ -274,7 +278,9 @@ def test_explain_judges_a_custom_resource_by_its_finalizer(
     assert blocker["remedy"][-1]["destructive"]
 
 
-def test_explain_text_for_one_namespace(control_plane: ControlPlane, stuck: Stuck) -> None:
+def test_explain_text_for_one_namespace(
+    control_plane: ControlPlane, stuck: StuckOfEveryKind
+) -> None:
     ns = stuck.namespace
     result = run_cli("all", "-n", ns, "--explain", kubeconfig=control_plane.kubeconfig_path)
     assert result.returncode == 0, result.stderr

@@ -16,9 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.cli import run_json
-from tests.e2e.controlplane import ApiError, ControlPlane
-from tests.e2e.kubelet import (
+from tests.e2e.api import (
     JSON,
     MERGE,
     create_namespace,
@@ -29,6 +27,8 @@ from tests.e2e.kubelet import (
     unique_ns,
     wait_for,
 )
+from tests.e2e.cli import run_json
+from tests.e2e.controlplane import ApiError, ControlPlane
 
 pytestmark = pytest.mark.e2e
 

@@ -17,15 +17,10 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.cli import ROOT, run_cli
-from tests.e2e.controlplane import ControlPlane
-from tests.e2e.kubelet import (
+from tests.e2e.api import (
     MERGE,
-    apiservice_condition,
-    create_apiservice,
     create_configmap,
     create_namespace,
-    create_volume_attachment,
     delete,
     get,
     get_or_none,
@@ -34,6 +29,9 @@ from tests.e2e.kubelet import (
     unique_ns,
     wait_for,
 )
+from tests.e2e.api_extensions import apiservice_condition, create_apiservice
+from tests.e2e.cli import ROOT, run_cli
+from tests.e2e.controlplane import ControlPlane
 from tests.e2e.scenarios import (
     Stuck,
     namespace_with_blocking_webhook,
@@ -43,6 +41,7 @@ from tests.e2e.scenarios import (
     pod_path,
     wait_past_deadline,
 )
+from tests.e2e.storage import create_volume_attachment
 from tests.e2e.users import Users
 
 pytestmark = pytest.mark.e2e

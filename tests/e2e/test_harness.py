@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e import kubelet as k
+from tests.e2e import api, kubelet, storage
+from tests.e2e import api_extensions as ext
 from tests.e2e.controlplane import REPO_ROOT, ApiError, ControlPlane
 
 JSON = dict[str, Any]
@@ -19,12 +20,12 @@ JSON = dict[str, Any]
 
 def _terminating_pod(cp: ControlPlane, prefix: str, grace: int = 1) -> tuple[str, str]:
     """A namespace with a running pod on a live fake node, already deleted; (ns, pod)."""
-    ns, node = k.unique_ns(prefix), k.unique_ns(f"{prefix}-node")
-    k.create_namespace(cp, ns)
-    k.create_node(cp, node)
-    k.create_pod(cp, ns, "web", node=node, grace_period=grace)
-    k.set_pod_status(cp, ns, "web", "Running")
-    k.delete(cp, f"/api/v1/namespaces/{ns}/pods/web")
+    ns, node = api.unique_ns(prefix), api.unique_ns(f"{prefix}-node")
+    api.create_namespace(cp, ns)
+    kubelet.create_node(cp, node)
+    kubelet.create_pod(cp, ns, "web", node=node, grace_period=grace)
+    kubelet.set_pod_status(cp, ns, "web", "Running")
+    api.delete(cp, f"/api/v1/namespaces/{ns}/pods/web")
     return ns, "web"
 
 
@@ -56,7 +57,7 @@ def test_deleted_pod_on_fake_node_stays_terminating(control_plane: ControlPlane)
     cp = control_plane
     ns, pod = _terminating_pod(cp, "harness-pod", grace=1)
     time.sleep(3)  # well past the 1 s grace period: nobody confirms the deletion
-    obj = k.get(cp, f"/api/v1/namespaces/{ns}/pods/{pod}")
+    obj = api.get(cp, f"/api/v1/namespaces/{ns}/pods/{pod}")
     assert obj["metadata"]["deletionTimestamp"]
     assert obj["metadata"]["deletionGracePeriodSeconds"] == 1
     assert obj["status"]["phase"] == "Running"
@@ -68,43 +69,35 @@ def test_namespace_controller_reports_a_stuck_pod(control_plane: ControlPlane) -
     False ("ContentRemoved") although the pod remains. The explainers must not trust it."""
     cp = control_plane
     ns, _ = _terminating_pod(cp, "harness-ns", grace=1)
-    k.delete(cp, f"/api/v1/namespaces/{ns}")
+    api.delete(cp, f"/api/v1/namespaces/{ns}")
 
-    def content_failure() -> JSON | None:
-        cond = k.namespace_conditions(cp, ns).get("NamespaceDeletionContentFailure")
-        return cond if cond and cond["status"] == "True" else None
-
-    cond = k.wait_for(content_failure, timeout=60, message=f"content failure on {ns}")
+    cond = api.wait_namespace_condition(cp, ns, "NamespaceDeletionContentFailure")
     assert cond["reason"] == "ContentDeletionFailed"
     assert "Resource=pods" in cond["message"]
-    conds = k.namespace_conditions(cp, ns)
+    conds = api.namespace_conditions(cp, ns)
     assert conds["NamespaceContentRemaining"]["status"] == "False"
-    assert k.get(cp, f"/api/v1/namespaces/{ns}")["status"]["phase"] == "Terminating"
+    assert api.get(cp, f"/api/v1/namespaces/{ns}")["status"]["phase"] == "Terminating"
 
 
 @pytest.mark.slow
 def test_namespace_controller_reports_content_with_finalizers(control_plane: ControlPlane) -> None:
     cp = control_plane
-    ns = k.unique_ns("harness-fin")
-    k.create_namespace(cp, ns)
-    k.create_configmap(cp, ns, "held", finalizers=["example.com/hold"])
-    k.delete(cp, f"/api/v1/namespaces/{ns}")
+    ns = api.unique_ns("harness-fin")
+    api.create_namespace(cp, ns)
+    api.create_configmap(cp, ns, "held", finalizers=["example.com/hold"])
+    api.delete(cp, f"/api/v1/namespaces/{ns}")
 
-    def remaining() -> JSON | None:
-        cond = k.namespace_conditions(cp, ns).get("NamespaceContentRemaining")
-        return cond if cond and cond["status"] == "True" else None
-
-    cond = k.wait_for(remaining, timeout=60, message=f"NamespaceContentRemaining on {ns}")
+    cond = api.wait_namespace_condition(cp, ns, "NamespaceContentRemaining")
     assert cond["reason"] == "SomeResourcesRemain"
     assert "configmaps" in cond["message"]
-    finalizers = k.namespace_conditions(cp, ns)["NamespaceFinalizersRemaining"]
+    finalizers = api.namespace_conditions(cp, ns)["NamespaceFinalizersRemaining"]
     assert (finalizers["status"], finalizers["reason"]) == ("True", "SomeFinalizersRemain")
     assert "example.com/hold" in finalizers["message"]
 
     # Once the owner lets go, the controller finishes the namespace.
-    k.remove_finalizers(cp, f"/api/v1/namespaces/{ns}/configmaps/held")
-    k.wait_for(
-        lambda: k.get_or_none(cp, f"/api/v1/namespaces/{ns}") is None,
+    api.remove_finalizers(cp, f"/api/v1/namespaces/{ns}/configmaps/held")
+    api.wait_for(
+        lambda: api.get_or_none(cp, f"/api/v1/namespaces/{ns}") is None,
         timeout=60,
         message=f"{ns} to be gone",
     )
@@ -112,17 +105,17 @@ def test_namespace_controller_reports_content_with_finalizers(control_plane: Con
 
 def test_apiservice_without_service_is_unavailable(control_plane: ControlPlane) -> None:
     cp = control_plane
-    svc = k.create_apiservice(cp, "harness.terminating.test", "v1alpha1", "default", "nowhere")
+    svc = ext.create_apiservice(cp, "harness.terminating.test", "v1alpha1", "default", "nowhere")
     name = svc["metadata"]["name"]
     try:
-        cond = k.wait_for(
-            lambda: k.apiservice_condition(cp, name), timeout=30, message=f"{name} Available"
+        cond = api.wait_for(
+            lambda: ext.apiservice_condition(cp, name), timeout=30, message=f"{name} Available"
         )
         assert cond["status"] == "False"
         assert cond["reason"] == "ServiceNotFound"
     finally:
         # Unavailable APIServices block every namespace deletion: never leave one behind.
-        k.delete(cp, f"/apis/apiregistration.k8s.io/v1/apiservices/{name}")
+        api.delete(cp, f"/apis/apiregistration.k8s.io/v1/apiservices/{name}")
 
 
 def test_audit_log_records_each_request(control_plane: ControlPlane, tmp_path: Path) -> None:
@@ -138,7 +131,7 @@ def test_audit_log_records_each_request(control_plane: ControlPlane, tmp_path: P
             if e["verb"] == "list" and e["objectRef"]["resource"] == "pods"
         ]
 
-    events = k.wait_for(bobs_list, timeout=10, message="bob's list in the audit log")
+    events = api.wait_for(bobs_list, timeout=10, message="bob's list in the audit log")
     assert events[0]["level"] == "Metadata"
     assert events[0]["responseStatus"]["code"] == 403
     assert events[0]["objectRef"]["namespace"] == "kube-system"
@@ -147,47 +140,49 @@ def test_audit_log_records_each_request(control_plane: ControlPlane, tmp_path: P
 def test_kubelet_helpers_pass_api_validation(control_plane: ControlPlane) -> None:
     """Every helper writes objects the apiserver accepts, with the fields tests rely on."""
     cp = control_plane
-    ns, node, driver = k.unique_ns("harness-h"), k.unique_ns("harness-h-node"), "csi.test.io"
-    k.create_namespace(cp, ns, labels={"team": "a"}, spec_finalizers=["example.com/hold"])
+    ns, node, driver = api.unique_ns("harness-h"), api.unique_ns("harness-h-node"), "csi.test.io"
+    api.create_namespace(cp, ns, labels={"team": "a"}, spec_finalizers=["example.com/hold"])
     handle = "vol-1"
-    vol = k.csi_volume_name(driver, handle)
-    k.create_node(
+    vol = kubelet.csi_volume_name(driver, handle)
+    kubelet.create_node(
         cp,
         node,
         volumes_in_use=[vol],
         volumes_attached=[vol],
-        conditions=[k.condition("DiskPressure", "True", "KubeletHasDiskPressure")],
+        conditions=[api.condition("DiskPressure", "True", "KubeletHasDiskPressure")],
     )
-    k.set_node_ready(cp, node, "Unknown")
-    k.stale_lease(cp, node, age_seconds=600)
-    k.create_csidriver(cp, driver)
-    k.create_csinode(cp, node, drivers=[])
-    pvc, pv = k.create_bound_volume(cp, ns, "data", f"pv-{ns}", driver, handle)
+    kubelet.set_node_ready(cp, node, "Unknown")
+    kubelet.stale_lease(cp, node, age_seconds=600)
+    storage.create_csidriver(cp, driver)
+    kubelet.create_csinode(cp, node, drivers=[])
+    pvc, pv = storage.create_bound_volume(cp, ns, "data", f"pv-{ns}", driver, handle)
     assert pvc["status"]["phase"] == pv["status"]["phase"] == "Bound"
-    va = k.create_volume_attachment(cp, None, node, f"pv-{ns}", driver, detach_error="timeout")
+    va = storage.create_volume_attachment(
+        cp, None, node, f"pv-{ns}", driver, detach_error="timeout"
+    )
     assert va["status"]["detachError"]["message"] == "timeout"
-    pod = k.create_pod(
+    pod = kubelet.create_pod(
         cp,
         ns,
         "db",
         node=node,
         containers=["db", "sidecar"],
-        volumes=[k.pvc_volume("data", "data")],
+        volumes=[kubelet.pvc_volume("data", "data")],
         finalizers=["example.com/keep"],
         host_pid=True,
         post_start=True,
     )
-    k.set_pod_status(cp, ns, "db", "Running", {"db": "terminated:137", "sidecar": "running"})
-    k.create_event(cp, ns, pod, "FailedKillPod", "error killing pod: DeadlineExceeded", count=3)
-    k.create_validating_webhook(
+    kubelet.set_pod_status(cp, ns, "db", "Running", {"db": "terminated:137", "sidecar": "running"})
+    api.create_event(cp, ns, pod, "FailedKillPod", "error killing pod: DeadlineExceeded", count=3)
+    ext.create_validating_webhook(
         cp,
-        k.unique_ns("harness-wh"),
+        api.unique_ns("harness-wh"),
         ns,
         "missing",
-        [k.webhook_rule(["UPDATE"], ["pods"])],
+        [ext.webhook_rule(["UPDATE"], ["pods"])],
         namespace=ns,
     )
-    crd = k.create_crd(
+    crd = ext.create_crd(
         cp,
         "harness.terminating.test",
         "Widget",
@@ -197,34 +192,34 @@ def test_kubelet_helpers_pass_api_validation(control_plane: ControlPlane) -> Non
     )
     assert crd["spec"]["conversion"]["strategy"] == "Webhook"
 
-    node_obj = k.get(cp, f"/api/v1/nodes/{node}")
+    node_obj = api.get(cp, f"/api/v1/nodes/{node}")
     conds = {c["type"]: c["status"] for c in node_obj["status"]["conditions"]}
     assert conds["Ready"] == "Unknown"
     assert conds["DiskPressure"] == "True"
     assert node_obj["status"]["volumesInUse"] == [vol]
-    lease = k.get(cp, f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{node}")
+    lease = api.get(cp, f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{node}")
     assert lease["spec"]["holderIdentity"] == node
     states = {
         s["name"]: s["state"]
-        for s in k.get(cp, f"/api/v1/namespaces/{ns}/pods/db")["status"]["containerStatuses"]
+        for s in api.get(cp, f"/api/v1/namespaces/{ns}/pods/db")["status"]["containerStatuses"]
     }
     assert states["db"]["terminated"]["exitCode"] == 137
     assert "running" in states["sidecar"]
     # The webhook has no backend and failurePolicy Fail: updates of pods in ns are refused.
     with pytest.raises(ApiError) as refused:
-        k.remove_finalizers(cp, f"/api/v1/namespaces/{ns}/pods/db")
+        api.remove_finalizers(cp, f"/api/v1/namespaces/{ns}/pods/db")
     assert refused.value.status == 500
     assert "failed calling webhook" in refused.value.body
 
 
 def test_restart_apiserver_keeps_port_and_data(control_plane: ControlPlane) -> None:
     cp = control_plane
-    ns = k.unique_ns("harness-restart")
-    k.create_namespace(cp, ns, wait_for_service_account=False)
+    ns = api.unique_ns("harness-restart")
+    api.create_namespace(cp, ns, wait_for_service_account=False)
     server = cp.server
     cp.restart_apiserver()
     assert cp.server == server
-    assert k.get(cp, f"/api/v1/namespaces/{ns}")["status"]["phase"] == "Active"
+    assert api.get(cp, f"/api/v1/namespaces/{ns}")["status"]["phase"] == "Active"
 
 
 @pytest.mark.slow

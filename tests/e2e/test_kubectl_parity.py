@@ -23,9 +23,9 @@ import pytest
 import yaml
 
 from tests.e2e import scenarios
+from tests.e2e.api import create_namespace, unique_ns, wait_for
 from tests.e2e.cli import assert_one_line_error, run_cli
 from tests.e2e.controlplane import ControlPlane, _make_leaf, kubeconfig_document
-from tests.e2e.kubelet import create_namespace, unique_ns, wait_for
 from tests.e2e.recording_proxy import RecordingProxy
 from tests.e2e.socks_proxy import SocksProxy, SocksRequest
 

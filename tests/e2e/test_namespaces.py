@@ -19,9 +19,7 @@ from typing import Any
 import pytest
 
 from tests.e2e import scenarios
-from tests.e2e.cli import run_cli, run_json
-from tests.e2e.controlplane import ApiError, ControlPlane, build_binaries
-from tests.e2e.kubelet import (
+from tests.e2e.api import (
     JSON,
     MERGE,
     delete,
@@ -31,6 +29,8 @@ from tests.e2e.kubelet import (
     unique_ns,
     wait_for,
 )
+from tests.e2e.cli import run_cli, run_json
+from tests.e2e.controlplane import ApiError, ControlPlane, build_binaries
 from tests.e2e.users import Users, rule
 
 pytestmark = pytest.mark.e2e

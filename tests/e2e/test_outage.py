@@ -16,20 +16,10 @@ from dataclasses import dataclass
 import pytest
 
 from tests.e2e import scenarios
+from tests.e2e.api import condition, create_namespace, delete, get, now, unique_ns
 from tests.e2e.cli import run_cli, run_json
 from tests.e2e.controlplane import ControlPlane
-from tests.e2e.kubelet import (
-    condition,
-    create_namespace,
-    create_node,
-    create_pod,
-    delete,
-    get,
-    now,
-    renew_lease,
-    stale_lease,
-    unique_ns,
-)
+from tests.e2e.kubelet import create_node, create_pod, renew_lease, stale_lease
 
 pytestmark = pytest.mark.e2e
 
@@ -115,9 +105,7 @@ def test_table_ends_with_the_causes(control_plane: ControlPlane, outage: Outage)
 
 def test_summary_alone(control_plane: ControlPlane, outage: Outage) -> None:
     renew(control_plane, outage)
-    result = run_cli(
-        "pods", "-n", outage.ns, "--summary", kubeconfig=control_plane.kubeconfig_path
-    )
+    result = run_cli("pods", "-n", outage.ns, "--summary", kubeconfig=control_plane.kubeconfig_path)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "Summary: 42 pods, 3 causes"

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.api import create_namespace, unique_ns, wait_for
 from tests.e2e.cli import run_cli
 from tests.e2e.controlplane import ControlPlane
-from tests.e2e.kubelet import create_namespace, unique_ns, wait_for
 from tests.e2e.scenarios import (
     Stuck,
     namespace_with_stuck_pod,

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.api import create_namespace, unique_ns
 from tests.e2e.cli import run_json
 from tests.e2e.controlplane import (
     DEFAULT_CONTROLLERS,
@@ -27,7 +28,6 @@ from tests.e2e.controlplane import (
     _pid_cmdline,
     build_binaries,
 )
-from tests.e2e.kubelet import create_namespace, unique_ns
 from tests.e2e.node import RealNode, _root_under, busybox_pod, ensure_packages, why_unavailable
 
 pytestmark = [pytest.mark.e2e, pytest.mark.node]

@@ -22,19 +22,20 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.e2e.cli import ROOT, assert_one_line_error, run_cli, run_json
-from tests.e2e.controlplane import ApiError, ControlPlane, kubeconfig_document
-from tests.e2e.kubelet import (
+from tests.e2e.api import (
     MERGE,
-    apiservice_condition,
     create_configmap,
     create_namespace,
     delete,
     get_or_none,
+    new_namespace,
     remove_finalizers,
     unique_ns,
     wait_for,
 )
+from tests.e2e.api_extensions import apiservice_condition
+from tests.e2e.cli import ROOT, assert_one_line_error, run_cli, run_json
+from tests.e2e.controlplane import ApiError, ControlPlane, kubeconfig_document
 from tests.e2e.scenarios import (
     namespace_with_stuck_pod,
     pod_on_dead_node,
@@ -74,8 +75,7 @@ def test_user_who_may_only_list_pods_in_one_namespace(
     control_plane: ControlPlane, users: Users
 ) -> None:
     cp = control_plane
-    ns = unique_ns("rel-podsonly")
-    create_namespace(cp, ns)
+    ns = new_namespace(cp, "rel-podsonly")
     stuck = pod_on_dead_node(cp, ns)
     held = pod_with_finalizer(cp, ns)  # stuck at once (no grace period)
     user = users.user("pods-only", namespace_rules={ns: [rule(["pods"])]})
@@ -120,8 +120,7 @@ def test_user_who_may_not_list_some_types_in_the_namespace(
     control_plane: ControlPlane, users: Users
 ) -> None:
     cp = control_plane
-    ns = unique_ns("rel-sometypes")
-    create_namespace(cp, ns)
+    ns = new_namespace(cp, "rel-sometypes")
     create_configmap(cp, ns, "kept", finalizers=["example.com/keep"])
     delete(cp, f"/api/v1/namespaces/{ns}")
     visible = ["namespaces", "pods", "configmaps", "events", "services", "serviceaccounts"]
@@ -202,8 +201,7 @@ def test_user_who_may_not_read_nodes_events_webhooks_apiservices(
 ) -> None:
     """Everything the plugin reads but those four: every other result is still there."""
     cp = control_plane
-    ns = unique_ns("rel-noinfra")
-    create_namespace(cp, ns)
+    ns = new_namespace(cp, "rel-noinfra")
     dead = pod_on_dead_node(cp, ns)
     hung = pod_with_running_containers(cp, ns)
     unmounted = pod_with_unreclaimed_volume(cp, ns)
@@ -590,8 +588,7 @@ def test_api_server_restart_mid_scan(control_plane: ControlPlane) -> None:
     while it is down: one clear error (or, if the server is back within its retries, the
     answer). Then it is started again and the other resumes: the correct answer."""
     cp = control_plane
-    ns = unique_ns("rel-restart")
-    create_namespace(cp, ns)
+    ns = new_namespace(cp, "rel-restart")
     stuck = pod_on_dead_node(cp, ns)
     scan = ("all", "-A", "-o", "json")
     survivor, _ = start_paused_at_first_request(*scan, kubeconfig=cp.kubeconfig_path)

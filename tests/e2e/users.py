@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.e2e.api import create_namespace, unique_ns
 from tests.e2e.controlplane import ApiError, ControlPlane
-from tests.e2e.kubelet import create_namespace, unique_ns
 
 JSON = dict[str, Any]
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
@@ -31,6 +31,18 @@ class User:
     username: str  # as the audit log shows it
     token: str
     kubeconfig: Path
+
+
+def binding_body(kind: str, name: str, role: str, subject: JSON) -> JSON:
+    """A RoleBinding (kind "Role") or ClusterRoleBinding (kind "ClusterRole") named `name`,
+    of `role` to `subject`."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": f"{kind}Binding",
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role},
+        "subjects": [subject],
+    }
 
 
 class Users:
@@ -109,15 +121,8 @@ class Users:
             "metadata": {"name": name},
             "rules": list(rules),
         }
-        binding = {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": f"{kind}Binding",
-            "metadata": {"name": name},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name},
-            "subjects": [subject],
-        }
         self.cp.api("POST", roles, role)
-        self.cp.api("POST", bindings, binding)
+        self.cp.api("POST", bindings, binding_body(kind, name, name, subject))
         if kind == "ClusterRole":
             self.cluster_objects += [f"{bindings}/{name}", f"{roles}/{name}"]
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from datetime import timedelta
 from typing import Any
 
 from kubectl_terminating import reads
@@ -27,11 +26,11 @@ from kubectl_terminating.resources import (
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.timeutil import format_time, parse_time
 from kubectl_terminating.view import Discovery
+from tests.unit.builders import FIXTURES as ALL_FIXTURES
+from tests.unit.builders import NAMESPACES_NOW as NOW
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "namespaces"
+FIXTURES = ALL_FIXTURES / "namespaces"
 BASE_TYPES = (PODS, EVENTS, SERVICES, PVCS, LEASES, ENDPOINT_SLICES)
-NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
-WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
 
 
 def at(seconds: int) -> str:

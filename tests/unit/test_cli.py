@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
+from kubectl_terminating import kinds
 from kubectl_terminating import run as run_module
 from kubectl_terminating.cli import GLOBAL_NAMES, GlobalGroup, cli, main, pflag_style
 from kubectl_terminating.completion import complete
-from kubectl_terminating.options import Options
+from kubectl_terminating.options import KINDS, Options
 
 
 def parsed(monkeypatch: pytest.MonkeyPatch, *args: str) -> Options:
@@ -29,6 +30,11 @@ def parsed(monkeypatch: pytest.MonkeyPatch, *args: str) -> Options:
         main(list(args))
     assert exited.value.code == 0
     return seen[0]
+
+
+def test_every_kind_has_its_command_and_its_registry_entry() -> None:
+    assert set(cli.commands) == {*KINDS, "dump", "fix", "options"}
+    assert tuple(kind.command for kind in kinds.KINDS) == KINDS
 
 
 def test_global_flags_before_and_after_the_command_mean_the_same(
@@ -134,8 +140,32 @@ def test_library_log_records_never_reach_stderr_once_connected() -> None:
     noise = "import logging; logging.getLogger('kubernetes.config').warning('library noise')"
     assert "library noise" in _stderr_of(noise)  # Python's default: printed
     connect = (
-        "import io; from kubectl_terminating.run import connect; "
+        "import io; from kubectl_terminating.connection import connect; "
         "from kubectl_terminating.options import Options; "
         "connect(Options(kind='pods', server='https://h:1', token='t'), io.StringIO()); "
     )
     assert _stderr_of(connect + noise) == ""
+
+
+def test_options_lists_the_global_flags_as_kubectl_options_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--context", "any", "options"])  # takes the global flags too, as kubectl's does
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("The following options can be passed to any command")
+    for name in ("--kubeconfig", "--as-group", "--request-timeout", "--color"):
+        assert out.count(f"  {name} ") == 1, name
+    assert "--all-namespaces" not in out  # a command's own flags are not global
+
+
+def test_help_ends_with_kubectls_pointers(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == [
+        'Use "kubectl terminating <command> --help" for more information about a command.',
+        'Use "kubectl terminating options" for a list of global command-line options '
+        "(applies to all commands).",
+    ]

@@ -8,17 +8,15 @@ APIServices, the namespace's content): the answer must come from what the object
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kubectl_terminating.options import Options
-from kubectl_terminating.run import run
+from tests.unit.builders import FIXTURES, run_captured
 
-CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus"
+CORPUS = FIXTURES / "corpus"
 INDEX: list[dict[str, Any]] = json.loads((CORPUS / "index.json").read_text())["entries"]
 
 
@@ -26,18 +24,16 @@ def explain(path: Path) -> tuple[dict[str, Any], str]:
     """The file's one terminating object, as `--from-file F --now -o json` explains it."""
     kinds = {"Pod": "pods", "Namespace": "namespaces"}
     kind = kinds.get(json.loads(path.read_text()).get("kind"), "all")
-    out, err = io.StringIO(), io.StringIO()
-    options = Options(
-        kind=kind,
+    code, out, err = run_captured(
+        kind,
         from_file=str(path),
         now=True,  # pastes carry no capture time; judge them as overdue, as they were
         output="json",
         all_namespaces=kind != "namespaces",
-        color="never",
     )
-    assert run(options, out, err) == 0, err.getvalue()
-    (item,) = json.loads(out.getvalue())["items"]
-    return item, err.getvalue()
+    assert code == 0, err
+    (item,) = json.loads(out)["items"]
+    return item, err
 
 
 def test_the_corpus_is_large_and_every_file_is_indexed() -> None:

@@ -19,6 +19,7 @@ from kubectl_terminating.explain.namespaces import (
 from kubectl_terminating.model import JSON, Blocker, Evidence, Finding, Remedy
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.view import ContentListing, ReadFailed
+from tests.unit.builders import messages
 from tests.unit.nsfixtures import scenario
 
 FIXTURES = [
@@ -45,10 +46,6 @@ def one(finding: Finding, kind: str) -> Blocker:
     found = of_type(finding, kind)
     assert len(found) == 1, [b.summary for b in finding.blockers]
     return found[0]
-
-
-def messages(blocker: Blocker) -> str:
-    return "\n".join(e.message for e in blocker.evidence)
 
 
 def assert_safest_first(blocker: Blocker) -> None:

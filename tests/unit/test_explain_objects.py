@@ -16,11 +16,12 @@ from kubectl_terminating.model import (
     PROTECTION_IN_USE,
     UNKNOWN,
     WEBHOOK,
-    Finding,
 )
 from kubectl_terminating.resources import CRDS, NAMESPACES, PODS, PVS
 from kubectl_terminating.staticview import StaticView
-from tests.unit.nsfixtures import NOW, WIDGETS, at, scenario
+from tests.unit.builders import NAMESPACES_NOW as NOW
+from tests.unit.builders import WIDGETS, types
+from tests.unit.nsfixtures import at, scenario
 
 
 def widget(finalizers: list[str], labels: dict[str, str] | None = None, **extra: Any) -> JSON:
@@ -42,10 +43,6 @@ def metadata_only(obj: JSON) -> JSON:
         "apiVersion": obj.get("apiVersion", "v1"),
         "metadata": obj["metadata"],
     }
-
-
-def types(finding: Finding) -> list[str]:
-    return [b.type for b in finding.blockers]
 
 
 def broken_webhook(object_selector: JSON | None = None) -> JSON:

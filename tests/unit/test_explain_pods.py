@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import copy
-import json
 import shlex
-from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,29 +13,16 @@ from hypothesis import strategies as st
 from kubectl_terminating.explain.pods import container_states, explain_pod
 from kubectl_terminating.model import JSON, Blocker, Finding, Remedy
 from kubectl_terminating.staticview import StaticView
+from tests.unit.builders import PODS_NOW as NOW  # the pod is 10m past its deadline
+from tests.unit.builders import explain_pod_among as explain
+from tests.unit.builders import healthy_cluster as cluster
+from tests.unit.builders import pod_fixture as load
+from tests.unit.builders import terminated, types
+from tests.unit.builders import web_0_events as events
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "pods"
-NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)  # the pod is 10m past its deadline
 UID = "3f2b6c1e-8d3a-4b5e-9c7d-1a2b3c4d5e6f"
 PV = "pvc-c0ffee00-1234-4abc-8def-0123456789ab"
 FORCE = "kubectl delete pod -n shop web-0 --grace-period=0 --force"
-
-
-def load(name: str) -> JSON:
-    data: JSON = json.loads((FIXTURES / f"{name}.json").read_text())
-    return data
-
-
-def cluster(*without: str) -> list[JSON]:
-    """A healthy cluster around pod web-0, less the fixtures named in without."""
-    names = ["node-worker-1", "lease-worker-1", "csinode-worker-1", "csidriver-ebs"]
-    names += ["pvc-data-web-0", "pv-data-web-0", "volumeattachment-web-0", "namespace-shop"]
-    return [load(n) for n in names if n not in without]
-
-
-def events() -> list[JSON]:
-    items: list[JSON] = load("events-web-0")["items"]
-    return items
 
 
 def event(reason: str, message: str, when: str = "2026-01-01T11:58:00Z") -> JSON:
@@ -59,24 +43,7 @@ def pod(**changes: Any) -> JSON:
 
 def exited() -> JSON:
     """web-0 after its container exited: the kubelet waits for volume teardown."""
-    obj = pod()
-    obj["status"]["containerStatuses"][0]["state"] = {
-        "terminated": {
-            "exitCode": 143,
-            "reason": "Error",
-            "startedAt": "2026-01-01T09:00:05Z",
-            "finishedAt": "2026-01-01T11:49:45Z",
-        }
-    }
-    return obj
-
-
-def explain(obj: JSON, objects: list[JSON], **view: Any) -> Finding:
-    return explain_pod(obj, StaticView([obj, *objects], NOW, **view))
-
-
-def types(finding: Finding) -> list[str]:
-    return [b.type for b in finding.blockers]
+    return terminated(pod(), 143, "Error", "2026-01-01T11:49:45Z")
 
 
 def blocker(finding: Finding, kind: str) -> Blocker:

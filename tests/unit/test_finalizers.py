@@ -19,7 +19,9 @@ from kubectl_terminating.model import (
 from kubectl_terminating.resources import CRDS, PODS, PVCS, PVS, Resource
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.view import Discovery
-from tests.unit.nsfixtures import NOW, WIDGETS, at
+from tests.unit.builders import NAMESPACES_NOW as NOW
+from tests.unit.builders import WIDGETS, apiservice, messages
+from tests.unit.nsfixtures import at
 
 REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
@@ -60,10 +62,6 @@ def explain(target: JSON, resource: Resource, *objects: JSON, **view: Any) -> li
 def only(blockers: list[Blocker]) -> Blocker:
     assert len(blockers) == 1, [b.summary for b in blockers]
     return blockers[0]
-
-
-def messages(blocker: Blocker) -> str:
-    return "\n".join(e.message for e in blocker.evidence)
 
 
 def patch_of(command: str) -> list[JSON]:
@@ -231,18 +229,9 @@ def test_a_webhook_of_another_group_proves_nothing() -> None:
 def test_an_aggregated_api_of_the_group_tells_whether_its_server_runs(
     available: str, state: str
 ) -> None:
-    apiservice = {
-        "kind": "APIService",
-        "metadata": {"name": "v1.example.com"},
-        "spec": {
-            "group": "example.com",
-            "version": "v1",
-            "service": {"namespace": "op", "name": "api"},
-        },
-        "status": {"conditions": [{"type": "Available", "status": available, "reason": "Passed"}]},
-    }
+    api = apiservice("example.com", "v1", "op/api", available, "Passed")
     widget = obj("Widget", "w1", finalizers=["example.com/cleanup"])
-    blocker = only(explain(widget, WIDGETS, apiservice))
+    blocker = only(explain(widget, WIDGETS, api))
     assert blocker.summary == f"finalizer example.com/cleanup (owner: unknown, {state})"
     assert f"APIService v1.example.com Available={available} Passed" in messages(blocker)
 

@@ -7,7 +7,6 @@ deleter.go, status_condition_utils.go) as pasted in public incident threads.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Any
 
 from kubectl_terminating import model
@@ -17,30 +16,16 @@ from kubectl_terminating.explain.namespace_evidence import (
     remaining_finalizers,
     remaining_types,
 )
-from kubectl_terminating.explain.namespaces import explain_namespace
 from kubectl_terminating.model import JSON, Finding
 from kubectl_terminating.render.style import Style
 from kubectl_terminating.render.table import blocker_cell
-from kubectl_terminating.resources import Resource
-from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.view import Discovery
+from tests.unit.builders import WIDGETS, apiservice, explain_namespace_among, types
 
-NOW = datetime(2026, 3, 1, 12, tzinfo=timezone.utc)
 DELETED = "2026-03-01T10:00:00Z"
-WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
-UNAVAILABLE_API = {
-    "kind": "APIService",
-    "apiVersion": "apiregistration.k8s.io/v1",
-    "metadata": {"name": "v1beta1.metrics.k8s.io"},
-    "spec": {
-        "group": "metrics.k8s.io",
-        "version": "v1beta1",
-        "service": {"namespace": "kube-system", "name": "metrics-server"},
-    },
-    "status": {
-        "conditions": [{"type": "Available", "status": "False", "reason": "ServiceNotFound"}]
-    },
-}
+UNAVAILABLE_API = apiservice(
+    "metrics.k8s.io", "v1beta1", "kube-system/metrics-server", "False", "ServiceNotFound"
+)
 DISCOVERY_FAILED = {
     "type": "NamespaceDeletionDiscoveryFailure",
     "status": "True",
@@ -95,12 +80,7 @@ def widget(name: str, finalizers: list[str]) -> JSON:
 
 def explain(ns: JSON, *objects: JSON, complete: bool = True, **kw: Any) -> Finding:
     discovery = Discovery(resources=[WIDGETS], complete=complete)
-    view = StaticView([ns, *objects], NOW, discovery=discovery, **kw)
-    return explain_namespace(ns, view)
-
-
-def types(finding: Finding) -> list[str]:
-    return [b.type for b in finding.blockers]
+    return explain_namespace_among(ns, list(objects), discovery=discovery, **kw)
 
 
 # -- parsing the controller's words ----------------------------------------------------------

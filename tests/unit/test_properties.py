@@ -40,7 +40,7 @@ from kubectl_terminating.model import (
     ObjectRef,
     Remedy,
 )
-from kubectl_terminating.options import Options
+from kubectl_terminating.options import Options, PrintOptions
 from kubectl_terminating.reads import RELATED
 from kubectl_terminating.render import explain, structured, table
 from kubectl_terminating.render.style import Style
@@ -49,9 +49,9 @@ from kubectl_terminating.run import run
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.timeutil import parse_time
 from kubectl_terminating.view import Discovery, ReadFailed
+from tests.unit.builders import FIXTURES
+from tests.unit.builders import NAMESPACES_NOW as NOW
 
-FIXTURES = Path(__file__).parent.parent / "fixtures"
-NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
 EVENTS_V1 = Resource("events.k8s.io", "v1", "events", "Event")
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap")
@@ -611,10 +611,10 @@ def render_everything(findings: list[Finding]) -> None:
         style = Style(color=color)
         outputs = [
             explain.explain_text(findings, style),
-            table.pods_table(findings, True, True, False, style),
-            table.pods_table(findings, False, False, True, style),
-            table.namespaces_table(findings, True, False, style),
-            table.objects_table(findings, True, False, style),
+            table.pods_table(findings, PrintOptions(all_namespaces=True, wide=True, style=style)),
+            table.pods_table(findings, PrintOptions(no_headers=True, style=style)),
+            table.namespaces_table(findings, PrintOptions(wide=True, style=style)),
+            table.objects_table(findings, PrintOptions(all_namespaces=True, style=style)),
         ]
         for output in outputs:
             assert_terminal_safe(output, color)

@@ -8,25 +8,22 @@ same blockers live). managedFields were dropped; nothing else was edited.
 
 from __future__ import annotations
 
-import io
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kubectl_terminating.options import Options
-from kubectl_terminating.run import run
+from tests.unit.builders import FIXTURES as ALL_FIXTURES
+from tests.unit.builders import run_captured
 from tests.unit.golden import assert_golden
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real-node"
+FIXTURES = ALL_FIXTURES / "real-node"
 
 
 def explained(name: str, **flags: Any) -> tuple[str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    options = Options(kind="pods", color="never", from_file=str(FIXTURES / f"{name}.json"), **flags)
-    assert run(options, out, err) == 0, err.getvalue()
-    return out.getvalue(), err.getvalue()
+    code, out, err = run_captured(from_file=str(FIXTURES / f"{name}.json"), **flags)
+    assert code == 0, err
+    return out, err
 
 
 def main_blocker(name: str) -> dict[str, Any]:

@@ -16,13 +16,15 @@ from kubectl_terminating.explain.common import base_finding, meta
 from kubectl_terminating.explain.namespaces import explain_namespace
 from kubectl_terminating.explain.objects import explain_object
 from kubectl_terminating.model import JSON, Finding
+from kubectl_terminating.options import PrintOptions
 from kubectl_terminating.render.explain import explain_text
 from kubectl_terminating.render.structured import to_json, to_names
 from kubectl_terminating.render.style import Style
 from kubectl_terminating.render.table import namespaces_table, objects_table
 from kubectl_terminating.resources import NAMESPACES, PODS, Resource
+from tests.unit.builders import NAMESPACES_NOW as NOW
 from tests.unit.golden import assert_golden
-from tests.unit.nsfixtures import BASE_TYPES, NOW, Scenario, resource_of, scenario
+from tests.unit.nsfixtures import BASE_TYPES, Scenario, resource_of, scenario
 
 # In the order `kubectl terminating ns` lists them: by name.
 FIXTURES = sorted(
@@ -61,19 +63,19 @@ def test_fixtures_are_dated_alike() -> None:
 
 
 def test_namespaces_table() -> None:
-    assert_golden("namespaces/table.txt", namespaces_table(findings(False), False, False, PLAIN))
+    assert_golden("namespaces/table.txt", namespaces_table(findings(False), PrintOptions()))
 
 
 def test_namespaces_table_wide() -> None:
     assert_golden(
-        "namespaces/table-wide.txt", namespaces_table(findings(False), True, False, PLAIN)
+        "namespaces/table-wide.txt", namespaces_table(findings(False), PrintOptions(wide=True))
     )
 
 
 def test_namespaces_table_without_headers() -> None:
     # columns as wide as their cells only, as kubectl sizes them when it prints no header
-    bare = namespaces_table(findings(False), False, True, PLAIN).splitlines()
-    full = namespaces_table(findings(False), False, False, PLAIN).splitlines()
+    bare = namespaces_table(findings(False), PrintOptions(no_headers=True)).splitlines()
+    full = namespaces_table(findings(False), PrintOptions()).splitlines()
     assert [row.split() for row in bare] == [row.split() for row in full[1:]]
     assert bare[0].startswith("db         60m    2   ")
 
@@ -138,12 +140,14 @@ def test_all_objects_table() -> None:
     found = all_findings(detailed=False)
     kinds = {f.kind for f in found}
     assert {"Namespace", "Pod", "Widget", "Challenge"} <= kinds, kinds
-    assert_golden("namespaces/all-table.txt", objects_table(found, True, False, PLAIN))
+    assert_golden(
+        "namespaces/all-table.txt", objects_table(found, PrintOptions(all_namespaces=True))
+    )
 
 
 def test_all_objects_table_in_one_namespace() -> None:
     found = [f for f in all_findings(detailed=False) if f.namespace == "payments"]
-    table = objects_table(found, False, False, PLAIN)
+    table = objects_table(found, PrintOptions())
     assert table.splitlines()[0].split() == ["KIND", "NAME", "TERMINATING", "FINALIZERS", "BLOCKER"]
     assert [line.split()[:2] for line in table.splitlines()[1:]] == [
         ["Widget.widgets.example.com", "checkout"],

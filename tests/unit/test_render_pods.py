@@ -11,42 +11,21 @@ import copy
 import json
 import re
 from collections.abc import Callable
-from datetime import datetime, timezone
-from pathlib import Path
 
 import pytest
 
-from kubectl_terminating.explain.pods import explain_pod
 from kubectl_terminating.model import JSON, Finding
+from kubectl_terminating.options import PrintOptions
 from kubectl_terminating.render.explain import explain_text
 from kubectl_terminating.render.structured import to_json, to_names
 from kubectl_terminating.render.style import Style
 from kubectl_terminating.render.table import pods_table
-from kubectl_terminating.staticview import StaticView
+from tests.unit.builders import explain_pod_among as explained
+from tests.unit.builders import healthy_cluster, pod_fixture, terminated, web_0_events
 from tests.unit.golden import assert_golden
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pods"
-NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
 PLAIN = Style(color=False)
 SGR = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def load(name: str) -> JSON:
-    data: JSON = json.loads((FIXTURES / f"{name}.json").read_text())
-    return data
-
-
-def events() -> list[JSON]:
-    items: list[JSON] = load("events-web-0")["items"]
-    return items
-
-
-def healthy_cluster(*without: str) -> list[JSON]:
-    """worker-1 Ready with a fresh Lease, the ebs driver installed and registered, web-0's
-    volume bound and attached, namespace shop; less the fixtures named in without."""
-    names = ["node-worker-1", "lease-worker-1", "csinode-worker-1", "csidriver-ebs"]
-    names += ["pvc-data-web-0", "pv-data-web-0", "volumeattachment-web-0", "namespace-shop"]
-    return [load(n) for n in names if n not in without]
 
 
 def renamed(pod: JSON, name: str, uid: str, namespace: str = "shop") -> JSON:
@@ -57,37 +36,20 @@ def renamed(pod: JSON, name: str, uid: str, namespace: str = "shop") -> JSON:
     return out
 
 
-def terminated(pod: JSON, code: int, reason: str, finished: str) -> JSON:
-    out = copy.deepcopy(pod)
-    out["status"]["containerStatuses"][0]["state"] = {
-        "terminated": {
-            "exitCode": code,
-            "reason": reason,
-            "startedAt": "2026-01-01T09:00:05Z",
-            "finishedAt": finished,
-        }
-    }
-    return out
-
-
-def explained(pod: JSON, objects: list[JSON]) -> Finding:
-    return explain_pod(pod, StaticView([pod, *objects], NOW))
-
-
 # -- the six pods ------------------------------------------------------------------------------
 
 
 def hung_runtime() -> Finding:
     """web-0: 10m past its deadline on a healthy node, FailedKillPod events."""
-    return explained(load("pod-web-0"), [*healthy_cluster(), *events()])
+    return explained(pod_fixture("pod-web-0"), [*healthy_cluster(), *web_0_events()])
 
 
 def node_not_ready() -> Finding:
     """api-0 on worker-2: Ready=Unknown for 20m, Lease stale."""
-    pod = renamed(load("pod-web-0"), "api-0", "11111111-2222-4333-8444-555555555555")
+    pod = renamed(pod_fixture("pod-web-0"), "api-0", "11111111-2222-4333-8444-555555555555")
     pod["spec"]["nodeName"] = "worker-2"
     pod["spec"]["volumes"] = pod["spec"]["volumes"][1:]  # no claim
-    node = load("node-worker-1")
+    node = pod_fixture("node-worker-1")
     node["metadata"]["name"] = "worker-2"
     node["status"]["volumesInUse"] = node["status"]["volumesAttached"] = []
     for condition in node["status"]["conditions"]:
@@ -98,31 +60,31 @@ def node_not_ready() -> Finding:
             lastHeartbeatTime="2026-01-01T11:39:50Z",
             lastTransitionTime="2026-01-01T11:40:40Z",
         )
-    lease = load("lease-worker-1")
+    lease = pod_fixture("lease-worker-1")
     lease["metadata"]["name"] = "worker-2"
     lease["spec"].update(holderIdentity="worker-2", renewTime="2026-01-01T11:39:55.000000Z")
-    return explained(pod, [node, lease, load("namespace-shop")])
+    return explained(pod, [node, lease, pod_fixture("namespace-shop")])
 
 
 def node_missing() -> Finding:
     """cache-0: its node worker-9 was deleted 2h ago (scaled down)."""
-    pod = renamed(load("pod-web-0"), "cache-0", "22222222-3333-4444-8555-666666666666")
+    pod = renamed(pod_fixture("pod-web-0"), "cache-0", "22222222-3333-4444-8555-666666666666")
     pod["spec"]["nodeName"] = "worker-9"
     pod["spec"]["volumes"] = pod["spec"]["volumes"][1:]
     pod["metadata"]["deletionTimestamp"] = "2026-01-01T10:00:00Z"
-    return explained(pod, [*healthy_cluster(), load("namespace-shop")])
+    return explained(pod, [*healthy_cluster(), pod_fixture("namespace-shop")])
 
 
 def volumes_stuck() -> Finding:
     """db-0: container exited, ebs driver uninstalled, detach failing, volume still in use."""
-    pod = renamed(load("pod-web-0"), "db-0", "33333333-4444-4555-8666-777777777777")
+    pod = renamed(pod_fixture("pod-web-0"), "db-0", "33333333-4444-4555-8666-777777777777")
     pod = terminated(pod, 143, "Error", "2026-01-01T11:49:45Z")
-    attachment = load("volumeattachment-web-0")
+    attachment = pod_fixture("volumeattachment-web-0")
     attachment["status"]["detachError"] = {
         "time": "2026-01-01T11:58:30Z",
         "message": "rpc error: code = Unavailable desc = connection refused",
     }
-    unmount = copy.deepcopy(events()[1])
+    unmount = copy.deepcopy(web_0_events()[1])
     unmount["metadata"]["name"] = "db-0.1816a2c0d1e2f3b5"
     unmount["involvedObject"].update(name="db-0", uid=pod["metadata"]["uid"])
     unmount.update(
@@ -131,7 +93,7 @@ def volumes_stuck() -> Finding:
         "driver name ebs.csi.aws.com not found in the list of registered CSI drivers",
         count=9,
     )
-    csinode = load("csinode-worker-1")
+    csinode = pod_fixture("csinode-worker-1")
     csinode["spec"]["drivers"] = []
     others = healthy_cluster("csidriver-ebs", "volumeattachment-web-0", "csinode-worker-1")
     return explained(pod, [*others, csinode, attachment, unmount])
@@ -141,7 +103,10 @@ def job_behind_webhook() -> Finding:
     """report-28461 in batch: a Succeeded Job pod whose job-tracking finalizer cannot be
     removed: the policy webhook intercepts pod UPDATEs and has no ready endpoints."""
     pod = renamed(
-        load("pod-web-0"), "report-28461-x7k2p", "44444444-5555-4666-8777-888888888888", "batch"
+        pod_fixture("pod-web-0"),
+        "report-28461-x7k2p",
+        "44444444-5555-4666-8777-888888888888",
+        "batch",
     )
     pod = terminated(pod, 0, "Completed", "2026-01-01T11:41:00Z")
     pod["status"]["phase"] = "Succeeded"
@@ -151,23 +116,23 @@ def job_behind_webhook() -> Finding:
         deletionTimestamp="2026-01-01T11:45:00Z",
         deletionGracePeriodSeconds=0,
     )
-    namespace = load("namespace-shop")
+    namespace = pod_fixture("namespace-shop")
     namespace["metadata"].update(
         name="batch",
         uid="55555555-6666-4777-8888-999999999999",
         labels={"kubernetes.io/metadata.name": "batch"},
     )
     policy = [
-        load("webhook-policy"),
-        load("service-policy-webhook"),
-        load("endpointslice-policy-webhook"),
+        pod_fixture("webhook-policy"),
+        pod_fixture("service-policy-webhook"),
+        pod_fixture("endpointslice-policy-webhook"),
     ]
     return explained(pod, [*healthy_cluster("namespace-shop"), namespace, *policy])
 
 
 def in_grace_period() -> Finding:
     """slow-0: deleted 10s ago with 120s of grace; listed, not stuck."""
-    pod = renamed(load("pod-web-0"), "slow-0", "66666666-7777-4888-8999-000000000000")
+    pod = renamed(pod_fixture("pod-web-0"), "slow-0", "66666666-7777-4888-8999-000000000000")
     pod["spec"]["volumes"] = pod["spec"]["volumes"][1:]
     pod["metadata"].update(deletionTimestamp="2026-01-01T12:01:50Z", deletionGracePeriodSeconds=120)
     return explained(pod, healthy_cluster())
@@ -215,21 +180,23 @@ def test_cases_are_what_they_claim(findings: list[Finding]) -> None:
 
 
 def test_table(findings: list[Finding]) -> None:
-    assert_golden("pods/table.txt", pods_table(findings, False, False, False, PLAIN))
+    assert_golden("pods/table.txt", pods_table(findings, PrintOptions()))
 
 
 def test_table_all_namespaces(findings: list[Finding]) -> None:
-    assert_golden("pods/table-all-namespaces.txt", pods_table(findings, True, False, False, PLAIN))
+    assert_golden(
+        "pods/table-all-namespaces.txt", pods_table(findings, PrintOptions(all_namespaces=True))
+    )
 
 
 def test_table_wide(findings: list[Finding]) -> None:
-    assert_golden("pods/table-wide.txt", pods_table(findings, False, True, False, PLAIN))
+    assert_golden("pods/table-wide.txt", pods_table(findings, PrintOptions(wide=True)))
 
 
 def test_table_all_namespaces_wide_no_headers(findings: list[Finding]) -> None:
-    table = pods_table(findings, True, True, True, PLAIN)
+    table = pods_table(findings, PrintOptions(all_namespaces=True, wide=True, no_headers=True))
     assert_golden("pods/table-all-namespaces-wide-no-headers.txt", table)
-    with_headers = pods_table(findings, True, True, False, PLAIN).splitlines()
+    with_headers = pods_table(findings, PrintOptions(all_namespaces=True, wide=True)).splitlines()
     assert with_headers[0].split() == [
         "NAMESPACE",
         "NAME",
@@ -245,7 +212,7 @@ def test_table_all_namespaces_wide_no_headers(findings: list[Finding]) -> None:
 
 
 def test_table_header_is_kubectl_like(findings: list[Finding]) -> None:
-    header = pods_table(findings, False, False, False, PLAIN).splitlines()[0]
+    header = pods_table(findings, PrintOptions()).splitlines()[0]
     assert re.fullmatch(r"NAME {3,}NODE {3,}TERMINATING {3}OVERDUE {3}BLOCKER", header)
 
 
@@ -281,7 +248,7 @@ def test_names(findings: list[Finding]) -> None:
 
 
 def test_colour_marks_stuck_red_and_grace_dim(findings: list[Finding]) -> None:
-    table = pods_table(findings, False, False, False, Style(color=True))
+    table = pods_table(findings, PrintOptions(style=Style(color=True)))
     rows = {line.split()[0]: line for line in table.splitlines()[1:]}
     assert "\x1b[31mnode worker-9 no longer exists\x1b[0m" in rows["cache-0"]
     assert "\x1b[2mstill inside its grace period" in rows["slow-0"]
@@ -294,10 +261,10 @@ EVIL_MESSAGE = 'error killing pod: \x1b[2J\x1b[31m"DeadlineExceeded"\r\nfake: li
 
 
 def evil() -> Finding:
-    pod = renamed(load("pod-web-0"), EVIL_NAME, "77777777-8888-4999-8000-111111111111")
+    pod = renamed(pod_fixture("pod-web-0"), EVIL_NAME, "77777777-8888-4999-8000-111111111111")
     pod["spec"]["volumes"] = pod["spec"]["volumes"][1:]
     pod["status"]["containerStatuses"][0]["name"] = "app\x1b[8m"
-    kill = copy.deepcopy(events()[1])
+    kill = copy.deepcopy(web_0_events()[1])
     kill["involvedObject"].update(name=EVIL_NAME, uid=pod["metadata"]["uid"])
     kill["message"] = EVIL_MESSAGE
     return explained(pod, [*healthy_cluster(), kill])
@@ -313,7 +280,7 @@ def test_control_characters_are_escaped(color: bool) -> None:
     assert finding.main_blocker is not None
     assert "\x1b[2J" in finding.main_blocker.evidence[-1].message  # the data really has them
     style = Style(color=color)
-    table = pods_table([finding], True, True, False, style)
+    table = pods_table([finding], PrintOptions(all_namespaces=True, wide=True, style=style))
     text = explain_text([finding], style)
     for out in (table, text):
         _no_raw_controls(SGR.sub("", out) if color else out)  # only our own colour codes
@@ -338,10 +305,10 @@ def network_teardown() -> Finding:
     """dns-0: its container exited, but the CNI plugin fails to delete its network (the event
     as pasted in projectcalico/calico#7647 and spidernet-io/cni-plugins#47)."""
     uid = "77777777-8888-4999-8aaa-bbbbbbbbbbbb"
-    pod = renamed(load("pod-web-0"), "dns-0", uid)
+    pod = renamed(pod_fixture("pod-web-0"), "dns-0", uid)
     pod = terminated(pod, 0, "Completed", "2026-01-01T11:49:50Z")
     pod["spec"]["volumes"] = pod["spec"]["volumes"][1:]  # the projected token volume only
-    event = copy.deepcopy(events()[1])
+    event = copy.deepcopy(web_0_events()[1])
     event["metadata"].update(name="dns-0.failedkillpod", namespace="shop")
     event["involvedObject"].update(name="dns-0", uid=uid)
     event.update(

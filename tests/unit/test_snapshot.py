@@ -3,32 +3,25 @@
 from __future__ import annotations
 
 import gzip
-import io
 import json
 from pathlib import Path
 
 import pytest
 
 from kubectl_terminating.errors import ConfigError, UsageError
-from kubectl_terminating.options import Options
-from kubectl_terminating.run import run
 from kubectl_terminating.selectors import parse_selector
 from kubectl_terminating.snapshot import load, scrub
+from tests.unit.builders import FIXTURES as ALL_FIXTURES
+from tests.unit.builders import run_captured
 from tests.unit.golden import assert_golden
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "snapshots"
+FIXTURES = ALL_FIXTURES / "snapshots"
 KUBECTL_GET = FIXTURES / "kubectl-get-pods-nodes.json"
 CLUSTER_INFO_DUMP = FIXTURES / "cluster-info-dump"
 
 
-def _run(*, kind: str = "pods", **flags: object) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = run(Options(kind=kind, color="never", **flags), out, err)  # type: ignore[arg-type]
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_kubectl_get_json_is_explained_like_a_live_cluster() -> None:
-    code, out, err = _run(from_file=str(KUBECTL_GET), output="json")
+    code, out, err = run_captured(from_file=str(KUBECTL_GET), output="json")
     assert code == 0, err
     items = {i["name"]: i for i in json.loads(out)["items"]}
     assert [b["type"] for b in items["web-1"]["blockers"]] == ["node-missing"]
@@ -37,7 +30,7 @@ def test_kubectl_get_json_is_explained_like_a_live_cluster() -> None:
 
 
 def test_missing_kinds_are_checks_not_possible_never_absent() -> None:
-    code, _, err = _run(from_file=str(KUBECTL_GET))
+    code, _, err = run_captured(from_file=str(KUBECTL_GET))
     assert code == 0
     assert "checks not possible, kinds not in the file:" in err
     assert "Lease" in err and "Event" in err
@@ -46,17 +39,17 @@ def test_missing_kinds_are_checks_not_possible_never_absent() -> None:
 
 
 def test_cluster_info_dump_folder() -> None:
-    code, out, err = _run(from_file=str(CLUSTER_INFO_DUMP), explain=True)
+    code, out, err = run_captured(from_file=str(CLUSTER_INFO_DUMP), explain=True)
     assert code == 0, err
     assert "Pod shop/web-1" in out and "[node-missing]" in out
     assert_golden("snapshots/cluster-info-dump-explain.txt", out)
 
 
 def test_ages_come_from_the_newest_timestamp_unless_now(tmp_path: Path) -> None:
-    _, out, err = _run(from_file=str(KUBECTL_GET), output="json")
+    _, out, err = run_captured(from_file=str(KUBECTL_GET), output="json")
     assert "ages are computed from its newest timestamp" in err
     overdue_then = {i["name"]: i["overdueSeconds"] for i in json.loads(out)["items"]}
-    _, out_now, _ = _run(from_file=str(KUBECTL_GET), output="json", now=True)
+    _, out_now, _ = run_captured(from_file=str(KUBECTL_GET), output="json", now=True)
     overdue_now = {i["name"]: i["overdueSeconds"] for i in json.loads(out_now)["items"]}
     assert all(overdue_now[n] > overdue_then[n] for n in overdue_then)
 
@@ -80,9 +73,9 @@ def test_concatenated_documents_and_namespace_filter(tmp_path: Path) -> None:
     path = tmp_path / "two.json"
     path.write_text(json.dumps(pods, indent=2) + "\n" + json.dumps(nodes))
     assert {o["kind"] for o in load(str(path)).objects} == {"Pod", "Node"}
-    code, out, _ = _run(from_file=str(path), namespace="shop", output="name")
+    code, out, _ = run_captured(from_file=str(path), namespace="shop", output="name")
     assert code == 0 and out.splitlines() == ["pod/web-0", "pod/web-1"]
-    code, out, err = _run(from_file=str(path), namespace="elsewhere")
+    code, out, err = run_captured(from_file=str(path), namespace="elsewhere")
     assert code == 0 and out == "" and "No resources found in elsewhere namespace." in err
 
 
@@ -109,15 +102,15 @@ def test_bad_files_give_one_clear_error(tmp_path: Path, content: bytes, message:
     path.write_bytes(content)
     with pytest.raises(ConfigError, match=message):
         load(str(path))
-    code, out, err = _run(from_file=str(path))
+    code, out, err = run_captured(from_file=str(path))
     assert code == 1 and out == ""
     assert err.count("\n") == 1 and err.startswith("error: cannot read") and "Traceback" not in err
 
 
 def test_missing_file_and_empty_folder(tmp_path: Path) -> None:
-    code, _, err = _run(from_file=str(tmp_path / "absent.json"))
+    code, _, err = run_captured(from_file=str(tmp_path / "absent.json"))
     assert code == 1 and err.startswith("error: cannot read") and "No such file" in err
-    code, _, err = _run(from_file=str(tmp_path))
+    code, _, err = run_captured(from_file=str(tmp_path))
     assert code == 1 and "no .json files" in err
 
 

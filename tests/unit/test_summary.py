@@ -12,18 +12,13 @@ import json
 import pytest
 
 from kubectl_terminating.model import Finding
-from kubectl_terminating.render.structured import as_list
+from kubectl_terminating.render.structured import list_document
 from kubectl_terminating.render.summary import summary_text
 from kubectl_terminating.summary import group_by_cause
+from tests.unit.builders import explain_pod_among as explained
+from tests.unit.builders import healthy_cluster, pod_fixture
 from tests.unit.golden import assert_golden
-from tests.unit.test_render_pods import (
-    explained,
-    healthy_cluster,
-    load,
-    node_not_ready,
-    renamed,
-    volumes_stuck,
-)
+from tests.unit.test_render_pods import node_not_ready, renamed, volumes_stuck
 
 
 def uid(index: int) -> str:
@@ -34,27 +29,27 @@ def on_dead_node(index: int, node: str) -> Finding:
     """Like node_not_ready's api-0, on `node` (Ready=Unknown, Lease stale)."""
     base = node_not_ready()
     assert base.main_blocker is not None and base.main_blocker.type == "node-not-ready"
-    pod = renamed(load("pod-web-0"), f"web-{index}", uid(index))
+    pod = renamed(pod_fixture("pod-web-0"), f"web-{index}", uid(index))
     pod["spec"]["nodeName"] = node
     pod["spec"]["volumes"] = pod["spec"]["volumes"][1:]
-    dead = load("node-worker-1")
+    dead = pod_fixture("node-worker-1")
     dead["metadata"]["name"] = node
     dead["status"]["volumesInUse"] = dead["status"]["volumesAttached"] = []
     for condition in dead["status"]["conditions"]:
         condition.update(status="Unknown", reason="NodeStatusUnknown")
-    return explained(pod, [dead, load("namespace-shop")])
+    return explained(pod, [dead, pod_fixture("namespace-shop")])
 
 
 def on_missing_node(index: int, node: str) -> Finding:
-    pod = renamed(load("pod-web-0"), f"cache-{index}", uid(index))
+    pod = renamed(pod_fixture("pod-web-0"), f"cache-{index}", uid(index))
     pod["spec"]["nodeName"] = node
     pod["spec"]["volumes"] = pod["spec"]["volumes"][1:]
-    return explained(pod, [*healthy_cluster(), load("namespace-shop")])
+    return explained(pod, [*healthy_cluster(), pod_fixture("namespace-shop")])
 
 
 def held_by(index: int, finalizer: str) -> Finding:
     """The kubelet confirmed the deletion; only the finalizer holds the pod."""
-    pod = renamed(load("pod-web-0"), f"job-{index}", uid(index))
+    pod = renamed(pod_fixture("pod-web-0"), f"job-{index}", uid(index))
     pod["spec"]["volumes"] = pod["spec"]["volumes"][1:]
     pod["metadata"].update(finalizers=[finalizer], deletionGracePeriodSeconds=0)
     return explained(pod, healthy_cluster())
@@ -98,7 +93,7 @@ def test_summary_lines(outage: list[Finding]) -> None:
 
 
 def test_json_summary_block(outage: list[Finding]) -> None:
-    summary = as_list(outage, [])["summary"]
+    summary = list_document(outage, [])["summary"]
     assert [g["count"] for g in summary] == [45, 4, 3, 2, 1]
     first = summary[0]
     assert first["type"] == "node-not-ready"

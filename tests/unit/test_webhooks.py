@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
-from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,30 +17,24 @@ from kubectl_terminating.explain.webhooks import (
     webhook_blockers,
 )
 from kubectl_terminating.model import JSON
-from kubectl_terminating.resources import NAMESPACES, PODS, Resource
+from kubectl_terminating.resources import NAMESPACES, PODS
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.view import ReadFailed
+from tests.unit.builders import PODS_NOW as NOW
+from tests.unit.builders import WIDGETS, pod_fixture
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "pods"
-NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
-WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
 SERVICE = "policy-system/policy-webhook"
-
-
-def load(name: str) -> JSON:
-    data: JSON = json.loads((FIXTURES / f"{name}.json").read_text())
-    return data
 
 
 def config(**hook: Any) -> JSON:
     """The policy webhook configuration with its one webhook's keys replaced."""
-    obj = load("webhook-policy")
+    obj = pod_fixture("webhook-policy")
     obj["webhooks"][0].update(hook)
     return obj
 
 
 def ready(value: bool | None) -> JSON:
-    slice_ = load("endpointslice-policy-webhook")
+    slice_ = pod_fixture("endpointslice-policy-webhook")
     conditions = slice_["endpoints"][0]["conditions"]
     if value is None:
         del conditions["ready"]
@@ -53,7 +44,7 @@ def ready(value: bool | None) -> JSON:
 
 
 def view(*objects: JSON, unreadable: dict[str, str] | None = None) -> StaticView:
-    base = [load("namespace-shop"), load("service-policy-webhook"), ready(False)]
+    base = [pod_fixture("namespace-shop"), pod_fixture("service-policy-webhook"), ready(False)]
     return StaticView([*objects, *base], NOW, unreadable=unreadable)
 
 
@@ -171,7 +162,7 @@ def test_webhook_without_ready_endpoints_blocks_finalizer_removal() -> None:
 
 
 def test_missing_service() -> None:
-    objects = [config(), load("namespace-shop")]
+    objects = [config(), pod_fixture("namespace-shop")]
     blockers = webhook_blockers(PODS, ["UPDATE"], "shop", StaticView(objects, NOW))
     assert [b.summary for b in blockers] == [
         f"webhook validate.pods.policy.example.com: service {SERVICE} missing"
@@ -181,7 +172,12 @@ def test_missing_service() -> None:
 
 @pytest.mark.parametrize("value", [True, None])  # a missing `ready` counts as ready
 def test_ready_endpoint_means_healthy(value: bool | None) -> None:
-    objects = [config(), load("namespace-shop"), load("service-policy-webhook"), ready(value)]
+    objects = [
+        config(),
+        pod_fixture("namespace-shop"),
+        pod_fixture("service-policy-webhook"),
+        ready(value),
+    ]
     assert webhook_blockers(PODS, ["UPDATE"], "shop", StaticView(objects, NOW)) == []
 
 
@@ -271,9 +267,9 @@ def test_url_webhooks_cannot_be_checked_and_are_only_listed() -> None:
 
 
 def test_external_name_service_is_not_judged() -> None:
-    service = load("service-policy-webhook")
+    service = pod_fixture("service-policy-webhook")
     service["spec"] = {"type": "ExternalName", "externalName": "policy.example.com"}
-    v = StaticView([config(), load("namespace-shop"), service], NOW)
+    v = StaticView([config(), pod_fixture("namespace-shop"), service], NOW)
     assert webhook_blockers(PODS, ["UPDATE"], "shop", v) == []
 
 

@@ -1,0 +1,92 @@
+"""Connecting to the cluster the kubeconfig flags select, and saying what went wrong.
+
+Shared by every command that reads a cluster (`pods`/`ns`/`all` in run.py, `dump` in dump.py,
+`fix`): a command body runs `guarded`, so any error becomes kubectl's one line on stderr and
+its exit code (Ctrl-C: 130), never a traceback; `connected` gives it a client and prints the
+request totals at the end with `-v 1`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import fields
+from typing import IO, TYPE_CHECKING
+
+from kubectl_terminating.errors import ApiError, TerminatingError, Unauthorized, UsageError
+from kubectl_terminating.options import Options
+
+if TYPE_CHECKING:
+    from kubectl_terminating.client import Client
+
+EXIT_INTERRUPTED = 130
+
+
+def error_line(error: TerminatingError) -> str:
+    """The one line kubectl would print for this error."""
+    from kubectl_terminating.render.style import safe
+
+    if isinstance(error, ApiError) and error.reason and not isinstance(error, Unauthorized):
+        return f"Error from server ({error.reason}): {safe(error.message)}"
+    return f"error: {safe(error.message)}"
+
+
+def guarded(body: Callable[[], int], err: IO[str]) -> int:
+    """body's exit code; an error is its one line on err and its exit code."""
+    try:
+        return body()
+    except TerminatingError as error:
+        print(error_line(error), file=err)
+        return error.exit_code
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+def connect(options: Options, err: IO[str]) -> Client:
+    """A client for the cluster the kubeconfig flags select (nothing is sent yet)."""
+    import logging
+
+    from kubectl_terminating.client import Client, parse_duration
+    from kubectl_terminating.kubeconfig import Overrides, Selection, resolve
+
+    root = logging.getLogger()
+    if not root.handlers:  # a library's log record never reaches stderr (logging.lastResort)
+        root.addHandler(logging.NullHandler())
+
+    try:
+        timeout = parse_duration(options.request_timeout)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    connection = resolve(
+        Selection(
+            kubeconfig=options.kubeconfig,
+            context=options.context,
+            cluster=options.cluster,
+            user=options.user,
+            namespace=options.namespace,
+            # every connection flag has the same name in Options and Overrides
+            overrides=Overrides(**{f.name: getattr(options, f.name) for f in fields(Overrides)}),
+        )
+    )
+    return Client(connection, request_timeout=timeout, verbosity=options.verbosity, log=err)
+
+
+def report_stats(options: Options, client: Client, err: IO[str]) -> None:
+    """With -v 1 or more: the run's request totals on err."""
+    if options.verbosity >= 1:
+        s = client.stats
+        print(
+            f"requests: {s.requests}, bytes: {s.bytes}, retries: {s.retries}, "
+            f"request time: {s.seconds:.2f}s",
+            file=err,
+        )
+
+
+@contextmanager
+def connected(options: Options, err: IO[str]) -> Iterator[Client]:
+    """A client for the block; its request totals are reported when the block ends."""
+    client = connect(options, err)
+    try:
+        yield client
+    finally:
+        report_stats(options, client, err)

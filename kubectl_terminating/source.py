@@ -1,0 +1,45 @@
+"""Where terminating objects come from, without the HTTP client: the scope of a search, what
+a finder returns, and the `Source` protocol that a live cluster (live.py) and a saved snapshot
+(snapshot.py) both implement. The snapshot path imports this module, never find.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from kubectl_terminating.model import JSON
+from kubectl_terminating.resources import Resource
+from kubectl_terminating.view import ClusterView
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Scope:
+    namespace: str | None  # None: all namespaces
+    names: tuple[str, ...] = ()
+    selector: str | None = None
+
+
+@dataclass
+class Found:
+    objects: list[JSON]
+    missing: list[str]  # names asked for that do not exist
+    warnings: list[str]
+
+
+class Source(Protocol):
+    """Where terminating objects come from: a live cluster or a saved snapshot."""
+
+    @property
+    def view(self) -> ClusterView: ...
+
+    def find_pods(self, scope: Scope) -> Found: ...
+
+    def find_namespaces(self, names: tuple[str, ...]) -> Found: ...
+
+    def find_all(self, scope: Scope) -> tuple[list[tuple[Resource, JSON]], list[str]]: ...
+
+    def map(self, function: Callable[[T], R], inputs: Sequence[T]) -> list[R]: ...

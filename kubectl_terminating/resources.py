@@ -23,6 +23,10 @@ class Resource:
         """`plural.group` as kubectl prints it (`pods`, `deployments.apps`)."""
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
+    def is_core(self, plural: str) -> bool:
+        """A core-group type by its plural (`pods`), whatever version or kind a file gave."""
+        return self.group == "" and self.plural == plural
+
     def path(self, namespace: str | None = None, name: str | None = None) -> str:
         base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         if namespace is not None and self.namespaced:

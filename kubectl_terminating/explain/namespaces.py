@@ -141,9 +141,7 @@ def finish_finalizer_phase(facts: NamespaceFacts) -> None:
 
 def remaining_pods(facts: NamespaceFacts) -> list[Finding]:
     content = facts.content
-    left = content is not None and any(
-        c.resource.group == "" and c.resource.plural == "pods" for c in content.left
-    )
+    left = content is not None and any(c.resource.is_core("pods") for c in content.left)
     if not left:
         return []
     pods = facts.read(lambda: reads.pods(facts.view, facts.name), [])

@@ -30,10 +30,6 @@ from kubectl_terminating.resources import CRDS, Resource
 from kubectl_terminating.view import ClusterView
 
 
-def is_core(resource: Resource, plural: str) -> bool:
-    return resource.group == "" and resource.plural == plural
-
-
 def is_custom(resource: Resource, view: ClusterView) -> bool:
     """Served by a CRD (the CRD list is read anyway, for conversion webhooks)."""
     crds, failure = try_read(lambda: reads.crds(view))
@@ -106,10 +102,10 @@ OBJECT_CAUSES = (grace_period, finalizers, webhooks, conversion, nothing_found)
 
 def explain_object(obj: JSON, resource: Resource, view: ClusterView) -> Finding:
     """The explanation `all --explain` prints for one object of any kind."""
-    if is_core(resource, "pods"):
+    if resource.is_core("pods"):
         return explain_pod(obj, view)
     whole, warning = whole_object(obj, resource, view)
-    if is_core(resource, "namespaces"):
+    if resource.is_core("namespaces"):
         finding = explain_namespace(whole, view)
     else:
         finding = base_finding(whole, view, resource.kind, resource.api_version)

@@ -350,14 +350,17 @@ class PodFacts(Facts):
         problem = ready_problem(name, node, self.view.now)
         if problem is None:
             # Ready=True stands on its own when the Lease cannot be read
-            lease = self.read(lambda: reads.node_lease(self.view, name), None)
+            lease = self._node_lease(name)
             return NodeCheck(name, node, problem=lease_problem(name, lease, self.view.now))
         alive = None
         if runtime_down_message(node) is not None:
             # without the Lease the kubelet may be down too
-            lease = self.read(lambda: reads.node_lease(self.view, name), None)
-            alive = lease_renewed(name, lease, self.view.now)
+            alive = lease_renewed(name, self._node_lease(name), self.view.now)
         return NodeCheck(name, node, problem=problem, kubelet_alive=alive)
+
+    def _node_lease(self, name: str) -> JSON | None:
+        """The node's Lease; None when missing or unreadable (then a warning)."""
+        return self.read(lambda: reads.node_lease(self.view, name), None)
 
     @cached_property
     def events(self) -> list[JSON]:

@@ -23,32 +23,12 @@ from kubectl_terminating.discovery import discover
 from kubectl_terminating.errors import ApiError, Forbidden, NotFound, Unauthorized
 from kubectl_terminating.find import find_all, find_namespaces, find_pods
 from kubectl_terminating.model import JSON
-from kubectl_terminating.resources import (
-    APISERVICES,
-    CRDS,
-    CSI_DRIVERS,
-    CSI_NODES,
-    ENDPOINT_SLICES,
-    EVENTS,
-    LEASES,
-    MUTATING_WEBHOOKS,
-    NAMESPACES,
-    NODES,
-    PODS,
-    PVCS,
-    PVS,
-    SERVICES,
-    VALIDATING_WEBHOOKS,
-    VOLUME_ATTACHMENTS,
-    Resource,
-    typed,
-)
+from kubectl_terminating.resources import NAMESPACES, Resource, typed
 from kubectl_terminating.source import Found, Scope
-from kubectl_terminating.view import ContentListing, Discovery, ReadFailed
+from kubectl_terminating.view import EVERYTHING, ContentListing, Discovery, ReadFailed, Selectors
 
 T = TypeVar("T")
 R = TypeVar("R")
-NODE_LEASE_NAMESPACE = "kube-node-lease"
 # A type with at most this many objects in the whole cluster is listed once for every
 # namespace being explained; past it one list per namespace moves fewer bytes (pods, events).
 ACROSS_LIMIT = 100
@@ -146,69 +126,6 @@ class LiveView:
         return self._memo(key, load)
 
     # -- ClusterView ----------------------------------------------------------------------------
-    def namespace(self, name: str) -> JSON | None:
-        return self.get(NAMESPACES, None, name)
-
-    def pod(self, namespace: str, name: str) -> JSON | None:
-        return self.get(PODS, namespace, name)
-
-    def pods(self, namespace: str) -> list[JSON]:
-        return self._list(PODS, namespace)
-
-    def node(self, name: str) -> JSON | None:
-        return self.get(NODES, None, name)
-
-    def node_lease(self, node_name: str) -> JSON | None:
-        return self.get(LEASES, NODE_LEASE_NAMESPACE, node_name)
-
-    def leases(self) -> list[JSON]:
-        # Controllers' leader-election leases; a node's Lease is read by name (node_lease), and
-        # a cluster of 5,000 nodes has 5,000 of them.
-        params = {"fieldSelector": f"metadata.namespace!={NODE_LEASE_NAMESPACE}"}
-        return self._list(LEASES, None, params)
-
-    def pvc(self, namespace: str, name: str) -> JSON | None:
-        return self.get(PVCS, namespace, name)
-
-    def pv(self, name: str) -> JSON | None:
-        return self.get(PVS, None, name)
-
-    def csi_driver(self, name: str) -> JSON | None:
-        return self.get(CSI_DRIVERS, None, name)
-
-    def csi_node(self, name: str) -> JSON | None:
-        return self.get(CSI_NODES, None, name)
-
-    def volume_attachments(self) -> list[JSON]:
-        return self._list(VOLUME_ATTACHMENTS)
-
-    def events_for(self, namespace: str, uid: str) -> list[JSON]:
-        return self._list(EVENTS, namespace, {"fieldSelector": f"involvedObject.uid={uid}"})
-
-    def webhook_configurations(self) -> list[JSON]:
-        def load() -> list[JSON]:
-            found: list[JSON] = []
-            for resource in (VALIDATING_WEBHOOKS, MUTATING_WEBHOOKS):
-                found.extend(dict(item, kind=resource.kind) for item in self._list(resource))
-            return found
-
-        # asked once per pod: built once, not once per pod (20,000 pods in an outage)
-        return self._memo(("webhook configurations",), load)
-
-    def service(self, namespace: str, name: str) -> JSON | None:
-        return self.get(SERVICES, namespace, name)
-
-    def endpoint_slices(self, namespace: str, service: str) -> list[JSON]:
-        return self._list(
-            ENDPOINT_SLICES, namespace, {"labelSelector": f"kubernetes.io/service-name={service}"}
-        )
-
-    def apiservices(self) -> list[JSON]:
-        return self._list(APISERVICES)
-
-    def crds(self) -> list[JSON]:
-        return self._list(CRDS)
-
     def discovery(self) -> Discovery:
         # /api and /apis failing (or timing out) is a check not made, like any other read
         return self._memo(
@@ -271,6 +188,11 @@ class LiveView:
             ("get", resource, namespace, name),
             lambda: self._get_or_none(resource, namespace, name),
         )
+
+    def list(
+        self, resource: Resource, namespace: str | None = None, selectors: Selectors = EVERYTHING
+    ) -> list[JSON]:
+        return self._list(resource, namespace, selectors.params())
 
 
 class LiveSource:

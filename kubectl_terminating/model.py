@@ -1,5 +1,5 @@
 """The findings the explainers produce and the renderers print (the `-o json` contract: README.md,
-"Output contract")."""
+"Output contract"; blockers: docs/explainers.md)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ NODE_MISSING = "node-missing"
 NODE_NOT_READY = "node-not-ready"
 RUNTIME_UNAVAILABLE = "runtime-unavailable"
 LIFECYCLE_HOOK = "lifecycle-hook"
+NETWORK_TEARDOWN = "network-teardown"
 CONTAINERS_RUNNING = "containers-running"
 VOLUMES_NOT_RECLAIMED = "volumes-not-reclaimed"
 CSI_DRIVER_MISSING = "csi-driver-missing"
@@ -47,6 +48,7 @@ PRIORITY: tuple[str, ...] = (
     CSI_DRIVER_MISSING,
     VOLUME_ATTACHMENT,
     LIFECYCLE_HOOK,
+    NETWORK_TEARDOWN,
     VOLUMES_NOT_RECLAIMED,
     CONTAINERS_RUNNING,
     OWNER_DEPENDENTS,

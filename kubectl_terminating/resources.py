@@ -1,4 +1,4 @@
-"""Identity of an API resource type, as discovery reports it."""
+"""Identity of an API resource type, as discovery reports it; what every object carries."""
 
 from __future__ import annotations
 
@@ -23,6 +23,10 @@ class Resource:
         """`plural.group` as kubectl prints it (`pods`, `deployments.apps`)."""
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
+    def is_core(self, plural: str) -> bool:
+        """A core-group type by its plural (`pods`), whatever version or kind a file gave."""
+        return self.group == "" and self.plural == plural
+
     def path(self, namespace: str | None = None, name: str | None = None) -> str:
         base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         if namespace is not None and self.namespaced:
@@ -31,6 +35,17 @@ class Resource:
         if name is not None:
             base += f"/{name}"
         return base
+
+
+def meta(obj: dict[str, Any]) -> dict[str, Any]:
+    """An object's metadata ({} when missing or malformed)."""
+    value = obj.get("metadata")
+    return value if isinstance(value, dict) else {}
+
+
+def is_terminating(obj: dict[str, Any]) -> bool:
+    """Deletion was requested: metadata.deletionTimestamp is set."""
+    return bool(meta(obj).get("deletionTimestamp"))
 
 
 def typed(obj: dict[str, Any], resource: Resource) -> dict[str, Any]:

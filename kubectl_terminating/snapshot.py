@@ -23,54 +23,24 @@ from typing import Any, TypeVar
 from kubectl_terminating import __version__
 from kubectl_terminating.errors import ConfigError
 from kubectl_terminating.model import JSON
-from kubectl_terminating.resources import (
-    APISERVICES,
-    CRDS,
-    CSI_DRIVERS,
-    CSI_NODES,
-    ENDPOINT_SLICES,
-    EVENTS,
-    LEASES,
-    MUTATING_WEBHOOKS,
-    NAMESPACES,
-    NODES,
-    PODS,
-    PVCS,
-    PVS,
-    SERVICES,
-    VALIDATING_WEBHOOKS,
-    VOLUME_ATTACHMENTS,
-    Resource,
-    typed,
-)
+from kubectl_terminating.reads import RELATED
+from kubectl_terminating.resources import Resource, is_terminating, meta, typed
 from kubectl_terminating.selectors import parse_selector
 from kubectl_terminating.source import Found, Scope
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.timeutil import format_time, parse_time
-from kubectl_terminating.view import ClusterView, ContentListing, Discovery, ReadFailed
+from kubectl_terminating.view import (
+    EVERYTHING,
+    ClusterView,
+    ContentListing,
+    Discovery,
+    ReadFailed,
+    Selectors,
+)
 
 SNAPSHOT_API_VERSION = "terminating.kubectl.io/v1"
 SNAPSHOT_KIND = "Snapshot"
 NOT_IN_FILE = "not in the snapshot"
-# Related kinds the explainers read: a file without any of them cannot answer those checks.
-RELATED = (
-    NODES,
-    LEASES,
-    EVENTS,
-    PVCS,
-    PVS,
-    CSI_DRIVERS,
-    CSI_NODES,
-    VOLUME_ATTACHMENTS,
-    VALIDATING_WEBHOOKS,
-    MUTATING_WEBHOOKS,
-    SERVICES,
-    ENDPOINT_SLICES,
-    APISERVICES,
-    CRDS,
-    NAMESPACES,
-    PODS,
-)
 # Never saved: what a support bundle must not carry.
 SECRET_FIELDS = {"Secret": ("data", "stringData"), "ConfigMap": ("data", "binaryData")}
 
@@ -78,22 +48,17 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def _meta(obj: JSON) -> JSON:
-    m = obj.get("metadata")
-    return m if isinstance(m, dict) else {}
-
-
 def scrub(obj: JSON, resource: Resource | None = None) -> JSON:
     """obj with kind/apiVersion set (list items lack them) and secret payloads removed."""
     out = dict(typed(obj, resource) if resource is not None else obj)
-    annotations = _meta(out).get("annotations")
+    annotations = meta(out).get("annotations")
     if (
         isinstance(annotations, dict)
         and "kubectl.kubernetes.io/last-applied-configuration" in annotations
     ):
         # the last applied configuration of a Secret carries its data in clear
         out["metadata"] = dict(
-            _meta(out),
+            meta(out),
             annotations={
                 k: v
                 for k, v in annotations.items()
@@ -117,7 +82,7 @@ class Capture:
 
     def add(self, obj: JSON, resource: Resource | None = None) -> None:
         clean = scrub(obj, resource)
-        m = _meta(clean)
+        m = meta(clean)
         key = (str(clean.get("kind")), str(m.get("namespace") or ""), str(m.get("name")))
         self.objects[key] = clean
 
@@ -133,76 +98,19 @@ class RecordingView:
     def now(self) -> datetime:
         return self.inner.now
 
-    def _record(self, resources: Sequence[Resource], read: Callable[[], T]) -> T:
+    def _record(self, resource: Resource, read: Callable[[], T]) -> T:
         try:
             value = read()
         except ReadFailed as failed:
-            for resource in resources:
-                self.capture.unreadable.setdefault(resource.kind, failed.reason)
+            self.capture.unreadable.setdefault(resource.kind, failed.reason)
             raise
-        items = value if isinstance(value, list) else [value]
-        for item in items:
+        for item in value if isinstance(value, list) else [value]:
             if isinstance(item, dict):
-                kind_resource = next(
-                    (r for r in resources if r.kind == item.get("kind")), resources[0]
-                )
-                self.capture.add(item, kind_resource)
+                self.capture.add(item, resource)
         return value
 
-    def namespace(self, name: str) -> JSON | None:
-        return self._record([NAMESPACES], lambda: self.inner.namespace(name))
-
-    def pod(self, namespace: str, name: str) -> JSON | None:
-        return self._record([PODS], lambda: self.inner.pod(namespace, name))
-
-    def pods(self, namespace: str) -> list[JSON]:
-        return self._record([PODS], lambda: self.inner.pods(namespace))
-
-    def node(self, name: str) -> JSON | None:
-        return self._record([NODES], lambda: self.inner.node(name))
-
-    def node_lease(self, node_name: str) -> JSON | None:
-        return self._record([LEASES], lambda: self.inner.node_lease(node_name))
-
-    def leases(self) -> list[JSON]:
-        return self._record([LEASES], self.inner.leases)
-
-    def pvc(self, namespace: str, name: str) -> JSON | None:
-        return self._record([PVCS], lambda: self.inner.pvc(namespace, name))
-
-    def pv(self, name: str) -> JSON | None:
-        return self._record([PVS], lambda: self.inner.pv(name))
-
-    def csi_driver(self, name: str) -> JSON | None:
-        return self._record([CSI_DRIVERS], lambda: self.inner.csi_driver(name))
-
-    def csi_node(self, name: str) -> JSON | None:
-        return self._record([CSI_NODES], lambda: self.inner.csi_node(name))
-
-    def volume_attachments(self) -> list[JSON]:
-        return self._record([VOLUME_ATTACHMENTS], self.inner.volume_attachments)
-
-    def events_for(self, namespace: str, uid: str) -> list[JSON]:
-        return self._record([EVENTS], lambda: self.inner.events_for(namespace, uid))
-
-    def webhook_configurations(self) -> list[JSON]:
-        return self._record(
-            [VALIDATING_WEBHOOKS, MUTATING_WEBHOOKS], self.inner.webhook_configurations
-        )
-
-    def service(self, namespace: str, name: str) -> JSON | None:
-        return self._record([SERVICES], lambda: self.inner.service(namespace, name))
-
-    def endpoint_slices(self, namespace: str, service: str) -> list[JSON]:
-        return self._record(
-            [ENDPOINT_SLICES], lambda: self.inner.endpoint_slices(namespace, service)
-        )
-
-    def apiservices(self) -> list[JSON]:
-        return self._record([APISERVICES], self.inner.apiservices)
-
-    def crds(self) -> list[JSON]:
-        return self._record([CRDS], self.inner.crds)
+    def get(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
+        return self._record(resource, lambda: self.inner.get(resource, namespace, name))
 
     def discovery(self) -> Discovery:
         self.capture.discovery = self.inner.discovery()
@@ -220,8 +128,10 @@ class RecordingView:
         ]
         return listings
 
-    def get(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
-        return self._record([resource], lambda: self.inner.get(resource, namespace, name))
+    def list(
+        self, resource: Resource, namespace: str | None = None, selectors: Selectors = EVERYTHING
+    ) -> list[JSON]:
+        return self._record(resource, lambda: self.inner.list(resource, namespace, selectors))
 
 
 def _resource_json(resource: Resource) -> JSON:
@@ -371,7 +281,7 @@ def _discovery_of(objects: Iterable[JSON]) -> Discovery:
     for obj in objects:
         group, _, version = str(obj.get("apiVersion", "v1")).rpartition("/")
         kind = str(obj.get("kind"))
-        namespaced = bool(_meta(obj).get("namespace"))
+        namespaced = bool(meta(obj).get("namespace"))
         seen.setdefault(
             (group, kind), Resource(group, version, _guess_plural(kind), kind, namespaced)
         )
@@ -495,12 +405,8 @@ def load(path: str) -> Loaded:
 # -- the offline source --------------------------------------------------------------------------
 
 
-def _terminating(obj: JSON) -> bool:
-    return bool(_meta(obj).get("deletionTimestamp"))
-
-
 def _in_scope(obj: JSON, namespace: str | None, selector: str | None) -> bool:
-    m = _meta(obj)
+    m = meta(obj)
     if namespace is not None and m.get("namespace") != namespace:
         return False
     labels = m.get("labels")
@@ -509,7 +415,7 @@ def _in_scope(obj: JSON, namespace: str | None, selector: str | None) -> bool:
 
 def _sorted(objects: Iterable[JSON]) -> list[JSON]:
     return sorted(
-        objects, key=lambda o: (str(_meta(o).get("namespace") or ""), str(_meta(o).get("name")))
+        objects, key=lambda o: (str(meta(o).get("namespace") or ""), str(meta(o).get("name")))
     )
 
 
@@ -543,13 +449,13 @@ class SnapshotSource:
     def _by_names(self, objects: list[JSON], names: tuple[str, ...], plural: str) -> Found:
         warnings = list(self.loaded.warnings)
         if not names:
-            return Found(_sorted(o for o in objects if _terminating(o)), [], warnings)
-        by_name = {str(_meta(o).get("name")): o for o in objects}
-        found = [by_name[n] for n in names if n in by_name and _terminating(by_name[n])]
+            return Found(_sorted(o for o in objects if is_terminating(o)), [], warnings)
+        by_name = {str(meta(o).get("name")): o for o in objects}
+        found = [by_name[n] for n in names if n in by_name and is_terminating(by_name[n])]
         warnings += [
             f'{plural} "{n}" exists but is not terminating'
             for n in names
-            if n in by_name and not _terminating(by_name[n])
+            if n in by_name and not is_terminating(by_name[n])
         ]
         return Found(found, [n for n in names if n not in by_name], warnings)
 
@@ -557,7 +463,7 @@ class SnapshotSource:
         resources = {(r.api_version, r.kind): r for r in self.view.discovery().resources}
         found = []
         for obj in _sorted(self.loaded.objects):
-            if not _terminating(obj) or not _in_scope(obj, scope.namespace, scope.selector):
+            if not is_terminating(obj) or not _in_scope(obj, scope.namespace, scope.selector):
                 continue
             key = (str(obj.get("apiVersion")), str(obj.get("kind")))
             resource = resources.get(key) or _discovery_of([obj]).resources[0]

@@ -7,37 +7,60 @@ captured can be marked unreadable, so the explainers report the check as not pos
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
+from typing import Any
 
 from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import (
-    APISERVICES,
-    CRDS,
-    CSI_DRIVERS,
-    CSI_NODES,
     ENDPOINT_SLICES,
     EVENTS,
     LEASES,
-    MUTATING_WEBHOOKS,
-    NAMESPACES,
-    NODES,
     PODS,
     PVCS,
-    PVS,
     SERVICES,
-    VALIDATING_WEBHOOKS,
-    VOLUME_ATTACHMENTS,
     Resource,
+    meta,
 )
-from kubectl_terminating.view import ContentListing, Discovery, ReadFailed
+from kubectl_terminating.selectors import parse_selector
+from kubectl_terminating.view import EVERYTHING, ContentListing, Discovery, ReadFailed, Selectors
 
-NODE_LEASE_NAMESPACE = "kube-node-lease"
+
+class FieldValues(Mapping[str, str]):
+    """An object's fields by dotted path (`involvedObject.uid`), for a field selector: the
+    same syntax as a label selector, matched against these values instead of the labels."""
+
+    def __init__(self, obj: JSON) -> None:
+        self._obj = obj
+
+    def __getitem__(self, path: str) -> str:
+        value: Any = self._obj
+        for key in path.split("."):
+            if not isinstance(value, dict) or key not in value:
+                raise KeyError(path)
+            value = value[key]
+        if isinstance(value, dict | list) or value is None:
+            raise KeyError(path)
+        return str(value)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
 
 
-def _meta(obj: JSON) -> JSON:
-    m = obj.get("metadata")
-    return m if isinstance(m, dict) else {}
+def matcher(selectors: Selectors) -> Callable[[JSON], bool]:
+    """Whether an object matches both selectors, as the API server would say."""
+    labels_match, fields_match = parse_selector(selectors.labels), parse_selector(selectors.fields)
+
+    def match(obj: JSON) -> bool:
+        labels = meta(obj).get("labels")
+        return labels_match(labels if isinstance(labels, dict) else {}) and fields_match(
+            FieldValues(obj)
+        )
+
+    return match
 
 
 class StaticView:
@@ -63,82 +86,19 @@ class StaticView:
     def now(self) -> datetime:
         return self._now
 
-    # -- helpers ---------------------------------------------------------------------------
+    # -- ClusterView -----------------------------------------------------------------------
     def _all(self, resource: Resource) -> list[JSON]:
         reason = self._unreadable.get(resource.kind)
         if reason is not None:
             raise ReadFailed(resource.qualified, reason)
         return self._by_kind.get(resource.kind, [])
 
-    def _find(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
+    def get(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
         for obj in self._all(resource):
-            m = _meta(obj)
+            m = meta(obj)
             if m.get("name") == name and (namespace is None or m.get("namespace") == namespace):
                 return obj
         return None
-
-    def _in(self, resource: Resource, namespace: str) -> list[JSON]:
-        return [o for o in self._all(resource) if _meta(o).get("namespace") == namespace]
-
-    # -- ClusterView -----------------------------------------------------------------------
-    def namespace(self, name: str) -> JSON | None:
-        return self._find(NAMESPACES, None, name)
-
-    def pod(self, namespace: str, name: str) -> JSON | None:
-        return self._find(PODS, namespace, name)
-
-    def pods(self, namespace: str) -> list[JSON]:
-        return self._in(PODS, namespace)
-
-    def node(self, name: str) -> JSON | None:
-        return self._find(NODES, None, name)
-
-    def node_lease(self, node_name: str) -> JSON | None:
-        return self._find(LEASES, NODE_LEASE_NAMESPACE, node_name)
-
-    def leases(self) -> list[JSON]:
-        return list(self._all(LEASES))
-
-    def pvc(self, namespace: str, name: str) -> JSON | None:
-        return self._find(PVCS, namespace, name)
-
-    def pv(self, name: str) -> JSON | None:
-        return self._find(PVS, None, name)
-
-    def csi_driver(self, name: str) -> JSON | None:
-        return self._find(CSI_DRIVERS, None, name)
-
-    def csi_node(self, name: str) -> JSON | None:
-        return self._find(CSI_NODES, None, name)
-
-    def volume_attachments(self) -> list[JSON]:
-        return list(self._all(VOLUME_ATTACHMENTS))
-
-    def events_for(self, namespace: str, uid: str) -> list[JSON]:
-        return [
-            e
-            for e in self._in(EVENTS, namespace)
-            if isinstance(e.get("involvedObject"), dict) and e["involvedObject"].get("uid") == uid
-        ]
-
-    def webhook_configurations(self) -> list[JSON]:
-        return list(self._all(VALIDATING_WEBHOOKS)) + list(self._all(MUTATING_WEBHOOKS))
-
-    def service(self, namespace: str, name: str) -> JSON | None:
-        return self._find(SERVICES, namespace, name)
-
-    def endpoint_slices(self, namespace: str, service: str) -> list[JSON]:
-        return [
-            s
-            for s in self._in(ENDPOINT_SLICES, namespace)
-            if (_meta(s).get("labels") or {}).get("kubernetes.io/service-name") == service
-        ]
-
-    def apiservices(self) -> list[JSON]:
-        return list(self._all(APISERVICES))
-
-    def crds(self) -> list[JSON]:
-        return list(self._all(CRDS))
 
     def discovery(self) -> Discovery:
         return self._discovery
@@ -154,20 +114,21 @@ class StaticView:
             if reason is not None:
                 listings.append(ContentListing(resource=resource, error=reason))
                 continue
-            items = tuple(self._in(resource, namespace))
+            items = tuple(self.list(resource, namespace))
             if items:
                 listings.append(ContentListing(resource=resource, items=items))
         return listings
 
-    def get(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
-        return self._find(resource, namespace, name)
+    def list(
+        self, resource: Resource, namespace: str | None = None, selectors: Selectors = EVERYTHING
+    ) -> list[JSON]:
+        match = matcher(selectors)
+        return [
+            obj
+            for obj in self._all(resource)
+            if (namespace is None or meta(obj).get("namespace") == namespace) and match(obj)
+        ]
 
 
-_KNOWN = (
-    PODS,
-    EVENTS,
-    SERVICES,
-    PVCS,
-    LEASES,
-    ENDPOINT_SLICES,
-)
+# The namespaced types a StaticView without discovery lists for namespace content.
+_KNOWN = (PODS, EVENTS, SERVICES, PVCS, LEASES, ENDPOINT_SLICES)

@@ -1,8 +1,9 @@
 """The read-only view of a cluster that the explainers ask for what they need.
 
-Explainers are pure functions over the API's JSON; they get related objects only through
-this protocol. The live implementation (live.py) reads lazily and memoises; another one can
-serve the same reads from a saved dump.
+The explainers get related objects only through this protocol, by way of the named reads in
+reads.py. Three views implement it: LiveView (live.py) reads lazily and memoises, StaticView
+(staticview.py) serves objects in memory (fixtures, saved dumps), RecordingView (snapshot.py)
+passes reads on and keeps what they returned. See docs/explainers.md.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from kubectl_terminating.resources import Resource
 class ReadFailed(Exception):
     """A read the explainer needed could not be made (forbidden, unavailable, timed out).
 
-    Explainers let it propagate: the runner turns it into a warning on the finding
-    ("could not read nodes: forbidden") instead of a silent wrong answer.
+    Causes let it propagate, or read through Facts.read: either way it becomes one warning on
+    the finding ("could not read nodes: forbidden") instead of a silent wrong answer.
     """
 
     def __init__(self, what: str, reason: str) -> None:
@@ -46,57 +47,38 @@ class Discovery:
     complete: bool = True
 
 
+@dataclass(frozen=True)
+class Selectors:
+    """A list's label and field selectors, in the API's syntax (`a=b,c!=d`); empty: none."""
+
+    labels: str = ""
+    fields: str = ""
+
+    def params(self) -> dict[str, str]:
+        """The query parameters of a list request."""
+        params = {"labelSelector": self.labels, "fieldSelector": self.fields}
+        return {key: value for key, value in params.items() if value}
+
+
+EVERYTHING = Selectors()
+
+
 class ClusterView(Protocol):
-    """Every cluster read an explainer may make. Methods raise ReadFailed when they cannot."""
+    """The few generic reads every view serves (kubectl's dynamic client is the model).
+
+    The named reads the explainers make (a node, its Lease, the events of an object, webhook
+    configurations, ...) are functions over these in reads.py. Methods raise ReadFailed when
+    they cannot read; a missing object is None, never an error.
+    """
 
     @property
     def now(self) -> datetime:
         """The time ages are computed against (the capture time for a dump)."""
         ...
 
-    def namespace(self, name: str) -> JSON | None: ...
-
-    def pod(self, namespace: str, name: str) -> JSON | None: ...
-
-    def pods(self, namespace: str) -> list[JSON]:
-        """Full pod objects of one namespace."""
+    def get(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
+        """One object by type and name (None when it does not exist)."""
         ...
-
-    def node(self, name: str) -> JSON | None: ...
-
-    def node_lease(self, node_name: str) -> JSON | None:
-        """The node's heartbeat Lease in kube-node-lease."""
-        ...
-
-    def leases(self) -> list[JSON]:
-        """Every Lease in the cluster (leader election shows which controllers are alive)."""
-        ...
-
-    def pvc(self, namespace: str, name: str) -> JSON | None: ...
-
-    def pv(self, name: str) -> JSON | None: ...
-
-    def csi_driver(self, name: str) -> JSON | None: ...
-
-    def csi_node(self, name: str) -> JSON | None: ...
-
-    def volume_attachments(self) -> list[JSON]: ...
-
-    def events_for(self, namespace: str, uid: str) -> list[JSON]:
-        """core/v1 Events whose involvedObject.uid is uid."""
-        ...
-
-    def webhook_configurations(self) -> list[JSON]:
-        """Validating and mutating webhook configurations; each item carries its `kind`."""
-        ...
-
-    def service(self, namespace: str, name: str) -> JSON | None: ...
-
-    def endpoint_slices(self, namespace: str, service: str) -> list[JSON]: ...
-
-    def apiservices(self) -> list[JSON]: ...
-
-    def crds(self) -> list[JSON]: ...
 
     def discovery(self) -> Discovery:
         """Every resource type the server serves (namespaced or not)."""
@@ -106,6 +88,9 @@ class ClusterView(Protocol):
         """Every namespaced, listable type with the objects left in namespace (metadata)."""
         ...
 
-    def get(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
-        """Any object by type and name (owners, dependents)."""
+    def list(
+        self, resource: Resource, namespace: str | None = None, selectors: Selectors = EVERYTHING
+    ) -> list[JSON]:
+        """Full objects of one type, in one namespace (None: every namespace), that match
+        selectors; each item carries its kind and apiVersion."""
         ...

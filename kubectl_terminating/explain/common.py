@@ -1,25 +1,30 @@
-"""What every explainer shares: the finding skeleton, the grace period, safe running."""
+"""The explainer contract: facts in, blockers out (docs/explainers.md).
+
+A cause is a function from a Facts object to the blockers it proves. Facts holds the object,
+its Finding and the cluster view; the reads several causes share are made once, through it,
+and every read that fails becomes one warning on the finding ("could not read nodes:
+forbidden"): a check not made, never a crash and never a silent wrong answer. run_causes runs a
+kind's list of causes over its facts; adding a cause is adding one function to that list.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from kubectl_terminating.model import GRACE_PERIOD, JSON, Blocker, Evidence, Finding, ObjectRef
+from kubectl_terminating.resources import meta
 from kubectl_terminating.timeutil import parse_time, seconds_since
 from kubectl_terminating.view import ClusterView, ReadFailed
 
-Explainer = Callable[[JSON, ClusterView], Iterable[Blocker]]
+T = TypeVar("T")
+D = TypeVar("D")
 
 HOLDS_WHILE = {GRACE_PERIOD: "context only: the deletionTimestamp is still in the future"}
 
 
-def meta(obj: JSON) -> JSON:
-    value = obj.get("metadata")
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
+def list_of(value: Any) -> list[Any]:
+    """value when it is a list (fields of the API's JSON may be missing or malformed)."""
     return value if isinstance(value, list) else []
 
 
@@ -59,48 +64,78 @@ def base_finding(obj: JSON, view: ClusterView, kind: str, api_version: str) -> F
         deletion_timestamp=deletion,
         overdue_seconds=overdue,
         terminating_seconds=terminating,
-        finalizers=[f for f in as_list(m.get("finalizers")) if isinstance(f, str)],
+        finalizers=[f for f in list_of(m.get("finalizers")) if isinstance(f, str)],
     )
 
 
-def grace_period_blocker(obj: JSON, finding: Finding) -> Blocker | None:
-    """Still inside the grace period: listed, but clearly not stuck."""
-    if finding.overdue_seconds is None or finding.overdue_seconds >= 0:
-        return None
-    left = -finding.overdue_seconds
-    return Blocker(
-        type=GRACE_PERIOD,
-        summary=f"still inside its grace period ({left}s left): not stuck yet",
-        evidence=(
-            Evidence(
-                message=f"deletionTimestamp {finding.deletion_timestamp} is in the future",
-                object=ref_of(obj, finding.kind),
-                fields={
-                    "deletionTimestamp": finding.deletion_timestamp,
-                    "deletionGracePeriodSeconds": meta(obj).get("deletionGracePeriodSeconds"),
-                },
-            ),
-        ),
-    )
+def add_warning(finding: Finding, warning: str) -> None:
+    """The one way a warning reaches a finding: each said once, in the order found."""
+    if warning not in finding.warnings:
+        finding.warnings.append(warning)
 
 
-def run_explainers(
-    finding: Finding, obj: JSON, view: ClusterView, explainers: Iterable[Explainer]
-) -> Finding:
-    """Run each explainer; a read one of them could not make becomes a warning, not a crash."""
-    for explain in explainers:
+class Facts:
+    """What a cause gets: the object, its finding so far and the view, with the reads the
+    causes of a kind share (subclasses add them, read once: PodFacts, NamespaceFacts)."""
+
+    def __init__(self, obj: JSON, view: ClusterView, finding: Finding) -> None:
+        self.obj = obj
+        self.view = view
+        self.finding = finding
+
+    def warn(self, warning: str | ReadFailed) -> None:
+        add_warning(self.finding, str(warning))
+
+    def read(self, load: Callable[[], T], default: D) -> T | D:
+        """load(), or default when the read fails: the failure becomes a warning."""
         try:
-            finding.blockers.extend(explain(obj, view))
+            return load()
         except ReadFailed as failed:
-            warning = f"{failed}"
-            if warning not in finding.warnings:
-                finding.warnings.append(warning)
+            self.warn(failed)
+            return default
+
+
+F = TypeVar("F", bound=Facts)
+Cause = Callable[[F], Iterable[Blocker]]
+
+
+def run_causes(facts: F, causes: Iterable[Callable[[F], Iterable[Blocker]]]) -> Finding:
+    """Each cause in order; a read one of them could not make becomes a warning, the other
+    causes still run. The blockers end sorted, the most likely cause first."""
+    finding = facts.finding
+    for cause in causes:
+        try:
+            finding.blockers.extend(cause(facts))
+        except ReadFailed as failed:
+            facts.warn(failed)
     finding.sort_blockers()
     return finding
 
 
-def is_terminating(obj: JSON) -> bool:
-    return bool(meta(obj).get("deletionTimestamp"))
+def grace_period(facts: Facts) -> list[Blocker]:
+    """Still inside the grace period: listed, but clearly not stuck."""
+    finding = facts.finding
+    if finding.overdue_seconds is None or finding.overdue_seconds >= 0:
+        return []
+    left = -finding.overdue_seconds
+    return [
+        Blocker(
+            type=GRACE_PERIOD,
+            summary=f"still inside its grace period ({left}s left): not stuck yet",
+            evidence=(
+                Evidence(
+                    message=f"deletionTimestamp {finding.deletion_timestamp} is in the future",
+                    object=ref_of(facts.obj, finding.kind),
+                    fields={
+                        "deletionTimestamp": finding.deletion_timestamp,
+                        "deletionGracePeriodSeconds": meta(facts.obj).get(
+                            "deletionGracePeriodSeconds"
+                        ),
+                    },
+                ),
+            ),
+        )
+    ]
 
 
 def age_seconds(obj: JSON, view: ClusterView, field: str = "creationTimestamp") -> int | None:
@@ -108,16 +143,17 @@ def age_seconds(obj: JSON, view: ClusterView, field: str = "creationTimestamp") 
 
 
 __all__ = [
-    "Explainer",
+    "Cause",
+    "Facts",
+    "add_warning",
     "age_seconds",
     "as_dict",
-    "as_list",
     "base_finding",
-    "grace_period_blocker",
-    "is_terminating",
+    "grace_period",
+    "list_of",
     "meta",
     "parse_time",
     "ref_of",
-    "run_explainers",
+    "run_causes",
     "text",
 ]

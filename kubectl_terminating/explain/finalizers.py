@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import TypeVar
 
-from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating import reads
+from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.knowledge import FinalizerOwner, lookup
 from kubectl_terminating.explain.webhooks import ready_endpoints
 from kubectl_terminating.model import (
@@ -118,14 +119,14 @@ def owner_phrase(owner: FinalizerOwner | None, state: str) -> str:
 def service_backend(namespace: str, name: str, view: ClusterView) -> Backend:
     """A Service with at least one ready endpoint is up; a missing or empty one is down."""
     ref = ObjectRef("Service", name, namespace, "v1")
-    service = view.service(namespace, name)
+    service = reads.service(view, namespace, name)
     if service is None:
         return Backend(False, Evidence(f"service {namespace}/{name} does not exist", ref))
     if text(as_dict(service.get("spec")).get("type")) == "ExternalName":
         return Backend(
             None, Evidence(f"service {namespace}/{name} points outside the cluster", ref)
         )
-    ready = ready_endpoints(view.endpoint_slices(namespace, name))
+    ready = ready_endpoints(reads.endpoint_slices(view, namespace, name))
     fields = {"service": f"{namespace}/{name}", "readyEndpoints": ready}
     if ready == 0:
         return Backend(
@@ -168,7 +169,7 @@ def lease_liveness(patterns: Sequence[str], view: ClusterView) -> Liveness:
     """Fresh if any Lease whose name matches is fresh; stale if all that match are stale."""
     if not patterns:
         return Liveness(UNKNOWN_STATE)
-    leases, failure = try_read(view.leases)
+    leases, failure = try_read(lambda: reads.leases(view))
     if failure is not None:
         return Liveness(UNKNOWN_STATE, (failure,))
     states = [
@@ -210,12 +211,12 @@ def lease_patterns(
 def _group_backends(group: str, plural: str, view: ClusterView) -> list[tuple[str, str]]:
     """Services that serve this group: admission webhooks and the CRD's conversion webhook."""
     found: list[tuple[str, str]] = []
-    for config in view.webhook_configurations():
-        for hook in as_list(config.get("webhooks")):
-            rules = as_list(as_dict(hook).get("rules"))
-            if any(group in as_list(as_dict(rule).get("apiGroups")) for rule in rules):
+    for config in reads.webhook_configurations(view):
+        for hook in list_of(config.get("webhooks")):
+            rules = list_of(as_dict(hook).get("rules"))
+            if any(group in list_of(as_dict(rule).get("apiGroups")) for rule in rules):
                 found.append(webhook_service(as_dict(hook).get("clientConfig")))
-    for crd in view.crds():
+    for crd in reads.crds(view):
         spec = as_dict(crd.get("spec"))
         if (
             text(spec.get("group")) == group
@@ -234,7 +235,7 @@ def webhook_service(client_config: object) -> tuple[str, str]:
 def apiservice_backend(apiservice: JSON) -> Backend:
     """An aggregated API's availability as the kube-aggregator last saw it."""
     name = text(meta(apiservice).get("name"))
-    conditions = map(as_dict, as_list(as_dict(apiservice.get("status")).get("conditions")))
+    conditions = map(as_dict, list_of(as_dict(apiservice.get("status")).get("conditions")))
     available = next((c for c in conditions if c.get("type") == "Available"), {})
     status = text(available.get("status")) or "Unknown"
     return Backend(
@@ -251,7 +252,7 @@ def _backends(resource: Resource, view: ClusterView) -> list[Backend]:
     services = _group_backends(resource.group, resource.plural, view)
     aggregated = [
         apiservice_backend(a)
-        for a in view.apiservices()
+        for a in reads.apiservices(view)
         if text(as_dict(a.get("spec")).get("group")) == resource.group
         and as_dict(a.get("spec")).get("service")
     ]
@@ -407,13 +408,13 @@ def finalizer_blocker(
 
 
 def owner_uids(obj: JSON) -> set[str]:
-    return {text(as_dict(ref).get("uid")) for ref in as_list(meta(obj).get("ownerReferences"))}
+    return {text(as_dict(ref).get("uid")) for ref in list_of(meta(obj).get("ownerReferences"))}
 
 
 def blocks_owner(dependent: JSON, uid: str) -> bool:
     return any(
         text(as_dict(ref).get("uid")) == uid and as_dict(ref).get("blockOwnerDeletion") is True
-        for ref in as_list(meta(dependent).get("ownerReferences"))
+        for ref in list_of(meta(dependent).get("ownerReferences"))
     )
 
 
@@ -426,7 +427,7 @@ def dependent_evidence(dependent: JSON, resource: Resource, uid: str) -> Evidenc
         {
             "blockOwnerDeletion": blocks_owner(dependent, uid),
             "deletionTimestamp": m.get("deletionTimestamp"),
-            "finalizers": [f for f in as_list(m.get("finalizers")) if isinstance(f, str)],
+            "finalizers": [f for f in list_of(m.get("finalizers")) if isinstance(f, str)],
         },
     )
 
@@ -488,7 +489,7 @@ def claim_names(pod: JSON) -> set[str]:
     m = meta(pod)
     shut_down = bool(m.get("deletionTimestamp")) and m.get("deletionGracePeriodSeconds") == 0
     names: set[str] = set()
-    for volume in map(as_dict, as_list(spec.get("volumes"))):
+    for volume in map(as_dict, list_of(spec.get("volumes"))):
         claim = text(as_dict(volume.get("persistentVolumeClaim")).get("claimName"))
         if claim:
             names.add(claim)
@@ -524,7 +525,7 @@ def release_claim(held: Held, pods: list[JSON]) -> Remedy:
 
 
 def pvc_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
-    everyone, failure = try_read(lambda: view.pods(held.namespace))
+    everyone, failure = try_read(lambda: reads.pods(view, held.namespace))
     if failure is not None:
         return finalizer_blocker(held, view, [failure])
     pods = [p for p in everyone or [] if held.name in claim_names(p)]
@@ -556,7 +557,7 @@ def full_object(held: Held, read: Callable[[], JSON | None]) -> JSON:
 
 def claim_evidence(namespace: str, name: str, view: ClusterView) -> Evidence:
     ref = ObjectRef("PersistentVolumeClaim", name, namespace, "v1")
-    claim, failure = try_read(lambda: view.pvc(namespace, name))
+    claim, failure = try_read(lambda: reads.pvc(view, namespace, name))
     if failure is not None:
         return failure
     if claim is None:
@@ -574,7 +575,7 @@ def claim_evidence(namespace: str, name: str, view: ClusterView) -> Evidence:
 
 
 def pv_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
-    pv = full_object(held, lambda: view.pv(held.name))
+    pv = full_object(held, lambda: reads.pv(view, held.name))
     if text(as_dict(pv.get("status")).get("phase")) != "Bound":
         return None
     claim_ref = as_dict(as_dict(pv.get("spec")).get("claimRef"))
@@ -607,7 +608,7 @@ def crd_terminating_evidence(crd: JSON) -> list[Evidence]:
             f"CRD condition Terminating: {text(c.get('reason'))}: {text(c.get('message'))}",
             fields={"reason": c.get("reason"), "message": c.get("message")},
         )
-        for c in map(as_dict, as_list(as_dict(crd.get("status")).get("conditions")))
+        for c in map(as_dict, list_of(as_dict(crd.get("status")).get("conditions")))
         if c.get("type") == "Terminating"
     ]
 
@@ -623,7 +624,7 @@ def list_instances(crd: JSON) -> Remedy:
 
 def crd_cleanup_blocker(held: Held, view: ClusterView) -> Blocker | None:
     crd = full_object(
-        held, lambda: next((c for c in view.crds() if meta(c).get("name") == held.name), None)
+        held, lambda: next((c for c in reads.crds(view) if meta(c).get("name") == held.name), None)
     )
     return finalizer_blocker(held, view, crd_terminating_evidence(crd), [list_instances(crd)])
 
@@ -648,6 +649,6 @@ def finalizer_blockers(obj: JSON, resource: Resource, view: ClusterView) -> list
     `protection-in-use` for pvc-/pv-protection while the claim is used / the volume bound."""
     return [
         explain_finalizer(Held(obj, resource, finalizer, index), view)
-        for index, finalizer in enumerate(as_list(meta(obj).get("finalizers")))
+        for index, finalizer in enumerate(list_of(meta(obj).get("finalizers")))
         if isinstance(finalizer, str) and finalizer
     ]

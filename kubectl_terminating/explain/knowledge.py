@@ -58,6 +58,22 @@ def _aliases(entry: FinalizerOwner, *patterns: str) -> tuple[FinalizerOwner, ...
     return (entry, *(replace(entry, pattern=p) for p in patterns))
 
 
+def _aws_lbc(
+    pattern: str, waits_for: str, risk: str = "the load balancer keeps running (and costing)"
+) -> FinalizerOwner:
+    """A finalizer of the AWS Load Balancer Controller (one controller, four finalizers)."""
+    return FinalizerOwner(
+        pattern,
+        "AWS Load Balancer Controller",
+        waits_for,
+        "restore the AWS Load Balancer Controller and its IAM access, then retry",
+        strands_infrastructure=True,
+        risk=risk,
+        runs_as="Deployment kube-system/aws-load-balancer-controller",
+        source="https://github.com/kubernetes-sigs/aws-load-balancer-controller",
+    )
+
+
 _CSI_STRANDS = "the volume stays provisioned or attached in the storage backend"
 
 _TABLE: tuple[FinalizerOwner, ...] = (
@@ -332,45 +348,13 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         runs_as="Deployment karpenter (kube-system or karpenter namespace)",
         source="https://github.com/kubernetes-sigs/karpenter",
     ),
-    FinalizerOwner(
-        "ingress.k8s.aws/resources",
-        "AWS Load Balancer Controller",
-        "the ALB and its target groups to be deleted",
-        "restore the AWS Load Balancer Controller and its IAM access, then retry",
-        strands_infrastructure=True,
-        risk="the load balancer keeps running (and costing)",
-        runs_as="Deployment kube-system/aws-load-balancer-controller",
-        source="https://github.com/kubernetes-sigs/aws-load-balancer-controller",
-    ),
-    FinalizerOwner(
-        "group.ingress.k8s.aws/*",
-        "AWS Load Balancer Controller",
-        "the ingress group's ALB to be updated or deleted",
-        "restore the AWS Load Balancer Controller and its IAM access, then retry",
-        strands_infrastructure=True,
-        risk="the load balancer keeps running (and costing)",
-        runs_as="Deployment kube-system/aws-load-balancer-controller",
-        source="https://github.com/kubernetes-sigs/aws-load-balancer-controller",
-    ),
-    FinalizerOwner(
-        "service.k8s.aws/resources",
-        "AWS Load Balancer Controller",
-        "the NLB and its target groups to be deleted",
-        "restore the AWS Load Balancer Controller and its IAM access, then retry",
-        strands_infrastructure=True,
-        risk="the load balancer keeps running (and costing)",
-        runs_as="Deployment kube-system/aws-load-balancer-controller",
-        source="https://github.com/kubernetes-sigs/aws-load-balancer-controller",
-    ),
-    FinalizerOwner(
+    _aws_lbc("ingress.k8s.aws/resources", "the ALB and its target groups to be deleted"),
+    _aws_lbc("group.ingress.k8s.aws/*", "the ingress group's ALB to be updated or deleted"),
+    _aws_lbc("service.k8s.aws/resources", "the NLB and its target groups to be deleted"),
+    _aws_lbc(
         "elbv2.k8s.aws/resources",
-        "AWS Load Balancer Controller",
         "the pods to be deregistered from the target group",
-        "restore the AWS Load Balancer Controller and its IAM access, then retry",
-        strands_infrastructure=True,
         risk="stale targets stay registered in the target group",
-        runs_as="Deployment kube-system/aws-load-balancer-controller",
-        source="https://github.com/kubernetes-sigs/aws-load-balancer-controller",
     ),
     FinalizerOwner(
         "finalizer.keda.sh",

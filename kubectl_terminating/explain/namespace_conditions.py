@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import re
 import shlex
+from typing import TYPE_CHECKING
 
-from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating import reads
+from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.finalizers import lease_liveness
 from kubectl_terminating.explain.knowledge import KCM_LEASE
 from kubectl_terminating.model import (
@@ -22,7 +24,9 @@ from kubectl_terminating.model import (
     Remedy,
 )
 from kubectl_terminating.timeutil import human_duration, seconds_since
-from kubectl_terminating.view import ClusterView
+
+if TYPE_CHECKING:
+    from kubectl_terminating.explain.namespace_facts import NamespaceFacts
 
 # The conditions pkg/controller/namespace/deletion writes (status_condition_utils.go).
 DISCOVERY_FAILURE = "NamespaceDeletionDiscoveryFailure"
@@ -90,7 +94,7 @@ def namespace_conditions(ns: JSON) -> list[JSON]:
     keys = ("type", "status", "reason", "message", "lastTransitionTime")
     return [
         {key: c[key] if isinstance(c.get(key), str) else None for key in keys}
-        for c in as_list(as_dict(ns.get("status")).get("conditions"))
+        for c in list_of(as_dict(ns.get("status")).get("conditions"))
         if isinstance(c, dict)
     ]
 
@@ -132,7 +136,8 @@ CONDITION_REMEDIES = {
 }
 
 
-def condition_blockers(ns: JSON, view: ClusterView) -> list[Blocker]:
+def condition_blockers(facts: NamespaceFacts) -> list[Blocker]:
+    ns = facts.ns
     blockers = []
     for condition in namespace_conditions(ns):
         reason = failure_reason(condition)
@@ -167,7 +172,7 @@ def remaining_condition_evidence(ns: JSON) -> list[Evidence]:
 
 
 def available_condition(apiservice: JSON) -> JSON | None:
-    conditions = as_list(as_dict(apiservice.get("status")).get("conditions"))
+    conditions = list_of(as_dict(apiservice.get("status")).get("conditions"))
     return next((as_dict(c) for c in conditions if as_dict(c).get("type") == "Available"), None)
 
 
@@ -219,17 +224,18 @@ def apiservice_blocker(apiservice: JSON) -> Blocker | None:
     )
 
 
-def apiservice_blockers(ns: JSON, view: ClusterView) -> list[Blocker]:
+def apiservice_blockers(facts: NamespaceFacts) -> list[Blocker]:
     """Any unavailable APIService fails discovery, which stalls every namespace deletion."""
-    found = (apiservice_blocker(a) for a in view.apiservices())
+    found = (apiservice_blocker(a) for a in reads.apiservices(facts.view))
     return [b for b in found if b is not None]
 
 
 # -- the namespace controller itself ---------------------------------------------------------
 
 
-def controller_blocker(ns: JSON, view: ClusterView) -> list[Blocker]:
+def controller_blocker(facts: NamespaceFacts) -> list[Blocker]:
     """No condition long after the delete: the namespace controller never looked at it."""
+    ns, view = facts.ns, facts.view
     written = {c.get("type") for c in namespace_conditions(ns)}
     deleted = meta(ns).get("deletionTimestamp")
     age = seconds_since(deleted, view.now)

@@ -9,9 +9,10 @@ import json
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating import reads
+from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.finalizers import (
     finalizer_blockers,
     service_backend,
@@ -40,6 +41,9 @@ from kubectl_terminating.model import (
 )
 from kubectl_terminating.view import ClusterView, ContentListing
 
+if TYPE_CHECKING:
+    from kubectl_terminating.explain.namespace_facts import NamespaceFacts
+
 T = TypeVar("T")
 
 MAX_EXPLAINED_PER_TYPE = 20  # objects per type whose finalizers are explained one by one
@@ -53,7 +57,7 @@ HOLDS_WHILE = {
 
 
 def finalizers_of(obj: JSON) -> list[str]:
-    return [f for f in as_list(meta(obj).get("finalizers")) if isinstance(f, str) and f]
+    return [f for f in list_of(meta(obj).get("finalizers")) if isinstance(f, str) and f]
 
 
 # -- merging: one blocker per cause, not per object ------------------------------------------
@@ -188,7 +192,10 @@ def content_summary(content: Content) -> str:
     return ", ".join(parts)
 
 
-def content_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Blocker]:
+def content_blockers(facts: NamespaceFacts) -> list[Blocker]:
+    content, ns = facts.content, facts.ns
+    if content is None:
+        return []
     if content.empty:
         return []
     name = text(meta(ns).get("name"))
@@ -219,7 +226,10 @@ def content_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Bloc
     ]
 
 
-def content_finalizer_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Blocker]:
+def content_finalizer_blockers(facts: NamespaceFacts) -> list[Blocker]:
+    content, view = facts.content, facts.view
+    if content is None:
+        return []
     blockers: list[Blocker] = []
     for listing in content.left:
         held = [i for i in listing.items if finalizers_of(i)]
@@ -240,7 +250,10 @@ def pending_operations(listing: ContentListing) -> list[str]:
     return operations
 
 
-def content_webhook_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Blocker]:
+def content_webhook_blockers(facts: NamespaceFacts) -> list[Blocker]:
+    content, ns, view = facts.content, facts.ns, facts.view
+    if content is None:
+        return []
     name = text(meta(ns).get("name"))
     blockers: list[Blocker] = []
     for listing in content.left:
@@ -330,15 +343,18 @@ def names_conversion(crd: JSON, failing: set[tuple[str, str]]) -> bool:
     return (text(spec.get("group")), kind) in failing
 
 
-def content_conversion_blockers(content: Content, ns: JSON, view: ClusterView) -> list[Blocker]:
+def content_conversion_blockers(facts: NamespaceFacts) -> list[Blocker]:
     """CRDs with objects left here (or whose listing fails in conversion) hold this namespace,
     and so do CRDs its conditions name: a conversion webhook that fails for objects in another
     namespace still fails the controller's lists here (the watch cache cannot start)."""
+    content, ns, view = facts.content, facts.ns, facts.view
+    if content is None:
+        return []
     # a listing refused for another reason (forbidden, not in a file) says nothing of conversion
     involved = [c.resource for c in content.listings if c.items or "conversion" in (c.error or "")]
     failing = failing_conversions(ns)
     blockers = []
-    for crd in view.crds():
+    for crd in reads.crds(view):
         here = any(crd_serves(crd, r.group, r.plural) for r in involved)
         if not here and not names_conversion(crd, failing):
             continue

@@ -26,7 +26,8 @@ import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating import reads
+from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.finalizers import (
     lease_liveness,
     owner_fact,
@@ -174,7 +175,7 @@ def _seen(read: Callable[[], list[JSON]], names: Callable[[JSON], Iterable[str]]
 
 
 def _webhook_names(config: JSON) -> list[str]:
-    return [text(as_dict(h).get("name")) for h in as_list(config.get("webhooks"))]
+    return [text(as_dict(h).get("name")) for h in list_of(config.get("webhooks"))]
 
 
 def _crd_group_kind(crd: JSON) -> list[str]:
@@ -311,16 +312,16 @@ def condition_blockers_beyond_view(
     # An APIService, webhook or CRD the view holds was judged by the view itself (an available
     # APIService, a DELETE-only webhook for content already deleted): only what it lacks is
     # taken from the condition.
-    apiservices = _seen(view.apiservices, lambda a: [text(meta(a).get("name"))])
+    apiservices = _seen(lambda: reads.apiservices(view), lambda a: [text(meta(a).get("name"))])
     for named in failing_group_versions(ns):
         group, _, version = named.name.partition("/")
         if f"{version}.{group}" not in apiservices:
             blockers.append(_apiservice_blocker(named, ns))
-    webhooks = _seen(view.webhook_configurations, _webhook_names)
+    webhooks = _seen(lambda: reads.webhook_configurations(view), _webhook_names)
     for named in failing_webhooks(ns):
         if named.name not in webhooks and not _covered(found, (WEBHOOK,), named.name):
             blockers.append(_webhook_blocker(named, ns))
-    crds = _seen(view.crds, _crd_group_kind)
+    crds = _seen(lambda: reads.crds(view), _crd_group_kind)
     for group, kind, named in failing_conversions(ns):
         if f"{kind}.{group}" not in crds:
             blockers.append(_conversion_blocker(group, kind, named, ns))

@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.finalizers import (
     Held,
     finalizer_blockers,
@@ -30,6 +31,9 @@ from kubectl_terminating.model import (
 )
 from kubectl_terminating.resources import NAMESPACES
 from kubectl_terminating.view import ClusterView
+
+if TYPE_CHECKING:
+    from kubectl_terminating.explain.namespace_facts import NamespaceFacts
 
 KUBERNETES_FINALIZER = "kubernetes"
 # `kubernetes` only once nothing is left (listing and conditions agree); the others always
@@ -54,7 +58,7 @@ def kubernetes_finalizer_blocker(ns: JSON, view: ClusterView) -> Blocker:
     left = Evidence(
         "spec.finalizers still lists kubernetes though no content is left",
         ns_ref(ns),
-        {"specFinalizers": as_list(as_dict(ns.get("spec")).get("finalizers"))},
+        {"specFinalizers": list_of(as_dict(ns.get("spec")).get("finalizers"))},
     )
     return Blocker(
         NAMESPACE_FINALIZER,
@@ -99,22 +103,24 @@ def foreign_spec_finalizer_blocker(
     )
 
 
-def spec_finalizer_blockers(no_content: bool, ns: JSON, view: ClusterView) -> list[Blocker]:
+def spec_finalizer_blockers(facts: NamespaceFacts) -> list[Blocker]:
     """Other controllers' spec finalizers always; `kubernetes` only when nothing is left (as
     both the listing and the controller's conditions say): otherwise the content holds it."""
+    ns, view = facts.ns, facts.view
     blockers = []
-    for index, finalizer in enumerate(as_list(as_dict(ns.get("spec")).get("finalizers"))):
+    for index, finalizer in enumerate(list_of(as_dict(ns.get("spec")).get("finalizers"))):
         if not isinstance(finalizer, str) or not finalizer:
             continue
         if finalizer != KUBERNETES_FINALIZER:
             blockers.append(foreign_spec_finalizer_blocker(ns, index, finalizer, view))
-        elif no_content:
+        elif facts.no_content:
             blockers.append(kubernetes_finalizer_blocker(ns, view))
     return blockers
 
 
-def metadata_finalizer_blockers(ns: JSON, view: ClusterView) -> list[Blocker]:
+def metadata_finalizer_blockers(facts: NamespaceFacts) -> list[Blocker]:
     """metadata.finalizers on the namespace itself: explained like any object's finalizer."""
+    ns, view = facts.ns, facts.view
     return [
         replace(b, type=NAMESPACE_FINALIZER) if b.type == FINALIZER else b
         for b in finalizer_blockers(ns, NAMESPACES, view)

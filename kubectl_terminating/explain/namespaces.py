@@ -21,18 +21,15 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from functools import partial
 
+from kubectl_terminating import reads
 from kubectl_terminating.explain.common import (
-    Explainer,
-    as_dict,
-    as_list,
+    add_warning,
     base_finding,
     meta,
-    run_explainers,
+    run_causes,
     text,
 )
-from kubectl_terminating.explain.finalizers import try_read
 from kubectl_terminating.explain.namespace_conditions import (
     SUMMARY_WIDTH,
     apiservice_blockers,
@@ -54,13 +51,9 @@ from kubectl_terminating.explain.namespace_content import (
     finalizers_of,
     merge_blockers,
 )
-from kubectl_terminating.explain.namespace_evidence import (
-    condition_blockers_beyond_view,
-    found_no_content,
-    says_content_remains,
-)
+from kubectl_terminating.explain.namespace_evidence import condition_blockers_beyond_view
+from kubectl_terminating.explain.namespace_facts import NamespaceFacts
 from kubectl_terminating.explain.namespace_finalizers import (
-    KUBERNETES_FINALIZER,
     metadata_finalizer_blockers,
     spec_finalizer_blockers,
 )
@@ -79,75 +72,26 @@ from kubectl_terminating.view import ClusterView
 MAX_EXPLAINED_PODS = 50  # remaining pods explained per namespace
 
 
-# -- the phase of deletion ------------------------------------------------------------------
+# -- causes that put the others together -----------------------------------------------------
 
 
-def in_content_phase(ns: JSON) -> bool:
-    return KUBERNETES_FINALIZER in as_list(as_dict(ns.get("spec")).get("finalizers"))
-
-
-def read_content(finding: Finding, view: ClusterView) -> Content | None:
-    if not finding.name:
-        return None
-    listings, failure = try_read(lambda: view.namespace_content(finding.name))
-    if failure is not None:
-        finding.warnings.append(failure.message)
-        return None
-    listed = tuple(listings or ())
-    discovery, _ = try_read(view.discovery)
-    resources = discovery.resources if discovery is not None else []
-    failed = {c.resource.qualified for c in listed if c.error}
-    covered = frozenset(r.qualified for r in resources if r.namespaced) - failed
-    complete = discovery is not None and discovery.complete
-    seen = {c.resource.qualified for c in listed if not c.error}
-    return Content(listed, covered | seen, complete)
-
-
-def no_content(content: Content | None, ns: JSON) -> bool:
-    """Nothing left, as both the listing and the controller's conditions say. An empty listing
-    of only partly known types (a `kubectl get` file) counts only if the controller's last pass
-    found nothing either (NamespaceContentRemaining=False)."""
-    if content is None or not content.empty or says_content_remains(ns):
-        return False
-    return content.complete or found_no_content(ns)
-
-
-def content_explainers(content: Content | None, ns: JSON) -> list[Explainer]:
-    explainers: list[Explainer] = [
-        condition_blockers,
-        apiservice_blockers,
-        controller_blocker,
-        partial(spec_finalizer_blockers, no_content(content, ns)),
-        metadata_finalizer_blockers,
-    ]
-    if content is not None:
-        per_content: list[Callable[[Content, JSON, ClusterView], list[Blocker]]] = [
-            content_blockers,
-            content_finalizer_blockers,
-            content_webhook_blockers,
-            content_conversion_blockers,
-        ]
-        explainers.extend(partial(explain, content) for explain in per_content)
-    return explainers
-
-
-def beyond_view(content: Content | None, found: Sequence[Blocker]) -> Explainer:
-    """What the controller's current conditions prove and the tool's own view did not show."""
-    empty = Content(())
-    listed = content or empty
+def beyond_view(facts: NamespaceFacts) -> list[Blocker]:
+    """What the controller's current conditions prove and the tool's own view did not show
+    (runs after the causes whose blockers it must not repeat)."""
+    content = facts.content
+    listed = content or Content(())
     shown = {c.resource.qualified for c in listed.listings if c.items or c.error}
-
     complete = content is not None and content.complete and not content.unlisted
     finalizers = content.finalizers() if content is not None and complete else None
-
-    def explain(ns: JSON, view: ClusterView) -> list[Blocker]:
-        return condition_blockers_beyond_view(ns, view, found, shown, listed.covered, finalizers)
-
-    return explain
+    return condition_blockers_beyond_view(
+        facts.ns, facts.view, list(facts.finding.blockers), shown, listed.covered, finalizers
+    )
 
 
-def finalizer_phase_explainers() -> list[Explainer]:
-    return [partial(spec_finalizer_blockers, False), metadata_finalizer_blockers]
+def stuck_pods(facts: NamespaceFacts) -> list[Blocker]:
+    """The remaining pods, explained; their main blockers raised to the namespace."""
+    facts.pods = remaining_pods(facts)
+    return stuck_pod_blockers(facts.name, facts.pods)
 
 
 def left_behind(content: Content, namespace: str) -> tuple[str, Remedy] | None:
@@ -178,12 +122,13 @@ PAST_CONTENT_PHASE = Evidence(
 )
 
 
-def finish_finalizer_phase(finding: Finding, content: Content | None) -> None:
+def finish_finalizer_phase(facts: NamespaceFacts) -> None:
     """Past the content phase: the namespace's own finalizers are the blockers; content left is
     a hazard (warned) and the step that avoids it comes first in their remedies."""
+    finding, content = facts.finding, facts.content
     hazard = left_behind(content, finding.name) if content is not None else None
     if hazard is not None:
-        finding.warnings.append(hazard[0])
+        facts.warn(hazard[0])
     finding.blockers = [
         replace(
             b,
@@ -194,19 +139,16 @@ def finish_finalizer_phase(finding: Finding, content: Content | None) -> None:
     ]
 
 
-def remaining_pods(content: Content | None, finding: Finding, view: ClusterView) -> list[Finding]:
-    left = content is not None and any(
-        c.resource.group == "" and c.resource.plural == "pods" for c in content.left
-    )
+def remaining_pods(facts: NamespaceFacts) -> list[Finding]:
+    content = facts.content
+    left = content is not None and any(c.resource.is_core("pods") for c in content.left)
     if not left:
         return []
-    pods, failure = try_read(lambda: view.pods(finding.name))
-    if failure is not None:
-        finding.warnings.append(failure.message)
-    pods = sorted(pods or [], key=lambda p: text(meta(p).get("name")))
+    pods = facts.read(lambda: reads.pods(facts.view, facts.name), [])
+    pods = sorted(pods, key=lambda p: text(meta(p).get("name")))
     if len(pods) > MAX_EXPLAINED_PODS:
-        finding.warnings.append(f"explained the first {MAX_EXPLAINED_PODS} of {len(pods)} pods")
-    return [explain_pod(pod, view) for pod in pods[:MAX_EXPLAINED_PODS]]
+        facts.warn(f"explained the first {MAX_EXPLAINED_PODS} of {len(pods)} pods")
+    return [explain_pod(pod, facts.view) for pod in pods[:MAX_EXPLAINED_PODS]]
 
 
 def stuck_pod_blockers(namespace: str, pods: Sequence[Finding]) -> list[Blocker]:
@@ -223,7 +165,8 @@ def stuck_pod_blockers(namespace: str, pods: Sequence[Finding]) -> list[Blocker]
         more = f" (+{len(group) - 1} more pods)" if len(group) > 1 else ""
         explain = Remedy(
             f"see why pod {first_pod.name} is stuck, with evidence and every remedy",
-            command=f"kubectl terminating pods -n {namespace} {first_pod.name} --explain",
+            command=f"kubectl terminating pods -n {shlex.quote(namespace)} "
+            f"{shlex.quote(first_pod.name)} --explain",
         )
         blockers.append(
             Blocker(
@@ -239,6 +182,29 @@ def stuck_pod_blockers(namespace: str, pods: Sequence[Finding]) -> list[Blocker]
     return blockers
 
 
+NamespaceCause = Callable[[NamespaceFacts], list[Blocker]]
+
+# While `kubernetes` is in spec.finalizers: everything that stalls the namespace controller.
+CONTENT_PHASE_CAUSES: tuple[NamespaceCause, ...] = (
+    condition_blockers,
+    apiservice_blockers,
+    controller_blocker,
+    spec_finalizer_blockers,
+    metadata_finalizer_blockers,
+    content_blockers,
+    content_finalizer_blockers,
+    content_webhook_blockers,
+    content_conversion_blockers,
+    beyond_view,  # after the causes above: it adds only what they did not show
+    stuck_pods,
+)
+# Once it is gone: only the namespace's own finalizers hold it.
+FINALIZER_PHASE_CAUSES: tuple[NamespaceCause, ...] = (
+    spec_finalizer_blockers,
+    metadata_finalizer_blockers,
+)
+
+
 def explain_namespace(ns: JSON, view: ClusterView, explain_pods: bool = True) -> Finding:
     """Everything known about why a terminating namespace has not gone, safest fixes first.
 
@@ -247,22 +213,20 @@ def explain_namespace(ns: JSON, view: ClusterView, explain_pods: bool = True) ->
     """
     finding = base_finding(ns, view, "Namespace", "v1")
     finding.conditions = namespace_conditions(ns)
-    content = read_content(finding, view)
+    facts = NamespaceFacts(ns, view, finding)
+    content = facts.content
     if content is not None:
         finding.remaining = content.types()
-        finding.warnings.extend(w for w in content.warnings() if w not in finding.warnings)
-    pods: list[Finding] = []
-    if in_content_phase(ns):
-        run_explainers(finding, ns, view, content_explainers(content, ns))
-        run_explainers(finding, ns, view, [beyond_view(content, list(finding.blockers))])
-        pods = remaining_pods(content, finding, view)
-        finding.blockers.extend(stuck_pod_blockers(finding.name, pods))
+        for warning in content.warnings():
+            add_warning(finding, warning)
+    if facts.content_phase:
+        run_causes(facts, CONTENT_PHASE_CAUSES)
     else:
-        run_explainers(finding, ns, view, finalizer_phase_explainers())
-        finish_finalizer_phase(finding, content)
-    finding.sort_blockers()
+        run_causes(facts, FINALIZER_PHASE_CAUSES)
+        finish_finalizer_phase(facts)
+        finding.sort_blockers()
     if explain_pods:
-        finding.children = pods
+        finding.children = facts.pods
     return finding
 
 

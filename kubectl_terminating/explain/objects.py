@@ -6,12 +6,14 @@ a webhook that rejects the UPDATE removing them, or by a broken conversion webho
 
 from __future__ import annotations
 
+from kubectl_terminating import reads
 from kubectl_terminating.explain.common import (
-    Explainer,
+    Facts,
+    add_warning,
     base_finding,
-    grace_period_blocker,
+    grace_period,
     meta,
-    run_explainers,
+    run_causes,
     text,
 )
 from kubectl_terminating.explain.finalizers import finalizer_blockers, try_read
@@ -28,13 +30,9 @@ from kubectl_terminating.resources import CRDS, Resource
 from kubectl_terminating.view import ClusterView
 
 
-def is_core(resource: Resource, plural: str) -> bool:
-    return resource.group == "" and resource.plural == plural
-
-
 def is_custom(resource: Resource, view: ClusterView) -> bool:
     """Served by a CRD (the CRD list is read anyway, for conversion webhooks)."""
-    crds, failure = try_read(view.crds)
+    crds, failure = try_read(lambda: reads.crds(view))
     return failure is None and any(
         crd_serves(c, resource.group, resource.plural) for c in crds or []
     )
@@ -54,50 +52,64 @@ def whole_object(obj: JSON, resource: Resource, view: ClusterView) -> tuple[JSON
     return whole or obj, None
 
 
-def object_explainers(resource: Resource) -> list[Explainer]:
-    def finalizers(obj: JSON, view: ClusterView) -> list[Blocker]:
-        return finalizer_blockers(obj, resource, view)
+class ObjectFacts(Facts):
+    """An object of any kind but pods and namespaces, with its resource type."""
 
-    def webhooks(obj: JSON, view: ClusterView) -> list[Blocker]:
-        if not finalizers_of(obj):
-            return []  # nothing to UPDATE away
-        namespace = text(meta(obj).get("namespace")) or None
-        return webhook_blockers(resource, ["UPDATE"], namespace, view, labels=labels_of(obj))
-
-    def conversion(obj: JSON, view: ClusterView) -> list[Blocker]:
-        crds = [obj] if resource == CRDS else view.crds()
-        serving = [
-            c for c in crds if resource == CRDS or crd_serves(c, resource.group, resource.plural)
-        ]
-        found = (conversion_blocker(crd, view) for crd in serving)
-        return [b for b in found if b is not None]
-
-    return [finalizers, webhooks, conversion]
+    def __init__(self, obj: JSON, resource: Resource, view: ClusterView, finding: Finding) -> None:
+        super().__init__(obj, view, finding)
+        self.resource = resource
 
 
-def nothing_found(finding: Finding) -> Blocker:
-    return Blocker(
-        UNKNOWN,
-        "no finalizer or other blocker found: deletion should complete",
-        (Evidence("metadata.finalizers is empty", fields={"finalizers": finding.finalizers}),),
-        (Remedy("list it again; if it stays, check the API server's logs"),),
-    )
+def finalizers(facts: ObjectFacts) -> list[Blocker]:
+    return finalizer_blockers(facts.obj, facts.resource, facts.view)
+
+
+def webhooks(facts: ObjectFacts) -> list[Blocker]:
+    if not finalizers_of(facts.obj):
+        return []  # nothing to UPDATE away
+    namespace = text(meta(facts.obj).get("namespace")) or None
+    labels = labels_of(facts.obj)
+    return webhook_blockers(facts.resource, ["UPDATE"], namespace, facts.view, labels=labels)
+
+
+def conversion(facts: ObjectFacts) -> list[Blocker]:
+    resource = facts.resource
+    crds = [facts.obj] if resource == CRDS else reads.crds(facts.view)
+    serving = [
+        c for c in crds if resource == CRDS or crd_serves(c, resource.group, resource.plural)
+    ]
+    found = (conversion_blocker(crd, facts.view) for crd in serving)
+    return [b for b in found if b is not None]
+
+
+def nothing_found(facts: ObjectFacts) -> list[Blocker]:
+    """Last: no blocker found by the causes before it and no check left undone."""
+    finding = facts.finding
+    if finding.blockers or finding.warnings:
+        return []
+    return [
+        Blocker(
+            UNKNOWN,
+            "no finalizer or other blocker found: deletion should complete",
+            (Evidence("metadata.finalizers is empty", fields={"finalizers": finding.finalizers}),),
+            (Remedy("list it again; if it stays, check the API server's logs"),),
+        )
+    ]
+
+
+OBJECT_CAUSES = (grace_period, finalizers, webhooks, conversion, nothing_found)
 
 
 def explain_object(obj: JSON, resource: Resource, view: ClusterView) -> Finding:
     """The explanation `all --explain` prints for one object of any kind."""
-    if is_core(resource, "pods"):
+    if resource.is_core("pods"):
         return explain_pod(obj, view)
     whole, warning = whole_object(obj, resource, view)
-    if is_core(resource, "namespaces"):
+    if resource.is_core("namespaces"):
         finding = explain_namespace(whole, view)
     else:
         finding = base_finding(whole, view, resource.kind, resource.api_version)
-        grace = grace_period_blocker(whole, finding)
-        finding.blockers.extend([grace] if grace else [])
-        run_explainers(finding, whole, view, object_explainers(resource))
-        if not finding.blockers and not finding.warnings:
-            finding.blockers.append(nothing_found(finding))
+        run_causes(ObjectFacts(whole, resource, view, finding), OBJECT_CAUSES)
     if warning is not None:
-        finding.warnings.append(warning)
+        add_warning(finding, warning)
     return finding

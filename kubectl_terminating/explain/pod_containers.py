@@ -1,13 +1,14 @@
 """Containers still running past the deadline, with the likely cause read from events and
-node conditions (DESIGN.md's node-level symptom table)."""
+node conditions (docs/explainers.md, node-level symptoms)."""
 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kubectl_terminating.explain.common import as_dict, as_list, text
+from kubectl_terminating.explain.common import as_dict, list_of, text
 from kubectl_terminating.explain.pod_facts import (
     PodFacts,
     condition_of,
@@ -22,7 +23,7 @@ from kubectl_terminating.explain.pod_facts import (
 )
 from kubectl_terminating.model import CONTAINERS_RUNNING, JSON, Blocker, Evidence, Remedy
 
-# -- containers still running: hints from events (DESIGN.md's node-level symptom table) --------
+# -- containers still running: hints from events (docs/explainers.md, node-level symptoms) ---
 
 
 def _few(names: list[str], noun: str) -> str:
@@ -90,7 +91,7 @@ RUNTIME_ERRORS = (
 
 def _container_id(facts: PodFacts, names: list[str]) -> str:
     """The runtime's id of the first of the named containers (what the runtime logs)."""
-    for status in (as_dict(s) for s in as_list(status_of(facts.pod).get("containerStatuses"))):
+    for status in (as_dict(s) for s in list_of(status_of(facts.pod).get("containerStatuses"))):
         found = text(status.get("containerID")).split("://")[-1]
         if text(status.get("name")) in names and found:
             return found
@@ -135,7 +136,7 @@ def _prestop_remedies(facts: PodFacts, _event: JSON | None) -> tuple[Remedy, ...
     return (
         Remedy(
             "check the preStop hook: it failed or hung",
-            f"kubectl get pod -n {facts.namespace} {facts.name} "
+            f"kubectl get pod -n {shlex.quote(facts.namespace)} {shlex.quote(facts.name)} "
             "-o jsonpath='{.spec.containers[*].lifecycle.preStop}'",
         ),
     )
@@ -218,7 +219,7 @@ NODE_SYMPTOMS: tuple[NodeSymptom, ...] = (
 def _has_exec_post_start(pod: JSON) -> bool:
     return any(
         isinstance(as_dict(as_dict(as_dict(c).get("lifecycle")).get("postStart")).get("exec"), dict)
-        for c in as_list(spec_of(pod).get("containers"))
+        for c in list_of(spec_of(pod).get("containers"))
     )
 
 
@@ -291,7 +292,8 @@ def explain_containers(facts: PodFacts) -> list[Blocker]:
     generic = (_list_containers(facts), facts.kubelet_log())
     first = Remedy(
         "read the pod's events",
-        f"kubectl get events -n {facts.namespace} --field-selector involvedObject.uid={facts.uid}",
+        f"kubectl get events -n {shlex.quote(facts.namespace)} "
+        f"--field-selector involvedObject.uid={facts.uid}",
     )
     return [
         Blocker(

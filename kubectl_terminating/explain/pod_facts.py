@@ -1,16 +1,19 @@
-"""What the pod explainers read: the pod's containers and events, the health of its node
+"""What the pod causes read: the pod's containers and events, the health of its node
 (Ready condition, heartbeat Lease) and PodFacts, which makes the reads they share once.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 
-from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating import reads
+from kubectl_terminating.explain.common import Facts, as_dict, list_of, meta, text
 from kubectl_terminating.model import JSON, Evidence, Finding, ObjectRef, Remedy
+from kubectl_terminating.reads import NODE_LEASE_NAMESPACE
 from kubectl_terminating.timeutil import human_duration, seconds_since
 from kubectl_terminating.view import ClusterView, ReadFailed
 
@@ -18,7 +21,6 @@ from kubectl_terminating.view import ClusterView, ReadFailed
 # controller's --node-monitor-grace-period default (50s since Kubernetes 1.32); the kubelet
 # renews every 10s, so 40s is four missed renewals. A longer leaseDurationSeconds wins.
 NODE_LEASE_GRACE_SECONDS = 40
-NODE_LEASE_NAMESPACE = "kube-node-lease"
 CONTAINER_STATES = ("running", "terminated", "waiting")
 
 
@@ -72,10 +74,10 @@ def container_states(pod: JSON) -> list[JSON]:
     reported = [
         container_state(as_dict(s))
         for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
-        for s in as_list(status.get(key))
+        for s in list_of(status.get(key))
     ]
     known = {c["name"] for c in reported}
-    for container in as_list(spec_of(pod).get("containers")):
+    for container in list_of(spec_of(pod).get("containers")):
         name = text(as_dict(container).get("name"))
         if name and name not in known:
             reported.append(container_state({"name": name}))
@@ -137,7 +139,7 @@ def newest_event(
 
 
 def condition_of(node: JSON, kind: str) -> JSON | None:
-    for condition in as_list(status_of(node).get("conditions")):
+    for condition in list_of(status_of(node).get("conditions")):
         if as_dict(condition).get("type") == kind:
             return as_dict(condition)
     return None
@@ -278,17 +280,19 @@ class NodeCheck:
 # -- the reads the explainers share ------------------------------------------------------------
 
 
-class PodFacts:
-    """The pod and the reads several explainers share, made once and only when needed.
+class PodFacts(Facts):
+    """The pod and the reads several pod causes share, made once and only when needed.
 
     A shared read that fails becomes a warning on the finding and an "unknown" answer, so one
     missing permission costs one piece of evidence, not every check after it.
     """
 
     def __init__(self, pod: JSON, view: ClusterView, finding: Finding) -> None:
-        self.pod = pod
-        self.view = view
-        self.finding = finding
+        super().__init__(pod, view, finding)
+
+    @property
+    def pod(self) -> JSON:
+        return self.obj
 
     @property
     def namespace(self) -> str:
@@ -314,10 +318,6 @@ class PodFacts:
     def overdue(self) -> int | None:
         return self.finding.overdue_seconds
 
-    def warn(self, failed: ReadFailed) -> None:
-        if str(failed) not in self.finding.warnings:
-            self.finding.warnings.append(str(failed))
-
     @property
     def kubelet_pending(self) -> bool:
         """The pod's kubelet still has to confirm the deletion. Once it has (or after a forced
@@ -341,7 +341,7 @@ class PodFacts:
         if not name:
             return NodeCheck("")
         try:
-            node = self.view.node(name)
+            node = reads.node(self.view, name)
         except ReadFailed as failed:
             self.warn(failed)
             return NodeCheck(name, unreadable=failed.reason)
@@ -349,28 +349,28 @@ class PodFacts:
             return NodeCheck(name)
         problem = ready_problem(name, node, self.view.now)
         if problem is None:
-            try:
-                problem = lease_problem(name, self.view.node_lease(name), self.view.now)
-            except ReadFailed as failed:
-                self.warn(failed)  # Ready=True stands on its own
-            return NodeCheck(name, node, problem=problem)
+            # Ready=True stands on its own when the Lease cannot be read
+            lease = self._node_lease(name)
+            return NodeCheck(name, node, problem=lease_problem(name, lease, self.view.now))
         alive = None
         if runtime_down_message(node) is not None:
-            try:
-                alive = lease_renewed(name, self.view.node_lease(name), self.view.now)
-            except ReadFailed as failed:
-                self.warn(failed)  # without the Lease the kubelet may be down too
+            # without the Lease the kubelet may be down too
+            alive = lease_renewed(name, self._node_lease(name), self.view.now)
         return NodeCheck(name, node, problem=problem, kubelet_alive=alive)
+
+    def _node_lease(self, name: str) -> JSON | None:
+        """The node's Lease; None when missing or unreadable (then a warning)."""
+        return self.read(lambda: reads.node_lease(self.view, name), None)
 
     @cached_property
     def events(self) -> list[JSON]:
         if not self.finding.uid:
             return []  # events are matched by uid; without one any match would be wrong
-        try:
-            return [as_dict(e) for e in self.view.events_for(self.namespace, self.finding.uid)]
-        except ReadFailed as failed:
-            self.warn(failed)
-            return []
+        uid = self.finding.uid
+        return [
+            as_dict(e)
+            for e in self.read(lambda: reads.events_for(self.view, self.namespace, uid), [])
+        ]
 
     def on_node(self, what: str) -> str:
         return f"on node {self.node_name or '?'}: {what}"
@@ -391,7 +391,8 @@ class PodFacts:
     def force_delete(self, when: str) -> Remedy:
         return Remedy(
             "force delete the pod object",
-            f"kubectl delete pod -n {self.namespace} {self.name} --grace-period=0 --force",
+            f"kubectl delete pod -n {shlex.quote(self.namespace)} {shlex.quote(self.name)} "
+            "--grace-period=0 --force",
             destructive=True,
             when=when,
         )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from kubectl_terminating.explain.common import as_dict, as_list, text
+from kubectl_terminating.explain.common import as_dict, list_of, text
 from kubectl_terminating.explain.pod_facts import (
     PodFacts,
     event_evidence,
@@ -39,7 +39,7 @@ class HungHook:
 
 
 def _hook_command(hook: JSON) -> str:
-    command = as_list(as_dict(hook.get("exec")).get("command"))
+    command = list_of(as_dict(hook.get("exec")).get("command"))
     if command:
         return shlex.join(text(c) for c in command)
     http = as_dict(hook.get("httpGet"))
@@ -55,7 +55,7 @@ def _process(hook: JSON) -> str:
     """The text to look for in `ps`: for `sh -c SCRIPT` the script, because a shell execs a
     lone command (seen on the real node: the hook `sh -c 'sleep 3601'` runs as `sleep 3601`)
     and a shell that stays shows the script in its own command line."""
-    command = [text(c) for c in as_list(as_dict(hook.get("exec")).get("command"))]
+    command = [text(c) for c in list_of(as_dict(hook.get("exec")).get("command"))]
     if len(command) >= 3 and command[0] in SHELLS and command[1] == "-c":
         return command[2]
     return _hook_command(hook)
@@ -77,12 +77,12 @@ def hung_post_start_hooks(facts: PodFacts) -> list[HungHook]:
     status still waits in ContainerCreating: the hook has not returned."""
     waiting = {
         text(s.get("name"))
-        for s in (as_dict(x) for x in as_list(status_of(facts.pod).get("containerStatuses")))
+        for s in (as_dict(x) for x in list_of(status_of(facts.pod).get("containerStatuses")))
         if text(as_dict(as_dict(s.get("state")).get("waiting")).get("reason"))
         == "ContainerCreating"
     }
     hung = []
-    for container in (as_dict(c) for c in as_list(spec_of(facts.pod).get("containers"))):
+    for container in (as_dict(c) for c in list_of(spec_of(facts.pod).get("containers"))):
         name = text(container.get("name"))
         hook = as_dict(as_dict(container.get("lifecycle")).get("postStart"))
         if not hook or name not in waiting:

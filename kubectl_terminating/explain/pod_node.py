@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from kubectl_terminating.explain.common import as_dict, as_list
+import shlex
+
+from kubectl_terminating.explain.common import as_dict, list_of
 from kubectl_terminating.explain.pod_facts import (
     NodeProblem,
     PodFacts,
@@ -49,7 +51,7 @@ def _node_missing(facts: PodFacts) -> Blocker:
         (
             Remedy(
                 f"confirm node {name} is gone for good (not re-registering)",
-                f"kubectl get node {name}",
+                f"kubectl get node {shlex.quote(name)}",
             ),
             facts.force_delete(
                 f"node {name} is gone and its machine will not come back with the pod's "
@@ -62,7 +64,7 @@ def _node_missing(facts: PodFacts) -> Blocker:
 def _has_out_of_service_taint(node: JSON | None) -> bool:
     return any(
         as_dict(t).get("key") == OUT_OF_SERVICE_TAINT
-        for t in as_list(spec_of(node or {}).get("taints"))
+        for t in list_of(spec_of(node or {}).get("taints"))
     )
 
 
@@ -70,7 +72,9 @@ def _node_not_ready(facts: PodFacts, problem: NodeProblem) -> Blocker:
     name = facts.node_name
     evidence = [problem.evidence]
     remedies = [
-        Remedy("check the node and its recent events", f"kubectl describe node {name}"),
+        Remedy(
+            "check the node and its recent events", f"kubectl describe node {shlex.quote(name)}"
+        ),
         Remedy(
             facts.on_node("check the kubelet, if the machine is reachable"),
             "systemctl status kubelet; journalctl -u kubelet --since -1h",
@@ -85,7 +89,8 @@ def _node_not_ready(facts: PodFacts, problem: NodeProblem) -> Blocker:
             Remedy(
                 "mark the shut-down node out of service: its pods are then deleted and their "
                 "volumes detached (safer than force deleting pods one by one)",
-                f"kubectl taint nodes {name} {OUT_OF_SERVICE_TAINT}=nodeshutdown:NoExecute",
+                f"kubectl taint nodes {shlex.quote(name)} "
+                f"{OUT_OF_SERVICE_TAINT}=nodeshutdown:NoExecute",
                 destructive=True,
                 when=f"node {name} is shut down (not just unreachable); remove the taint once "
                 "it is back",

@@ -3,9 +3,11 @@ followed PVC -> PV -> CSI driver -> node -> VolumeAttachment to find what holds 
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 
-from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating import reads
+from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.pod_containers import busy_remedies
 from kubectl_terminating.explain.pod_facts import (
     PodFacts,
@@ -21,6 +23,7 @@ from kubectl_terminating.explain.pod_facts import (
     unique_remedies,
 )
 from kubectl_terminating.explain.pod_hooks import hung_post_start_hooks
+from kubectl_terminating.explain.pod_network import teardown_event
 from kubectl_terminating.explain.webhooks import matching_webhooks, unverified_webhooks
 from kubectl_terminating.model import (
     CSI_DRIVER_MISSING,
@@ -89,13 +92,13 @@ def _claim_of(volume: JSON, pod_name: str) -> str:
 def _follow_claim(trace: VolumeTrace, facts: PodFacts) -> None:
     if not trace.claim:
         return
-    pvc = facts.view.pvc(facts.namespace, trace.claim)
+    pvc = reads.pvc(facts.view, facts.namespace, trace.claim)
     claim_ref = ObjectRef("PersistentVolumeClaim", trace.claim, facts.namespace, "v1")
     if pvc is None:
         trace.evidence.append(Evidence(f"PVC {trace.claim} not found", claim_ref))
         return
     trace.pv = text(spec_of(pvc).get("volumeName"))
-    pv = facts.view.pv(trace.pv) if trace.pv else None
+    pv = reads.pv(facts.view, trace.pv) if trace.pv else None
     if pv is None:
         trace.evidence.append(
             Evidence(
@@ -127,16 +130,16 @@ def _check_driver(trace: VolumeTrace, facts: PodFacts) -> None:
     if not trace.driver:
         return
     driver = trace.driver
-    if facts.view.csi_driver(driver) is None:
+    if reads.csi_driver(facts.view, driver) is None:
         trace.driver_problem = Evidence(
             f"CSIDriver {driver} does not exist: the driver was uninstalled (or never registered)",
             ObjectRef("CSIDriver", driver, api_version="storage.k8s.io/v1"),
             {"driver": driver, "csiDriverExists": False},
         )
         return
-    csi_node = facts.view.csi_node(facts.node_name)
+    csi_node = reads.csi_node(facts.view, facts.node_name)
     registered = [
-        text(as_dict(d).get("name")) for d in as_list(spec_of(csi_node or {}).get("drivers"))
+        text(as_dict(d).get("name")) for d in list_of(spec_of(csi_node or {}).get("drivers"))
     ]
     if driver not in registered:
         trace.driver_problem = Evidence(
@@ -153,7 +156,7 @@ def _check_driver(trace: VolumeTrace, facts: PodFacts) -> None:
 
 def _check_in_use(trace: VolumeTrace, facts: PodFacts) -> None:
     unique = trace.unique_name
-    if not unique or unique not in as_list(status_of(facts.node.node or {}).get("volumesInUse")):
+    if not unique or unique not in list_of(status_of(facts.node.node or {}).get("volumesInUse")):
         return
     trace.in_use = True
     trace.evidence.append(
@@ -177,7 +180,7 @@ def _attachment_for(pv: str, node: str, attachments: list[JSON]) -> JSON | None:
 def _check_attachment(trace: VolumeTrace, facts: PodFacts) -> None:
     if not trace.pv:
         return
-    attachment = _attachment_for(trace.pv, facts.node_name, facts.view.volume_attachments())
+    attachment = _attachment_for(trace.pv, facts.node_name, reads.volume_attachments(facts.view))
     if attachment is None:
         return
     trace.attachment = attachment
@@ -248,7 +251,7 @@ def volume_remedies(facts: PodFacts, traces: list[VolumeTrace]) -> tuple[Remedy,
             Remedy(
                 f"restore CSI driver {', '.join(broken)} (reinstall it; its node plugin must "
                 f"run on {node}); the kubelet then finishes the unmount itself",
-                f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}",
+                f"kubectl get pods -A -o wide --field-selector spec.nodeName={shlex.quote(node)}",
             )
         )
     steps += [
@@ -273,7 +276,7 @@ def volume_remedies(facts: PodFacts, traces: list[VolumeTrace]) -> tuple[Remedy,
     steps += [
         Remedy(
             f"delete VolumeAttachment {text(meta(t.attachment).get('name'))}",
-            f"kubectl delete volumeattachment {text(meta(t.attachment).get('name'))}",
+            f"kubectl delete volumeattachment {shlex.quote(text(meta(t.attachment).get('name')))}",
             destructive=True,
             when="last, only once the volume is unmounted on the node and the storage backend "
             "shows it detached: deleting it first can leave the disk attached to two nodes",
@@ -431,6 +434,15 @@ def _attachment_blockers(
     ]
 
 
+def _network_explains(facts: PodFacts, traces: list[VolumeTrace]) -> bool:
+    """The pod's network teardown fails (pod_network) and no volume shows a problem of its
+    own: the kubelet waits for the sandbox, not for the volumes."""
+    volume_facts = _volume_events(facts) or any(
+        t.in_use or t.driver_problem or t.attachment_problem for t in traces
+    )
+    return not volume_facts and teardown_event(facts) is not None
+
+
 def explain_volumes(facts: PodFacts) -> list[Blocker]:
     # Holds once every container is down (none running, none held by its postStart hook) and
     # the kubelet, alive on a healthy node, has still not confirmed past the deadline.
@@ -442,12 +454,12 @@ def explain_volumes(facts: PodFacts) -> list[Blocker]:
         return []
     traces = [
         trace_volume(facts, as_dict(v))
-        for v in as_list(spec_of(facts.pod).get("volumes"))
+        for v in list_of(spec_of(facts.pod).get("volumes"))
         if _claim_of(as_dict(v), facts.name) or as_dict(as_dict(v).get("csi")).get("driver")
     ]
     remedies = volume_remedies(facts, traces)
     return [
-        _reclaim_blocker(facts, traces, remedies),
+        *([] if _network_explains(facts, traces) else [_reclaim_blocker(facts, traces, remedies)]),
         *_driver_blockers(facts, traces, remedies),
         *_attachment_blockers(facts, traces, remedies),
     ]

@@ -1,24 +1,27 @@
-"""Why a Pod stays Terminating: one small explainer per cause (DESIGN.md, "Pods").
+"""Why a Pod stays Terminating: one small cause per way deletion breaks (docs/explainers.md).
 
 The kubelet of the pod's node must kill the containers, tear the volumes down and then delete
-the pod with grace period 0; finalizers must be removed by their controllers. Each explainer
-looks for one way this chain breaks and proves it with what the API shows.
+the pod with grace period 0; finalizers must be removed by their controllers. Each cause looks
+for one way this chain breaks and proves it with what the API shows, reading related objects
+through PodFacts (pod_facts), which makes the reads they share once and turns a failed one
+into a warning. They are registered in POD_CAUSES.
 
-The explainers for the node, running containers and volumes are in pod_node, pod_containers
-and pod_volumes; the reads they share are in pod_facts.
+The causes for the node, running containers, hooks and volumes are in pod_node,
+pod_containers, pod_hooks and pod_volumes.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 
+from kubectl_terminating import reads
 from kubectl_terminating.explain.common import (
-    Explainer,
     as_dict,
     base_finding,
-    grace_period_blocker,
+    grace_period,
     meta,
-    run_explainers,
+    run_causes,
     text,
 )
 from kubectl_terminating.explain.finalizers import finalizer_blockers
@@ -34,6 +37,7 @@ from kubectl_terminating.explain.pod_facts import (
     status_of,
 )
 from kubectl_terminating.explain.pod_hooks import explain_hooks
+from kubectl_terminating.explain.pod_network import explain_network
 from kubectl_terminating.explain.pod_node import explain_node
 from kubectl_terminating.explain.pod_volumes import explain_volumes
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
@@ -60,7 +64,7 @@ HOLDS_WHILE = {
     UNKNOWN: "context only: no known cause found while the pod is past its deadline",
 }
 
-PodExplainer = Callable[[PodFacts], list[Blocker]]
+PodCause = Callable[[PodFacts], list[Blocker]]
 
 
 # -- finalizers, namespace, webhooks -----------------------------------------------------------
@@ -74,7 +78,7 @@ def explain_finalizers(facts: PodFacts) -> list[Blocker]:
 
 def explain_namespace(facts: PodFacts) -> list[Blocker]:
     """Context: the pod's namespace is being deleted too."""
-    namespace = facts.view.namespace(facts.namespace) if facts.namespace else None
+    namespace = reads.namespace(facts.view, facts.namespace) if facts.namespace else None
     if namespace is None:
         return []
     phase = text(status_of(namespace).get("phase"))
@@ -93,7 +97,12 @@ def explain_namespace(facts: PodFacts) -> list[Blocker]:
                     {"phase": phase or None, "deletionTimestamp": since or None},
                 ),
             ),
-            (Remedy("see why the namespace is stuck", f"kubectl terminating ns {name} --explain"),),
+            (
+                Remedy(
+                    "see why the namespace is stuck",
+                    f"kubectl terminating ns {shlex.quote(name)} --explain",
+                ),
+            ),
         )
     ]
 
@@ -142,37 +151,37 @@ def unknown_blocker(facts: PodFacts) -> Blocker:
         (
             Remedy(
                 "read the pod's state and events",
-                f"kubectl describe pod -n {facts.namespace} {facts.name}",
+                f"kubectl describe pod -n {shlex.quote(facts.namespace)} {shlex.quote(facts.name)}",
             ),
             facts.kubelet_log(),
         ),
     )
 
 
-def _needs_unknown(finding: Finding) -> bool:
-    overdue = finding.overdue_seconds
-    return (
-        overdue is not None
-        and overdue > 0
-        and all(b.type in CONTEXT_TYPES for b in finding.blockers)
-    )
+def explain_unknown(facts: PodFacts) -> list[Blocker]:
+    """Past the deadline and no cause found by the causes before this one."""
+    overdue = facts.finding.overdue_seconds
+    if overdue is None or overdue <= 0:
+        return []
+    if any(b.type not in CONTEXT_TYPES for b in facts.finding.blockers):
+        return []
+    return [unknown_blocker(facts)]
 
 
 # -- the pod explainer -------------------------------------------------------------------------
 
-POD_EXPLAINERS: tuple[PodExplainer, ...] = (
+POD_CAUSES: tuple[PodCause, ...] = (
+    grace_period,
     explain_finalizers,
     explain_node,
     explain_containers,
     explain_hooks,
+    explain_network,
     explain_volumes,
     explain_webhooks,
     explain_namespace,
+    explain_unknown,  # last: it looks at what the others found
 )
-
-
-def _bound(explain: PodExplainer, facts: PodFacts) -> Explainer:
-    return lambda _pod, _view: explain(facts)
 
 
 def explain_pod(pod: JSON, view: ClusterView) -> Finding:
@@ -182,15 +191,7 @@ def explain_pod(pod: JSON, view: ClusterView) -> Finding:
     finding.node = text(spec_of(pod).get("nodeName")) or None
     finding.phase = text(status_of(pod).get("phase")) or None
     finding.containers = container_states(pod)
-    grace = grace_period_blocker(pod, finding)
-    if grace is not None:
-        finding.blockers.append(grace)
-    facts = PodFacts(pod, view, finding)
-    run_explainers(finding, pod, view, [_bound(explain, facts) for explain in POD_EXPLAINERS])
-    if _needs_unknown(finding):
-        finding.blockers.append(unknown_blocker(facts))
-        finding.sort_blockers()
-    return finding
+    return run_causes(PodFacts(pod, view, finding), POD_CAUSES)
 
 
 __all__ = ["container_states", "explain_pod"]

@@ -9,11 +9,13 @@ no ready endpoints. `clientConfig.url` webhooks point outside the cluster and ca
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating import reads
+from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.model import JSON, WEBHOOK, Blocker, Evidence, ObjectRef, Remedy
 from kubectl_terminating.resources import Resource
 from kubectl_terminating.view import ClusterView, ReadFailed
@@ -65,7 +67,7 @@ class BackendProblem:
 
 
 def _listed(values: Any, wanted: str) -> bool:
-    items = as_list(values)
+    items = list_of(values)
     return ALL in items or wanted in items
 
 
@@ -76,7 +78,7 @@ def _split(resource: str) -> tuple[str, str]:
 
 def resource_matches(rule_resources: Any, plural: str, subresource: str = "") -> bool:
     """As the API server matches: `*` is any resource, `x/*` any subresource of x (and x)."""
-    for entry in as_list(rule_resources):
+    for entry in list_of(rule_resources):
         if not isinstance(entry, str):
             continue
         res, sub = _split(entry)
@@ -119,7 +121,7 @@ def hook_operations(
     # the same group and resource, so the version only has to match under Exact.
     exact = text(hook.get("matchPolicy")) == "Exact"
     found: list[str] = []
-    for rule in as_list(hook.get("rules")):
+    for rule in list_of(hook.get("rules")):
         for op in rule_operations(as_dict(rule), resource, operations, exact_version=exact):
             if op not in found:
                 found.append(op)
@@ -132,7 +134,7 @@ def hook_operations(
 def _expression_matches(expression: Mapping[str, Any], labels: Labels) -> bool:
     key = text(expression.get("key"))
     operator = text(expression.get("operator"))
-    values = as_list(expression.get("values"))
+    values = list_of(expression.get("values"))
     if operator == "In":
         return key in labels and labels[key] in values
     if operator == "NotIn":
@@ -151,7 +153,7 @@ def selector_matches(selector: Any, labels: Labels) -> bool:
     if any(labels.get(k) != v for k, v in match_labels.items()):
         return False
     return all(
-        _expression_matches(as_dict(e), labels) for e in as_list(selector.get("matchExpressions"))
+        _expression_matches(as_dict(e), labels) for e in list_of(selector.get("matchExpressions"))
     )
 
 
@@ -170,7 +172,7 @@ def _namespace_labels(namespace: str | None, view: ClusterView) -> tuple[Labels 
     if not namespace:
         return None, "namespace unknown"
     try:
-        obj = view.namespace(namespace)
+        obj = reads.namespace(view, namespace)
     except ReadFailed as failed:
         return None, str(failed)
     if obj is None:
@@ -221,11 +223,11 @@ def matching_webhooks(
 
     labels are the object's own labels (for objectSelector); None when unknown.
     """
-    configs = view.webhook_configurations()
+    configs = reads.webhook_configurations(view)
     ns_labels = _namespace_labels(namespace, view) if configs else (None, "")
     found: list[MatchedWebhook] = []
     for config in map(as_dict, configs):
-        for hook in map(as_dict, as_list(config.get("webhooks"))):
+        for hook in map(as_dict, list_of(config.get("webhooks"))):
             ops = hook_operations(hook, resource, operations)
             notes = _selector_notes(hook, resource, ns_labels, labels) if ops else None
             if not ops or notes is None or not _fails_closed(hook):
@@ -257,7 +259,7 @@ def ready_endpoints(slices: list[JSON]) -> int:
     return sum(
         1
         for s in slices
-        for endpoint in as_list(as_dict(s).get("endpoints"))
+        for endpoint in list_of(as_dict(s).get("endpoints"))
         if as_dict(as_dict(endpoint).get("conditions")).get("ready") is not False
     )
 
@@ -266,8 +268,11 @@ def _pods_command(namespace: str, service: JSON, name: str) -> str:
     selector = as_dict(as_dict(service.get("spec")).get("selector"))
     if selector:
         joined = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
-        return f"kubectl get pods -n {namespace} -l {joined} -o wide"
-    return f"kubectl get endpointslices -n {namespace} -l kubernetes.io/service-name={name}"
+        return f"kubectl get pods -n {shlex.quote(namespace)} -l {shlex.quote(joined)} -o wide"
+    return (
+        f"kubectl get endpointslices -n {shlex.quote(namespace)} "
+        f"-l kubernetes.io/service-name={shlex.quote(name)}"
+    )
 
 
 def backend_problem(hook: MatchedWebhook, view: ClusterView) -> BackendProblem | None:
@@ -277,7 +282,7 @@ def backend_problem(hook: MatchedWebhook, view: ClusterView) -> BackendProblem |
         return None
     namespace, name = target
     ref = ObjectRef("Service", name, namespace, "v1")
-    service = view.service(namespace, name)
+    service = reads.service(view, namespace, name)
     if service is None:
         return BackendProblem(
             "missing",
@@ -285,12 +290,12 @@ def backend_problem(hook: MatchedWebhook, view: ClusterView) -> BackendProblem |
             Remedy(
                 f"restore Service {namespace}/{name}: repair or reinstall the operator that "
                 "serves the webhook",
-                f"kubectl get deployments,pods -n {namespace}",
+                f"kubectl get deployments,pods -n {shlex.quote(namespace)}",
             ),
         )
     if text(as_dict(service.get("spec")).get("type")) == "ExternalName":
         return None  # resolved through DNS outside the API: cannot be checked here
-    slices = view.endpoint_slices(namespace, name)
+    slices = reads.endpoint_slices(view, namespace, name)
     if ready_endpoints(slices):
         return None
     return BackendProblem(
@@ -310,7 +315,7 @@ def backend_problem(hook: MatchedWebhook, view: ClusterView) -> BackendProblem |
 def _delete_config_remedy(hook: MatchedWebhook) -> Remedy:
     return Remedy(
         f"delete {hook.config_kind} {hook.config_name} (all its webhooks go with it)",
-        f"kubectl delete {hook.config_kind.lower()} {hook.config_name}",
+        f"kubectl delete {hook.config_kind.lower()} {shlex.quote(hook.config_name)}",
         destructive=True,
         when=(
             "the operator that served it is gone for good and left the configuration behind; "

@@ -16,7 +16,7 @@ from fnmatch import fnmatchcase
 from typing import Any, Protocol
 
 from kubectl_terminating.errors import ApiError, Forbidden
-from kubectl_terminating.explain.common import as_dict, as_list, meta, text
+from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.fix.plan import (
     ABSENT,
     DELETE_APISERVICE,
@@ -131,7 +131,7 @@ def _field(item: JSON, dotted: str) -> str:
 
 
 def _ready(node: JSON) -> bool:
-    conditions = as_list(as_dict(node.get("status")).get("conditions"))
+    conditions = list_of(as_dict(node.get("status")).get("conditions"))
     return any(
         as_dict(c).get("type") == "Ready" and as_dict(c).get("status") == "True" for c in conditions
     )
@@ -216,7 +216,7 @@ def recreatable(obj: JSON) -> JSON:
 
 
 def _taint_request(path: str, node: JSON, rv: str) -> Request | None:
-    taints = as_list(as_dict(node.get("spec")).get("taints"))
+    taints = list_of(as_dict(node.get("spec")).get("taints"))
     if any(as_dict(t).get("key") == OUT_OF_SERVICE_TAINT for t in taints):
         return None
     taint = {"key": OUT_OF_SERVICE_TAINT, "value": "nodeshutdown", "effect": "NoExecute"}
@@ -231,14 +231,14 @@ def _taint_request(path: str, node: JSON, rv: str) -> Request | None:
 def _finalizer_request(p: Proposal, obj: JSON, uid: str, rv: str) -> Request | None:
     if p.action == FINALIZE_NAMESPACE:
         spec = as_dict(obj.get("spec"))
-        left = [f for f in as_list(spec.get("finalizers")) if f != p.finalizer]
-        if len(left) == len(as_list(spec.get("finalizers"))):
+        left = [f for f in list_of(spec.get("finalizers")) if f != p.finalizer]
+        if len(left) == len(list_of(spec.get("finalizers"))):
             return None
         body = copy.deepcopy(obj)
         body["spec"] = dict(spec, finalizers=left)
         path = p.target.path + "/finalize"
         return Request("PUT", path, body, CONTENT_JSON, f"metadata.resourceVersion {rv} in body")
-    finalizers = as_list(meta(obj).get("finalizers"))
+    finalizers = list_of(meta(obj).get("finalizers"))
     if p.finalizer not in finalizers:
         return None
     at = f"/metadata/finalizers/{finalizers.index(p.finalizer)}"

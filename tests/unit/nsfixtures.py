@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from kubectl_terminating import reads
 from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import (
     ENDPOINT_SLICES,
@@ -44,7 +45,7 @@ class Scenario:
 
     @property
     def namespace(self) -> JSON:
-        found = self.view.namespace(self.data["namespace"])
+        found = reads.namespace(self.view, self.data["namespace"])
         assert found is not None
         return found
 

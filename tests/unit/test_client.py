@@ -26,6 +26,7 @@ import pytest
 import urllib3
 
 from kubectl_terminating import client as client_module
+from kubectl_terminating import reads
 from kubectl_terminating.client import Client
 from kubectl_terminating.discovery import discover
 from kubectl_terminating.errors import (
@@ -437,11 +438,11 @@ def test_live_view_read_failures(server: FaultServer, monkeypatch: pytest.Monkey
     server.on("/api/v1/nodes/n2", Step(401, {"kind": "Status", "code": 401}))
     view = LiveView(make_client(server))
     with pytest.raises(ReadFailed, match=r"^could not read nodes: forbidden$"):
-        view.node("n1")
+        reads.node(view, "n1")
     with pytest.raises(ReadFailed, match=r"^could not read .*: no answer within 0.5s$"):
-        view.volume_attachments()
+        reads.volume_attachments(view)
     with pytest.raises(Unauthorized):  # wrong credentials stay the run's one error
-        view.node("n2")
+        reads.node(view, "n2")
 
 
 # -- secrets ---------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from kubectl_terminating import reads
 from kubectl_terminating.explain.objects import explain_object
 from kubectl_terminating.model import (
     CONVERSION_WEBHOOK,
@@ -160,7 +161,7 @@ def test_namespace_listed_metadata_only_gets_the_full_namespace_explanation() ->
 
 def test_pods_go_to_the_pod_explainers() -> None:
     found = scenario("pods-left")
-    pod = found.view.pod("db", "postgres-0")
+    pod = reads.pod(found.view, "db", "postgres-0")
     assert pod is not None
     finding = explain_object(pod, PODS, found.view)
     assert (finding.kind, finding.node) == ("Pod", "worker-3")

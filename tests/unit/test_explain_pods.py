@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import shlex
 from typing import Any
 
 import pytest
@@ -184,6 +185,35 @@ def test_missing_node_is_node_missing_with_force_delete_last() -> None:
     assert b.remedy[-1].destructive and b.remedy[-1].when
 
 
+def words(command: str) -> list[str]:
+    """command as a shell reads it: `;`, `|` and `&` end a command, quotes keep one word."""
+    return list(shlex.shlex(command, posix=True, punctuation_chars=True))
+
+
+@pytest.mark.parametrize("state", ["missing", "not ready", "no cause"])
+def test_names_from_a_file_stay_one_word_in_every_command(state: str) -> None:
+    """A file (--from-file) is not validated by an API server: a pod named `web-0;reboot` on a
+    node named `worker 1` must stay one word in every command printed for it. (Fixed: the
+    force delete, describe and node commands printed names unquoted, while the finalizer and
+    namespace commands quoted them.)"""
+    odd = pod(metadata__name="web-0;reboot", spec__nodeName="worker 1")
+    ready = {"missing": [], "not ready": [node(Ready=("False", "KubeletNotReady", "x"))]}
+    nodes = ready.get(state, [node()])
+    for n in nodes:
+        n["metadata"]["name"] = "worker 1"
+    if state == "no cause":  # the kubelet confirmed, nothing else holds it
+        odd["metadata"]["deletionGracePeriodSeconds"] = 0
+    finding = explain(odd, [*nodes, *cluster("node-worker-1", "lease-worker-1")])
+    printed = [c for b in finding.blockers for c in commands(b.remedy) if c.startswith("kubectl")]
+    assert any("web-0" in c for c in printed), printed
+    assert state == "no cause" or any("worker" in c for c in printed), printed
+    for command in printed:
+        if "web-0" in command:
+            assert "web-0;reboot" in words(command), command
+        if "worker" in command:
+            assert "worker 1" in words(command), command
+
+
 def test_not_ready_node_is_the_cause_not_its_stale_container_status() -> None:
     down = node(Ready=("Unknown", "NodeStatusUnknown", "2026-01-01T09:00:00Z"))
     finding = explain(pod(), [down, *cluster("node-worker-1")])
@@ -326,6 +356,37 @@ def test_no_persistent_volumes_still_waits_for_teardown() -> None:
     assert (
         finding.blockers[0].summary == "containers exited; kubelet has not finished volume teardown"
     )
+
+
+# The kubelet's event when the CNI plugin's DEL fails, as pasted in projectcalico/calico#7647
+# (the error) and spidernet-io/cni-plugins#47 (the event around it).
+CNI_DEL_FAILED = (
+    'error killing pod: failed to "KillPodSandbox" for "3f2b6c1e-8d3a-4b5e-9c7d-1a2b3c4d5e6f" '
+    'with KillPodSandboxError: "rpc error: code = Unknown desc = failed to destroy network for '
+    'sandbox \\"3bb433e9ee32e3402ad828c97ddfe322b9f2d88348cb004d01efd226aa0bfd5d\\": plugin '
+    'type=\\"calico\\" failed (delete): netplugin failed with no error message: signal: killed"'
+)
+
+
+def test_cni_teardown_failure_is_the_cause_not_volume_teardown() -> None:
+    obj = exited()
+    obj["spec"]["volumes"] = obj["spec"]["volumes"][1:]  # the projected token volume only
+    finding = explain(obj, [*cluster(), event("FailedKillPod", CNI_DEL_FAILED)])
+    assert types(finding) == ["network-teardown"]
+    b = finding.blockers[0]
+    assert b.summary == "pod network teardown failing (CNI plugin calico)"
+    assert b.evidence[1].fields["reason"] == "FailedKillPod"
+    assert commands(b.remedy)[0] == (
+        "kubectl get pods -A -o wide --field-selector spec.nodeName=worker-1"
+    )
+    assert [r.destructive for r in b.remedy] == [False, False, True]
+    assert_destructive_steps_say_when(finding)
+
+
+def test_cni_teardown_failure_keeps_volume_evidence() -> None:
+    """A volume still in use on the node is a fact of its own: it stays, ranked below."""
+    finding = explain(exited(), [*cluster(), event("FailedKillPod", CNI_DEL_FAILED)])
+    assert types(finding) == ["network-teardown", "volumes-not-reclaimed"]
 
 
 def test_node_unreadable_says_so_instead_of_blaming_the_kubelet() -> None:

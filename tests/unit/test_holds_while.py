@@ -14,6 +14,7 @@ EXPLAINERS = (
     "namespace_evidence",
     "namespace_finalizers",
     "pod_hooks",
+    "pod_network",
     "pod_node",
     "pod_volumes",
     "pods",

@@ -24,6 +24,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubectl_terminating import resources as res
 from kubectl_terminating.explain import pods as pods_module
 from kubectl_terminating.explain.finalizers import finalizer_blockers
 from kubectl_terminating.explain.namespaces import explain_namespace
@@ -40,27 +41,10 @@ from kubectl_terminating.model import (
     Remedy,
 )
 from kubectl_terminating.options import Options, PrintOptions
+from kubectl_terminating.reads import RELATED
 from kubectl_terminating.render import explain, structured, table
 from kubectl_terminating.render.style import Style
-from kubectl_terminating.resources import (
-    APISERVICES,
-    CRDS,
-    CSI_DRIVERS,
-    CSI_NODES,
-    ENDPOINT_SLICES,
-    EVENTS,
-    LEASES,
-    MUTATING_WEBHOOKS,
-    NAMESPACES,
-    NODES,
-    PODS,
-    PVCS,
-    PVS,
-    SERVICES,
-    VALIDATING_WEBHOOKS,
-    VOLUME_ATTACHMENTS,
-    Resource,
-)
+from kubectl_terminating.resources import Resource
 from kubectl_terminating.run import run
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.timeutil import parse_time
@@ -71,9 +55,9 @@ from tests.unit.builders import NAMESPACES_NOW as NOW
 WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
 EVENTS_V1 = Resource("events.k8s.io", "v1", "events", "Event")
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap")
-CLUSTER_TYPES: tuple[Resource, ...] = (NODES, PVS, CSI_DRIVERS, CSI_NODES, VOLUME_ATTACHMENTS)
-CLUSTER_TYPES += (APISERVICES, CRDS, NAMESPACES, VALIDATING_WEBHOOKS, MUTATING_WEBHOOKS)
-NAMESPACED_TYPES = (PODS, EVENTS, SERVICES, PVCS, LEASES, ENDPOINT_SLICES, CONFIGMAPS, WIDGETS)
+# every kind the explainers read, and two they never ask for by name
+CLUSTER_TYPES = tuple(r for r in RELATED if not r.namespaced)
+NAMESPACED_TYPES = (*(r for r in RELATED if r.namespaced), CONFIGMAPS, WIDGETS)
 ALL_TYPES = CLUSTER_TYPES + NAMESPACED_TYPES
 EXAMPLES = settings(
     max_examples=40,
@@ -239,7 +223,7 @@ container = obj(
     }
 )
 pod = typed(
-    PODS,
+    res.PODS,
     spec=obj(
         {
             "nodeName": name,
@@ -263,7 +247,7 @@ pod = typed(
 )
 taint = obj({"key": name | st.just("node.kubernetes.io/out-of-service"), "effect": hostile})
 node = typed(
-    NODES,
+    res.NODES,
     spec=obj({"taints": st.lists(taint, max_size=2), "unschedulable": st.booleans()}),
     status=obj(
         {
@@ -274,7 +258,7 @@ node = typed(
     ),
 )
 lease = typed(
-    LEASES,
+    res.LEASES,
     spec=obj(
         {
             "holderIdentity": hostile,
@@ -285,7 +269,7 @@ lease = typed(
 )
 involved = obj({"kind": st.just("Pod") | hostile, "name": name, "namespace": name, "uid": name})
 core_event = typed(
-    EVENTS,
+    res.EVENTS,
     involvedObject=involved,
     reason=st.sampled_from(["FailedKillPod", "FailedUnMount", "FailedMount", "Killing"]) | hostile,
     message=hostile
@@ -309,12 +293,12 @@ core_event = typed(
     note=hostile,
 )
 pvc = typed(
-    PVCS,
+    res.PVCS,
     spec=obj({"volumeName": name, "storageClassName": name}),
     status=obj({"phase": st.sampled_from(["Bound", "Lost", "Pending"]) | hostile}),
 )
 pv = typed(
-    PVS,
+    res.PVS,
     spec=obj(
         {
             "csi": obj({"driver": name, "volumeHandle": name}),
@@ -324,13 +308,13 @@ pv = typed(
     ),
     status=obj({"phase": hostile}),
 )
-csi_driver = typed(CSI_DRIVERS, spec=obj({"attachRequired": st.booleans()}))
+csi_driver = typed(res.CSI_DRIVERS, spec=obj({"attachRequired": st.booleans()}))
 csi_node = typed(
-    CSI_NODES,
+    res.CSI_NODES,
     spec=obj({"drivers": st.lists(obj({"name": name, "nodeID": name}), max_size=2)}),
 )
 attachment = typed(
-    VOLUME_ATTACHMENTS,
+    res.VOLUME_ATTACHMENTS,
     spec=obj(
         {
             "attacher": name,
@@ -393,10 +377,10 @@ webhook = obj(
     }
 )
 webhooks = {"webhooks": st.lists(webhook, max_size=2)}
-validating = typed(VALIDATING_WEBHOOKS, **webhooks)
-mutating = typed(MUTATING_WEBHOOKS, **webhooks)
+validating = typed(res.VALIDATING_WEBHOOKS, **webhooks)
+mutating = typed(res.MUTATING_WEBHOOKS, **webhooks)
 apiservice = typed(
-    APISERVICES,
+    res.APISERVICES,
     spec=obj(
         {
             "group": name,
@@ -407,7 +391,7 @@ apiservice = typed(
     status=obj({"conditions": conditions(["Available"])}),
 )
 crd = typed(
-    CRDS,
+    res.CRDS,
     spec=obj(
         {
             "group": st.just("example.com") | name,
@@ -425,7 +409,7 @@ crd = typed(
     ),
     status=obj({"conditions": conditions(["Established", "Terminating"])}),
 )
-service = typed(SERVICES, spec=obj({"selector": st.dictionaries(name, name, max_size=2)}))
+service = typed(res.SERVICES, spec=obj({"selector": st.dictionaries(name, name, max_size=2)}))
 endpoint = obj(
     {
         "addresses": st.lists(hostile, max_size=2),
@@ -437,11 +421,11 @@ endpoint_slice = st.builds(
     lambda base, labels: {**base, "metadata": {**(base.get("metadata") or {}), "labels": labels}}
     if isinstance(base.get("metadata"), dict)
     else base,
-    typed(ENDPOINT_SLICES, endpoints=st.lists(endpoint, max_size=2)),
+    typed(res.ENDPOINT_SLICES, endpoints=st.lists(endpoint, max_size=2)),
     slice_labels,
 )
 namespace = typed(
-    NAMESPACES,
+    res.NAMESPACES,
     spec=obj({"finalizers": finalizers}),
     status=obj(
         {
@@ -462,22 +446,22 @@ configmap = typed(CONFIGMAPS, data=st.dictionaries(name, hostile, max_size=2))
 widget = typed(WIDGETS, spec=anything, status=anything)
 
 STRATEGIES: dict[Resource, st.SearchStrategy[Any]] = {
-    PODS: pod,
-    NODES: node,
-    LEASES: lease,
-    EVENTS: core_event,
-    PVCS: pvc,
-    PVS: pv,
-    CSI_DRIVERS: csi_driver,
-    CSI_NODES: csi_node,
-    VOLUME_ATTACHMENTS: attachment,
-    VALIDATING_WEBHOOKS: validating,
-    MUTATING_WEBHOOKS: mutating,
-    APISERVICES: apiservice,
-    CRDS: crd,
-    SERVICES: service,
-    ENDPOINT_SLICES: endpoint_slice,
-    NAMESPACES: namespace,
+    res.PODS: pod,
+    res.NODES: node,
+    res.LEASES: lease,
+    res.EVENTS: core_event,
+    res.PVCS: pvc,
+    res.PVS: pv,
+    res.CSI_DRIVERS: csi_driver,
+    res.CSI_NODES: csi_node,
+    res.VOLUME_ATTACHMENTS: attachment,
+    res.VALIDATING_WEBHOOKS: validating,
+    res.MUTATING_WEBHOOKS: mutating,
+    res.APISERVICES: apiservice,
+    res.CRDS: crd,
+    res.SERVICES: service,
+    res.ENDPOINT_SLICES: endpoint_slice,
+    res.NAMESPACES: namespace,
     CONFIGMAPS: configmap,
     WIDGETS: widget,
 }

@@ -296,3 +296,36 @@ def test_control_characters_in_json_and_names_are_escaped() -> None:
         _no_raw_controls(out)
         assert "\x1b" not in out and "\u202e" not in out
     assert json.loads(to_json([finding], []))["items"][0]["name"] == EVIL_NAME
+
+
+# -- one cause on its own --------------------------------------------------------------------
+
+
+def network_teardown() -> Finding:
+    """dns-0: its container exited, but the CNI plugin fails to delete its network (the event
+    as pasted in projectcalico/calico#7647 and spidernet-io/cni-plugins#47)."""
+    uid = "77777777-8888-4999-8aaa-bbbbbbbbbbbb"
+    pod = renamed(pod_fixture("pod-web-0"), "dns-0", uid)
+    pod = terminated(pod, 0, "Completed", "2026-01-01T11:49:50Z")
+    pod["spec"]["volumes"] = pod["spec"]["volumes"][1:]  # the projected token volume only
+    event = copy.deepcopy(web_0_events()[1])
+    event["metadata"].update(name="dns-0.failedkillpod", namespace="shop")
+    event["involvedObject"].update(name="dns-0", uid=uid)
+    event.update(
+        reason="FailedKillPod",
+        type="Warning",
+        count=42,
+        lastTimestamp="2026-01-01T11:58:00Z",
+        message=f'error killing pod: failed to "KillPodSandbox" for "{uid}" with '
+        'KillPodSandboxError: "rpc error: code = Unknown desc = failed to destroy network for '
+        'sandbox \\"3bb433e9ee32e3402ad828c97ddfe322b9f2d88348cb004d01efd226aa0bfd5d\\": plugin '
+        'type=\\"calico\\" failed (delete): netplugin failed with no error message: signal: '
+        'killed"',
+    )
+    return explained(pod, [*healthy_cluster(), event])
+
+
+def test_explain_network_teardown() -> None:
+    finding = network_teardown()
+    assert [b.type for b in finding.blockers] == ["network-teardown"]
+    assert_golden("pods/explain-network-teardown.txt", explain_text([finding], PLAIN))

@@ -1,0 +1,70 @@
+"""The pod's network cannot be torn down: the CNI plugin's DEL fails, so the runtime never
+removes the pod's sandbox and the kubelet never confirms the deletion.
+
+What the kubelet writes (pasted in public incident threads: multus-cni#669,
+spidernet-io/cni-plugins#47, projectcalico/calico#7272 and #7647): events `FailedKillPod`
+with `failed to "KillPodSandbox" ... KillPodSandboxError: "rpc error: ... failed to destroy
+network for sandbox \\"<id>\\": plugin type=\\"calico\\" failed (delete): ..."` (containerd;
+CRI-O and older containerd say "for pod sandbox"), or with dockershim `networkPlugin cni
+failed to teardown pod ... network: ...`. The containers have usually exited already, so
+without this the pod looks like it waits for volume teardown.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from kubectl_terminating.explain.common import text
+from kubectl_terminating.explain.pod_facts import PodFacts, event_evidence, newest_event
+from kubectl_terminating.model import JSON, NETWORK_TEARDOWN, Blocker, Evidence, Remedy
+
+HOLDS_WHILE = {
+    NETWORK_TEARDOWN: "the kubelet has not confirmed, is past the deadline and an event says the "
+    "CNI plugin fails its DEL"
+}
+TEARDOWN_PHRASES = ("failed to destroy network for", "failed to teardown pod")
+# `plugin type="calico"` in the runtime's error (its quotes escaped inside the event message)
+_PLUGIN = re.compile(r'plugin type=\\*"([\w.-]+)')
+
+
+def teardown_event(facts: PodFacts) -> JSON | None:
+    """The newest event saying the runtime could not tear down the pod's network."""
+    return newest_event(facts.events, phrases=TEARDOWN_PHRASES)
+
+
+def explain_network(facts: PodFacts) -> list[Blocker]:
+    if not facts.kubelet_overdue:
+        return []
+    event = teardown_event(facts)
+    if event is None:
+        return []
+    found = _PLUGIN.search(text(event.get("message")))
+    plugin = f"CNI plugin {found.group(1)}" if found else "the CNI plugin"
+    node = shlex.quote(facts.node_name)
+    return [
+        Blocker(
+            NETWORK_TEARDOWN,
+            f"pod network teardown failing ({plugin})",
+            (
+                Evidence(
+                    f"likely cause: {plugin} cannot delete the pod's network, so the runtime "
+                    "cannot remove its sandbox",
+                    facts.ref,
+                ),
+                event_evidence(event),
+            ),
+            (
+                Remedy(
+                    f"repair {plugin} on {facts.node_name} (its agent pod there, its config in "
+                    "/etc/cni/net.d); the kubelet retries the teardown by itself",
+                    f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}",
+                ),
+                facts.kubelet_log("read the teardown error"),
+                facts.force_delete(
+                    "the CNI plugin cannot be repaired; the sandbox and its IP stay allocated on "
+                    "the node until the runtime can remove them"
+                ),
+            ),
+        )
+    ]

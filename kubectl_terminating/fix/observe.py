@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import Any, Protocol
 
@@ -33,6 +33,8 @@ from kubectl_terminating.fix.plan import (
     Proposal,
     Refusal,
     Section,
+    Shared,
+    step_text,
 )
 from kubectl_terminating.model import JSON
 
@@ -118,6 +120,9 @@ class ObservedSection:
     section: Section
     steps: list[Planned | Refusal] = field(default_factory=list)
     done: list[str] = field(default_factory=list)  # proposals already carried out by others
+    # steps listed under an earlier object, worded as they turned out there (a proposal the
+    # facts did not prove is a refusal everywhere it is mentioned)
+    shared: list[Shared] = field(default_factory=list)
 
 
 # -- checks ----------------------------------------------------------------------------------
@@ -291,6 +296,7 @@ def observe_one(p: Proposal, reader: Reader) -> Planned | Refusal | str:
 
 def observe(sections: Sequence[Section], reader: Reader) -> list[ObservedSection]:
     observed = []
+    turned_out: dict[str, str] = {}  # a proposal's text -> what it became when observed
     for section in sections:
         out = ObservedSection(section)
         for step in section.steps:
@@ -300,8 +306,12 @@ def observe(sections: Sequence[Section], reader: Reader) -> list[ObservedSection
             result = observe_one(step, reader)
             if isinstance(result, str):
                 out.done.append(result)
+                turned_out[step.describe()] = f"nothing to do: {result}"
             else:
                 out.steps.append(result)
+                if isinstance(result, Refusal):
+                    turned_out[step.describe()] = step_text(result)
+        out.shared = [replace(s, what=turned_out.get(s.what, s.what)) for s in section.shared]
         observed.append(out)
     return observed
 

@@ -63,11 +63,11 @@ def plan_text(sections: Sequence[ObservedSection], digest: str, style: Style) ->
                 text += _action_text(numbers[id(step)], step, style)
             else:
                 text += _refusal_text(step, style)
-        for shared in section.section.shared:
+        for shared in section.shared:
             text += f"  also     {safe(shared.what)} (listed under {safe(str(shared.first))})\n"
         for done in section.done:
             text += f"  nothing to do: {safe(done)}\n"
-        if not section.steps and not section.section.shared and not section.done:
+        if not section.steps and not section.shared and not section.done:
             text += "  nothing the plan can do\n"
         out.append(text)
     count = len(numbers)
@@ -129,7 +129,7 @@ def _section_json(section: ObservedSection) -> JSON:
         "object": section.section.subject.to_json(),
         "actions": actions,
         "refused": refused,
-        "shared": [{"step": s.what, "listedUnder": str(s.first)} for s in section.section.shared],
+        "shared": [{"step": s.what, "listedUnder": str(s.first)} for s in section.shared],
         "nothingToDo": list(section.done),
     }
 

@@ -404,6 +404,21 @@ def test_a_shared_cause_is_planned_once() -> None:
     assert [s.what for s in sections[1].shared] == ["delete APIService v1beta1.metrics.k8s.io"]
 
 
+def test_a_shared_step_is_worded_as_it_turned_out_where_it_is_listed() -> None:
+    """metrics-server's Service still exists: the APIService's deletion is refused under the
+    first namespace, so the second must not say it will be deleted."""
+    findings, objects = namespace_findings("discovery-failure")
+    second = replace(findings[0], name="other", uid="uid-other")
+    observed = observe(plan([findings[0], second], resolve=resolve), FakeCluster(objects))
+    assert planned(observed) == []
+    [shared] = observed[1].shared
+    assert shared.what.startswith("refused apiservice-unavailable: APIService v1beta1.metrics")
+    orphaned = observe(
+        plan([findings[0], second], resolve=resolve), FakeCluster(orphaned_apiservice(objects))
+    )
+    assert [s.what for s in orphaned[1].shared] == ["delete APIService v1beta1.metrics.k8s.io"]
+
+
 # -- checks, digest, apply ---------------------------------------------------------------------
 
 

@@ -275,12 +275,14 @@ class LiveView:
 class LiveSource:
     """Terminating objects found on a live cluster, explained through a LiveView."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, brief: bool = False) -> None:
+        """brief: only the table, --summary or names will be shown (see find.find_pods)."""
         self.client = client
         self.view = LiveView(client)
+        self.brief = brief
 
     def find_pods(self, scope: Scope) -> Found:
-        return find_pods(self.client, scope)
+        return find_pods(self.client, scope, self.view if self.brief else None)
 
     def find_namespaces(self, names: tuple[str, ...]) -> Found:
         found = find_namespaces(self.client, names)

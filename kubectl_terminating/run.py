@@ -138,9 +138,15 @@ def collect(options: Options, err: IO[str]) -> Result:
     client = connect(options, err)
     namespace = None if options.all_namespaces else client.connection.namespace
     try:
-        return _collect(options, LiveSource(client), namespace, err)
+        return _collect(options, LiveSource(client, brief=_brief(options)), namespace, err)
     finally:
         report_stats(options, client, err)
+
+
+def _brief(options: Options) -> bool:
+    """Only the table (not wide), --summary or names will be shown: no pod's spec or status
+    beyond its node (find.find_pods reads pods on a dead node metadata only)."""
+    return not options.explain and options.output in (None, "", "name")
 
 
 def connect(options: Options, err: IO[str]) -> Client:

@@ -315,8 +315,10 @@ def node_check(view: ClusterView, name: str) -> tuple[NodeCheck, tuple[str, ...]
     """What is known of node `name` as seen through `view`, and the warnings of the reads
     that failed (each pod on the node carries them), made once per node and view."""
     try:
-        with _NODE_CHECKS_LOCK:
-            checks = _NODE_CHECKS.setdefault(view, {})
+        checks = _NODE_CHECKS.get(view)
+        if checks is None:
+            with _NODE_CHECKS_LOCK:
+                checks = _NODE_CHECKS.setdefault(view, {})
     except TypeError:  # a view that cannot be weakly referenced or hashed: no memo
         return _check_node(view, name)
     found = checks.get(name)

@@ -332,10 +332,15 @@ def find_pods(client: Client, scope: Scope, brief: ClusterView | None = None) ->
         *_pod_lookups(client, scope, candidates, node_down),
         *(lambda k=k: _whole(client, *k) for k in exact),
     ]
-    for batch in client.map(lambda lookup: list(lookup()), lookups):
+
+    def kept(lookup: Callable[[], Iterable[JSON]]) -> list[JSON]:
+        # each page trimmed as it comes, in its reading thread: every stuck pod's managedFields
+        # held until all are read would be half a gigabyte at 20,000 pods
+        return [_kept(pod) for pod in lookup() if _terminating(pod)]
+
+    for batch in client.map(kept, lookups):
         for pod in batch:
-            if _terminating(pod):
-                pods[_key(pod)] = _kept(pod)
+            pods[_key(pod)] = pod
     return Found(sorted(pods.values(), key=_key), [], [])
 
 

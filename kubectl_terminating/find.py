@@ -21,6 +21,7 @@ pods). Instead:
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
@@ -70,6 +71,19 @@ def _kept(pod: JSON) -> JSON:
     if isinstance(metadata, dict) and "managedFields" in metadata:
         pod = dict(pod, metadata={k: v for k, v in metadata.items() if k != "managedFields"})
     return typed(pod, PODS)
+
+
+# `,"managedFields":[...]` in the compact JSON the API server writes: up to the first `]`
+# outside a string, the array's own (its entries hold strings and objects, never an array).
+# A quote inside a string is always escaped, so the key cannot match inside a value.
+_MANAGED_FIELDS = re.compile(rb',"managedFields":\[[^"\]]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^"\]]*)*\]')
+
+
+def drop_managed_fields(body: bytes) -> bytes:
+    """A list or object without its managedFields, before it is decoded: they are about half
+    of a pod's bytes and most of its decoding time (their many small objects), and no
+    explainer reads them. Client.get decodes the whole body if the cut leaves no JSON."""
+    return _MANAGED_FIELDS.sub(b"", body)
 
 
 def _key(obj: JSON) -> tuple[str, str]:
@@ -251,7 +265,7 @@ def _terminal_pods(client: Client, scope: Scope) -> list[tuple[str, str]]:
 
 def _whole(client: Client, namespace: str, name: str) -> list[JSON]:
     try:
-        return [client.get(PODS.path(namespace, name))]
+        return [client.get(PODS.path(namespace, name), prune=drop_managed_fields)]
     except NotFound:  # gone since it was listed
         return []
 
@@ -269,16 +283,16 @@ def _pod_lookups(
 
     def listed(selector: str) -> Callable[[], Iterable[JSON]]:
         params = {"fieldSelector": selector, "labelSelector": scope.selector}
-        return lambda: client.items(path, params)
+        return lambda: client.items(path, params, prune=drop_managed_fields)
 
     def on(node: str) -> Callable[[], Iterable[JSON]]:
         params = {"fieldSelector": f"spec.nodeName={node}", "labelSelector": scope.selector}
 
         def read() -> Iterable[JSON]:
             if node_down is None or not node_down(node):
-                return client.items(path, params)
+                return client.items(path, params, prune=drop_managed_fields)
             pods = []
-            for item in client.items(path, params, ACCEPT_METADATA):
+            for item in client.items(path, params, ACCEPT_METADATA, prune=drop_managed_fields):
                 if not _terminating(item):
                     continue
                 m = item.get("metadata") or {}
@@ -318,7 +332,8 @@ def find_pods(client: Client, scope: Scope, brief: ClusterView | None = None) ->
     exact = _terminal_pods(client, scope)
     pods: dict[tuple[str, str], JSON] = {}
     if sum(node is None for _, node in candidates) > MAX_NAME_LOOKUPS:
-        for pod in client.items(PODS.path(scope.namespace), {"labelSelector": scope.selector}):
+        every = {"labelSelector": scope.selector}
+        for pod in client.items(PODS.path(scope.namespace), every, prune=drop_managed_fields):
             if _terminating(pod):
                 pods[_key(pod)] = _kept(pod)
         return Found(list(pods.values()), [], [])

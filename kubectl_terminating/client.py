@@ -276,8 +276,12 @@ class Client:
         params: dict[str, Any] | None = None,
         accept: str = ACCEPT_JSON,
         deadline: float | None = None,
+        prune: Callable[[bytes], bytes] | None = None,
     ) -> JSON:
         """GET path and decode the JSON body; retries idempotent reads on passing faults.
+        `prune` may cut what the caller will not keep from the body before it is decoded
+        (decoding is most of a large read's cost); if what is left is not JSON, the whole
+        body is decoded instead.
 
         The request timeout, or `deadline` when given (check reads: see `check_deadline`),
         bounds the whole read: connecting, every retry and its backoff, and the body. A read
@@ -291,7 +295,7 @@ class Client:
             path, url, give_up_at, deadline, lambda: self._send(pool, url, headers, give_up_at)
         )
         try:
-            decoded = json.loads(answer.body)
+            decoded = _decode(answer.body, prune)
         except ValueError:
             raise ApiError(f"the server sent a response that is not JSON for {path}") from None
         if not isinstance(decoded, dict):
@@ -535,13 +539,14 @@ class Client:
         accept: str = ACCEPT_JSON,
         limit: int = PAGE_SIZE,
         deadline: float | None = None,
+        prune: Callable[[bytes], bytes] | None = None,
     ) -> Iterator[JSON]:
         """Each page of a list, following `continue`: memory is bounded by the page size.
-        A deadline applies to each page (each is one request)."""
+        A deadline applies to each page (each is one request); prune as in get()."""
         query = dict(params or {})
         query["limit"] = limit
         while True:
-            page = self.get(path, query, accept, deadline)
+            page = self.get(path, query, accept, deadline, prune)
             yield page
             token = (page.get("metadata") or {}).get("continue")
             if not token:
@@ -558,6 +563,15 @@ class Client:
         self._ensure_pool()  # build once, not once per thread
         with ThreadPoolExecutor(max_workers=min(self.workers, len(work))) as executor:
             return list(executor.map(function, work))
+
+
+def _decode(body: bytes, prune: Callable[[bytes], bytes] | None) -> Any:
+    if prune is not None:
+        try:
+            return json.loads(prune(body))
+        except ValueError:
+            pass  # cut wrong (an answer of another shape): decode it whole
+    return json.loads(body)
 
 
 def _read_token_file(path: str, fallback: str | None) -> str:

@@ -21,8 +21,10 @@ pods). Instead:
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Callable, Generator, Iterable, Iterator
+from functools import partial
 from typing import Any
 
 from kubectl_terminating.client import ACCEPT_METADATA, ACCEPT_TABLE, Client
@@ -55,6 +57,19 @@ def _kept(pod: JSON) -> JSON:
     if isinstance(metadata, dict) and "managedFields" in metadata:
         pod = dict(pod, metadata={k: v for k, v in metadata.items() if k != "managedFields"})
     return typed(pod, PODS)
+
+
+# `,"managedFields":[...]` in the compact JSON the API server writes: up to the first `]`
+# outside a string, the array's own (its entries hold strings and objects, never an array).
+# A quote inside a string is always escaped, so the key cannot match inside a value.
+_MANAGED_FIELDS = re.compile(rb',"managedFields":\[[^"\]]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^"\]]*)*\]')
+
+
+def drop_managed_fields(body: bytes) -> bytes:
+    """A list or object without its managedFields, before it is decoded: they are about half
+    of a pod's bytes and most of its decoding time (their many small objects), and no
+    explainer reads them. Client.get decodes the whole body if the cut leaves no JSON."""
+    return _MANAGED_FIELDS.sub(b"", body)
 
 
 def _key(obj: JSON) -> tuple[str, str]:
@@ -234,16 +249,48 @@ def _terminal_pods(client: Client, scope: Scope) -> list[tuple[str, str]]:
     ]
 
 
+def _whole(client: Client, namespace: str, name: str) -> list[JSON]:
+    try:
+        return [client.get(PODS.path(namespace, name), prune=drop_managed_fields)]
+    except NotFound:  # gone since it was listed
+        return []
+
+
 def _pod_lookups(
-    client: Client, scope: Scope, candidates: set[tuple[str, str | None]]
+    client: Client,
+    scope: Scope,
+    candidates: set[tuple[str, str | None]],
+    node_down: Callable[[str], bool] | None = None,
 ) -> list[Callable[[], Iterable[JSON]]]:
-    """The reads that return every candidate in full: a whole node's pods where it has
-    NODE_LIST_MIN candidates or more, else each candidate by name on its node."""
+    """The reads that return every candidate: a whole node's pods where it has NODE_LIST_MIN
+    candidates or more, else each candidate by name on its node. With `node_down`, the pods
+    of a node it says is down are listed metadata only (see find_pods)."""
     path = PODS.path(scope.namespace)
 
     def listed(selector: str) -> Callable[[], Iterable[JSON]]:
         params = {"fieldSelector": selector, "labelSelector": scope.selector}
-        return lambda: client.items(path, params)
+        return lambda: client.items(path, params, prune=drop_managed_fields)
+
+    def on(node: str) -> Callable[[], Iterable[JSON]]:
+        params = {"fieldSelector": f"spec.nodeName={node}", "labelSelector": scope.selector}
+
+        def read() -> Iterable[JSON]:
+            if node_down is None or not node_down(node):
+                return client.items(path, params, prune=drop_managed_fields)
+            pods = []
+            for item in client.items(path, params, ACCEPT_METADATA, prune=drop_managed_fields):
+                if not _terminating(item):
+                    continue
+                m = item.get("metadata") or {}
+                if m.get("finalizers") or m.get("deletionGracePeriodSeconds") == 0:
+                    # held by more than its node (a finalizer; the kubelet did confirm):
+                    # other explainers look at it, so it is read whole
+                    pods.extend(_whole(client, *_key(item)))
+                else:  # the field selector vouches for spec.nodeName, which metadata lacks
+                    pods.append(dict(item, spec={"nodeName": node}))
+            return pods
+
+        return read
 
     by_node: dict[str | None, list[str]] = defaultdict(list)
     for name, node in candidates:
@@ -252,43 +299,59 @@ def _pod_lookups(
     for node, names in sorted(by_node.items(), key=lambda item: str(item[0])):
         on_node = "" if node is None else f",spec.nodeName={node}"
         if node is not None and len(names) >= NODE_LIST_MIN:
-            lookups.append(listed(on_node.lstrip(",")))
+            lookups.append(on(node))
         else:
             lookups.extend(listed(f"metadata.name={name}{on_node}") for name in sorted(names))
     return lookups
 
 
-def find_pods(client: Client, scope: Scope) -> Found:
+def find_pods(client: Client, scope: Scope, brief: ClusterView | None = None) -> Found:
+    """The terminating pods in scope. With `brief` (the table, --summary, -o name: what needs
+    no pod's spec or status beyond its node), the pods of a node that `brief` shows down (gone,
+    or NotReady without a live kubelet) are read metadata only: every pod there is held by
+    its node, which its metadata and node name explain alone (the node, containers, volumes
+    and hooks explainers ask nothing more of a pod on a dead node), at about half the bytes
+    (20,000 pods on 200 dead nodes: 135 MB instead of 240 MB)."""
     if scope.names:
         return _by_name(client, PODS, scope.namespace, scope.names)
     candidates = _candidate_pods(client, scope)
     exact = _terminal_pods(client, scope)
     pods: dict[tuple[str, str], JSON] = {}
     if sum(node is None for _, node in candidates) > MAX_NAME_LOOKUPS:
-        for pod in client.items(PODS.path(scope.namespace), {"labelSelector": scope.selector}):
+        every = {"labelSelector": scope.selector}
+        for pod in client.items(PODS.path(scope.namespace), every, prune=drop_managed_fields):
             if _terminating(pod):
                 pods[_key(pod)] = _kept(pod)
         return Found(list(pods.values()), [], [])
-
-    def exact_pod(key: tuple[str, str]) -> list[JSON]:
-        try:
-            return [client.get(PODS.path(key[0], key[1]))]
-        except NotFound:  # gone since it was listed
-            return []
 
     # A terminal pod prints its phase, never Terminating, so it is not among the candidates
     # (only a phase change between the two lists makes it both: then `pods` dedupes it).
     # Candidates carry no namespace, so no name may be skipped here: a pod of the same name
     # in another namespace could be the terminal one.
+    node_down = None if brief is None else partial(_node_down, brief)
     lookups: list[Callable[[], Iterable[JSON]]] = [
-        *_pod_lookups(client, scope, candidates),
-        *(lambda k=k: exact_pod(k) for k in exact),
+        *_pod_lookups(client, scope, candidates, node_down),
+        *(lambda k=k: _whole(client, *k) for k in exact),
     ]
-    for batch in client.map(lambda lookup: list(lookup()), lookups):
+
+    def kept(lookup: Callable[[], Iterable[JSON]]) -> list[JSON]:
+        # each page trimmed as it comes, in its reading thread: every stuck pod's managedFields
+        # held until all are read would be half a gigabyte at 20,000 pods
+        return [_kept(pod) for pod in lookup() if _terminating(pod)]
+
+    for batch in client.map(kept, lookups):
         for pod in batch:
-            if _terminating(pod):
-                pods[_key(pod)] = _kept(pod)
+            pods[_key(pod)] = pod
     return Found(sorted(pods.values(), key=_key), [], [])
+
+
+def _node_down(view: ClusterView, name: str) -> bool:
+    """No kubelet will act on the node's pods: it is gone, or unhealthy with no sign of life
+    (the same check, memoised, that the pod explainers make)."""
+    from kubectl_terminating.explain.pod_facts import node_check
+
+    check, _ = node_check(view, name)
+    return check.unhealthy and check.kubelet_alive is None
 
 
 def find_namespaces(client: Client, names: tuple[str, ...]) -> Found:

@@ -95,6 +95,12 @@ class Request:
         """Whether findings carry every detail (a namespace's pods explained too)."""
         return self.options.explain or self.options.output in ("json", "yaml")
 
+    @property
+    def brief(self) -> bool:
+        """Only the table (not wide), --summary or names will be shown: no pod's spec or
+        status beyond its node (find.find_pods reads pods on a dead node metadata only)."""
+        return not self.options.explain and self.options.output in (None, "", "name")
+
     def print_options(self, style: Style) -> PrintOptions:
         o = self.options
         return PrintOptions(o.all_namespaces, o.output == "wide", o.no_headers, style)

@@ -70,7 +70,7 @@ def _run(options: Options, out: IO[str], err: IO[str]) -> int:
 
     with connected(options, err) as client:
         request = complete(options, client.connection.namespace)
-        result = collect(request, LiveSource(client), err)
+        result = collect(request, LiveSource(client, brief=request.brief), err)
     return report(request, result, out, err)
 
 

@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import shlex
+import threading
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -277,6 +279,56 @@ class NodeCheck:
         ]
 
 
+def _check_node(view: ClusterView, name: str) -> tuple[NodeCheck, tuple[str, ...]]:
+    """The node check and the warnings of the reads it could not make."""
+    if not name:
+        return NodeCheck(""), ()
+    try:
+        node = reads.node(view, name)
+    except ReadFailed as failed:
+        return NodeCheck(name, unreadable=failed.reason), (str(failed),)
+    if node is None:
+        return NodeCheck(name), ()
+    problem = ready_problem(name, node, view.now)
+    if problem is None:
+        try:
+            problem = lease_problem(name, reads.node_lease(view, name), view.now)
+        except ReadFailed as failed:
+            return NodeCheck(name, node), (str(failed),)  # Ready=True stands on its own
+        return NodeCheck(name, node, problem=problem), ()
+    if runtime_down_message(node) is None:
+        return NodeCheck(name, node, problem=problem), ()
+    try:
+        alive = lease_renewed(name, reads.node_lease(view, name), view.now)
+    except ReadFailed as failed:  # without the Lease the kubelet may be down too
+        return NodeCheck(name, node, problem=problem), (str(failed),)
+    return NodeCheck(name, node, problem=problem, kubelet_alive=alive), ()
+
+
+# One check per node and view, not per pod: in an outage 20,000 pods share 200 dead nodes, and
+# the check (conditions, lease, evidence text) is the same for all of a node's pods. Keyed by
+# the view (whose reads and `now` are fixed for a run), dropped with it.
+_NODE_CHECKS: weakref.WeakKeyDictionary[ClusterView, dict[str, tuple[NodeCheck, tuple[str, ...]]]]
+_NODE_CHECKS = weakref.WeakKeyDictionary()
+_NODE_CHECKS_LOCK = threading.Lock()
+
+
+def node_check(view: ClusterView, name: str) -> tuple[NodeCheck, tuple[str, ...]]:
+    """What is known of node `name` as seen through `view`, and the warnings of the reads
+    that failed (each pod on the node carries them), made once per node and view."""
+    try:
+        checks = _NODE_CHECKS.get(view)
+        if checks is None:
+            with _NODE_CHECKS_LOCK:
+                checks = _NODE_CHECKS.setdefault(view, {})
+    except TypeError:  # a view that cannot be weakly referenced or hashed: no memo
+        return _check_node(view, name)
+    found = checks.get(name)
+    if found is None:  # two threads may both check: the same answer, from memoised reads
+        found = checks[name] = _check_node(view, name)
+    return found
+
+
 # -- the reads the explainers share ------------------------------------------------------------
 
 
@@ -337,30 +389,10 @@ class PodFacts(Facts):
 
     @cached_property
     def node(self) -> NodeCheck:
-        name = self.node_name
-        if not name:
-            return NodeCheck("")
-        try:
-            node = reads.node(self.view, name)
-        except ReadFailed as failed:
-            self.warn(failed)
-            return NodeCheck(name, unreadable=failed.reason)
-        if node is None:
-            return NodeCheck(name)
-        problem = ready_problem(name, node, self.view.now)
-        if problem is None:
-            # Ready=True stands on its own when the Lease cannot be read
-            lease = self._node_lease(name)
-            return NodeCheck(name, node, problem=lease_problem(name, lease, self.view.now))
-        alive = None
-        if runtime_down_message(node) is not None:
-            # without the Lease the kubelet may be down too
-            alive = lease_renewed(name, self._node_lease(name), self.view.now)
-        return NodeCheck(name, node, problem=problem, kubelet_alive=alive)
-
-    def _node_lease(self, name: str) -> JSON | None:
-        """The node's Lease; None when missing or unreadable (then a warning)."""
-        return self.read(lambda: reads.node_lease(self.view, name), None)
+        check, warnings = node_check(self.view, self.node_name)
+        for warning in warnings:
+            self.warn(warning)
+        return check
 
     @cached_property
     def events(self) -> list[JSON]:

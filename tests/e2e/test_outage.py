@@ -19,11 +19,12 @@ from tests.e2e import scenarios
 from tests.e2e.api import condition, create_namespace, delete, get, now, unique_ns
 from tests.e2e.cli import run_cli, run_json
 from tests.e2e.controlplane import ControlPlane
-from tests.e2e.kubelet import create_node, create_pod, renew_lease, stale_lease
+from tests.e2e.kubelet import create_node, create_pod, renew_lease, set_pod_status, stale_lease
 
 pytestmark = pytest.mark.e2e
 
 STATS = re.compile(r"requests: (\d+), bytes: (\d+)")
+DURATION = re.compile(r"^(\d+[smhdy])+$")
 
 
 def dead_node(cp: ControlPlane, name: str) -> None:
@@ -164,3 +165,99 @@ def test_reads_grow_with_the_stuck_pods_not_the_healthy_ones(
     full_pod = len(json.dumps(get(cp, f"/api/v1/namespaces/{ns}/pods/ok-0")))
     per_healthy_pod = (after - before) / 150
     assert per_healthy_pod < full_pod / 3, (per_healthy_pod, full_pod)
+
+
+@dataclass
+class Mixed:
+    ns: str
+    runtime_down: str  # a node whose kubelet renews its Lease: refreshed before each run
+    brief: list[str]  # pods on a dead or missing node that nothing else holds
+
+
+@pytest.fixture(scope="module")
+def mixed(control_plane: ControlPlane) -> Mixed:
+    """Pods on two dead nodes and a missing one (explained from their metadata in the
+    table), next to pods that need more: one on a dead node with a finalizer, one there the
+    kubelet confirmed (grace 0) that a finalizer holds, and pods on a node whose runtime is
+    down under a live kubelet (their events are read)."""
+    cp = control_plane
+    ns = unique_ns("brief")
+    create_namespace(cp, ns)
+    dead = [f"{ns}-dead-{i}" for i in range(2)]
+    for node in dead:
+        dead_node(cp, node)
+    runtime_down = f"{ns}-runtime"
+    create_node(cp, runtime_down, ready="False")
+    brief = stuck_on(cp, ns, [*dead, f"{ns}-gone"], 5)
+    for name in ("held-0", "confirmed-0"):
+        create_pod(cp, ns, name, node=dead[0], grace_period=1, finalizers=["example.com/drain"])
+        set_pod_status(cp, ns, name, "Running", {"app": "running"})
+    delete(cp, scenarios.pod_path(ns, "held-0"))
+    delete(cp, scenarios.pod_path(ns, "confirmed-0"), grace_period=0)
+    for i in range(4):
+        create_pod(cp, ns, f"busy-{i}", node=runtime_down, grace_period=1)
+        set_pod_status(cp, ns, f"busy-{i}", "Running", {"app": "running"})
+        delete(cp, scenarios.pod_path(ns, f"busy-{i}"))
+    scenarios.wait_past_deadline(get(cp, scenarios.pod_path(ns, "busy-3")))
+    return Mixed(ns, runtime_down, brief)
+
+
+def _cells(table: str, columns: int) -> list[list[str]]:
+    """The first `columns` cells of each row, cut where the header's columns start;
+    durations (TERMINATING, OVERDUE) may tick between two runs, so they read `<duration>`."""
+    lines = table.splitlines()
+    starts: list[int | None] = [m.start() for m in re.finditer(r"(?<!\S)\S", lines[0])]
+    bounds = list(zip(starts, [*starts[1:], None], strict=True))[:columns]
+    return [
+        [
+            "<duration>" if DURATION.match(cell) else cell
+            for cell in (line[a:b].strip() for a, b in bounds)
+        ]
+        for line in lines
+    ]
+
+
+def test_table_and_summary_same_as_from_whole_pods(
+    control_plane: ControlPlane, mixed: Mixed
+) -> None:
+    """The table and --summary read pods on a dead node metadata only; `-o wide`, which shows
+    their phase and containers, reads them whole: both say the same, row for row and cause
+    for cause, and the brief read moves fewer bytes with the same requests."""
+    cp = control_plane
+
+    def run(*flags: str) -> tuple[str, int, int]:
+        renew_lease(cp, mixed.runtime_down)
+        result = run_cli("pods", "-n", mixed.ns, "-v", "1", *flags, kubeconfig=cp.kubeconfig_path)
+        assert result.returncode == 0, result.stderr
+        match = STATS.search(result.stderr)
+        assert match, result.stderr
+        return result.stdout, int(match[1]), int(match[2])
+
+    table, requests, brief_bytes = run()
+    wide, wide_requests, whole_bytes = run("-o", "wide")
+    summary, _, _ = run("--summary")
+    rows, causes = table.split("\n\n")
+    wide_rows, wide_causes = wide.split("\n\n")
+    assert len(rows.splitlines()) == 1 + 15 + 2 + 4  # more than 20: the causes follow
+    assert wide_rows.splitlines()[0].split()[5:] == ["PHASE", "CONTAINERS", "FINALIZERS"]
+    assert _cells(rows, 5) == _cells(wide_rows, 5)
+    assert causes == wide_causes == summary
+    ns = mixed.ns
+    assert summary.splitlines() == [
+        "Summary: 21 pods, 4 causes",
+        f"11 pods: node NotReady (2 nodes: {ns}-dead-0, {ns}-dead-1)",  # held-0 among them
+        f"5 pods: node no longer exists ({ns}-gone)",
+        f"4 pods: container runtime down ({mixed.runtime_down})",
+        "1 pod: finalizer example.com/drain",  # confirmed-0
+    ]
+    # the same reads, and held-0 and confirmed-0 (finalizers) read whole; the pods on dead
+    # nodes without their spec and status
+    assert requests == wide_requests + 2
+
+    def size(name: str, keys: tuple[str, ...] = ("metadata", "spec", "status")) -> int:
+        pod = get(cp, scenarios.pod_path(mixed.ns, name))
+        return len(json.dumps({k: pod[k] for k in keys}, separators=(",", ":")))
+
+    saved = sum(size(name, ("spec", "status")) for name in mixed.brief)
+    reread = size("held-0") + size("confirmed-0")
+    assert whole_bytes - (brief_bytes - reread) > 0.8 * saved, (whole_bytes, brief_bytes, saved)

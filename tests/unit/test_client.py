@@ -37,7 +37,7 @@ from kubectl_terminating.errors import (
     Unauthorized,
     Unreachable,
 )
-from kubectl_terminating.find import scan_table
+from kubectl_terminating.find import drop_managed_fields, scan_table
 from kubectl_terminating.kubeconfig import Connection
 from kubectl_terminating.live import LiveView
 from kubectl_terminating.view import ReadFailed
@@ -510,3 +510,76 @@ def test_disable_compression_in_the_kubeconfig_is_honoured(server: FaultServer) 
     assert Client(connection).get("/api/v1/x") == OK
     # as kubectl: no Accept-Encoding at all (plain bytes), not http.client's `identity`
     assert "Accept-Encoding" not in server.seen[-1].headers
+
+
+def _compact(obj: Any) -> bytes:
+    """As the API server writes JSON: no spaces, `<`, `>` and `&` escaped, unicode kept."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+POD_FIXTURE = "tests/fixtures/pods/pod-web-0.json"
+
+
+def _with_managed_fields(name: str, annotation: str = "") -> dict[str, Any]:
+    with open(POD_FIXTURE) as f:
+        pod: dict[str, Any] = json.load(f)
+    pod["metadata"]["name"] = name
+    pod["metadata"]["annotations"] = {"note": annotation}
+    pod["metadata"]["managedFields"] = [
+        {
+            "manager": "kubectl-client-side-apply",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "time": "2025-06-01T10:00:00Z",
+            "fieldsType": "FieldsV1",
+            # keys of list items hold JSON, brackets and escaped quotes included
+            "fieldsV1": {
+                "f:metadata": {"f:annotations": {".": {}, "f:note": {}}},
+                "f:spec": {
+                    "f:containers": {'k:{"name":"app]"}': {".": {}, "f:args": {}}},
+                    "f:tolerations": {},
+                },
+            },
+        },
+        {
+            "manager": "kubelet",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "time": "2025-06-01T10:00:01Z",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:status": {'f:weird\\"]': {}}},
+            "subresource": "status",
+        },
+    ]
+    return pod
+
+
+def test_managed_fields_are_cut_before_decoding() -> None:
+    """What is left decodes to the list as the server sent it, less each item's
+    managedFields: brackets and escaped quotes inside their strings do not end the cut
+    early, and a value that merely spells the key out is left alone."""
+    tricky = ',"managedFields":[{"a":"]"}] and \\" then ]'
+    listed: dict[str, Any] = {
+        "kind": "PodList",
+        "apiVersion": "v1",
+        "metadata": {"resourceVersion": "7"},
+        "items": [_with_managed_fields("a"), _with_managed_fields("b", tricky)],
+    }
+    body = _compact(listed)
+    cut = drop_managed_fields(body)
+    assert len(cut) < len(body) * 0.8
+    for item in listed["items"]:
+        del item["metadata"]["managedFields"]
+    assert json.loads(cut) == listed
+    assert listed["items"][1]["metadata"]["annotations"]["note"] == tricky
+
+
+def test_a_cut_that_leaves_no_json_falls_back_to_the_whole_body(server: FaultServer) -> None:
+    """If an answer had another shape (an array inside managedFields), the cut would end
+    early and leave broken JSON: the whole body is decoded instead, never an error."""
+    pod = {"metadata": {"name": "a", "managedFields": [{"fieldsV1": {"f:x": [1]}}], "uid": "u"}}
+    with pytest.raises(ValueError):  # cut at the inner `]`
+        json.loads(drop_managed_fields(_compact(pod)))
+    server.on("/api/v1/namespaces/ns/pods/a", Step(body=_compact(pod)))
+    client = make_client(server)
+    assert client.get("/api/v1/namespaces/ns/pods/a", prune=drop_managed_fields) == pod

@@ -28,6 +28,7 @@ from kubectl_terminating.resources import (
     VALIDATING_WEBHOOKS,
     VOLUME_ATTACHMENTS,
 )
+from kubectl_terminating.selectors import escape_field_value
 from kubectl_terminating.view import ClusterView, Selectors
 
 # Where each kubelet renews its node's heartbeat Lease, named after the node.
@@ -104,7 +105,9 @@ def volume_attachments(view: ClusterView) -> list[JSON]:
 
 def events_for(view: ClusterView, namespace: str, uid: str) -> list[JSON]:
     """core/v1 Events whose involvedObject.uid is uid (the server indexes that field)."""
-    return view.list(EVENTS, namespace, Selectors(fields=f"involvedObject.uid={uid}"))
+    # escaped: a uid read from a file may hold a comma or `=` (the server's are UUIDs)
+    selector = f"involvedObject.uid={escape_field_value(uid)}"
+    return view.list(EVENTS, namespace, Selectors(fields=selector))
 
 
 def webhook_configurations(view: ClusterView) -> list[JSON]:

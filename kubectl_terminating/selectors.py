@@ -55,3 +55,67 @@ def parse_selector(selector: str | None) -> Matcher:
         return lambda labels: True
     requirements = [_requirement(part) for part in _split(selector)]
     return lambda labels: all(match(labels) for match in requirements)
+
+
+# -- field selectors (k8s.io/apimachinery/pkg/fields): terms split on unescaped commas, values
+# escaped with a backslash (`\\`, `\,`, `\=`), so any value, even a uid read from a file, fits.
+
+_FIELD_OPERATORS = ("!=", "==", "=")
+
+
+def escape_field_value(value: str) -> str:
+    """A value as a field selector carries it (fields.EscapeValue)."""
+    return value.replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
+
+
+def _field_terms(selector: str) -> list[str]:
+    terms, current, escaped = [], "", False
+    for char in selector:
+        if escaped:
+            current, escaped = current + "\\" + char, False
+        elif char == "\\":
+            escaped = True
+        elif char == ",":
+            terms.append(current)
+            current = ""
+        else:
+            current += char
+    if escaped:
+        raise UsageError(f"invalid field selector: {selector!r} ends in an escape")
+    terms.append(current)
+    return [t for t in terms if t]
+
+
+def _unescape(value: str) -> str:
+    out, escaped = "", False
+    for char in value:
+        if escaped:
+            if char not in "\\,=":
+                raise UsageError(f"invalid field selector value: {value!r}")
+            out, escaped = out + char, False
+        elif char == "\\":
+            escaped = True
+        elif char == "=":
+            raise UsageError(f"invalid field selector value: {value!r} (unescaped =)")
+        else:
+            out += char
+    return out
+
+
+def _field_requirement(term: str) -> Matcher:
+    for index in range(len(term)):
+        for op in _FIELD_OPERATORS:
+            if term.startswith(op, index) and (index == 0 or term[index - 1] != "\\"):
+                key, value = term[:index].strip(), _unescape(term[index + len(op) :])
+                if op == "!=":
+                    return lambda fields: fields.get(key) != value
+                return lambda fields: fields.get(key) == value
+    raise UsageError(f"invalid field selector: {term!r} (no operator)")
+
+
+def parse_field_selector(selector: str | None) -> Matcher:
+    """A predicate over an object's field values, for the API's fieldSelector syntax."""
+    if not selector:
+        return lambda fields: True
+    requirements = [_field_requirement(term) for term in _field_terms(selector)]
+    return lambda fields: all(match(fields) for match in requirements)

@@ -22,13 +22,12 @@ from kubectl_terminating.resources import (
     Resource,
     meta,
 )
-from kubectl_terminating.selectors import parse_selector
+from kubectl_terminating.selectors import parse_field_selector, parse_selector
 from kubectl_terminating.view import EVERYTHING, ContentListing, Discovery, ReadFailed, Selectors
 
 
 class FieldValues(Mapping[str, str]):
-    """An object's fields by dotted path (`involvedObject.uid`), for a field selector: the
-    same syntax as a label selector, matched against these values instead of the labels."""
+    """An object's fields by dotted path (`involvedObject.uid`), for a field selector."""
 
     def __init__(self, obj: JSON) -> None:
         self._obj = obj
@@ -52,7 +51,8 @@ class FieldValues(Mapping[str, str]):
 
 def matcher(selectors: Selectors) -> Callable[[JSON], bool]:
     """Whether an object matches both selectors, as the API server would say."""
-    labels_match, fields_match = parse_selector(selectors.labels), parse_selector(selectors.fields)
+    labels_match = parse_selector(selectors.labels)
+    fields_match = parse_field_selector(selectors.fields)
 
     def match(obj: JSON) -> bool:
         labels = meta(obj).get("labels")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_terminating.errors import ConfigError, UsageError
-from kubectl_terminating.selectors import parse_selector
+from kubectl_terminating.selectors import escape_field_value, parse_field_selector, parse_selector
 from kubectl_terminating.snapshot import load, scrub
 from tests.unit.builders import FIXTURES as ALL_FIXTURES
 from tests.unit.builders import run_captured
@@ -148,6 +148,23 @@ def test_secret_and_configmap_payloads_are_never_kept() -> None:
 )
 def test_label_selectors(selector: str, labels: dict[str, str], expected: bool) -> None:
     assert parse_selector(selector)(labels) is expected
+
+
+@pytest.mark.parametrize("value", ["uid-1", "\x00\t\x00", "a,b=c\\d", " x ", ""])
+def test_any_field_value_round_trips_through_a_field_selector(value: str) -> None:
+    """A snapshot's uid may hold anything: escaped as the API server expects, it matches
+    itself and nothing else."""
+    match = parse_field_selector(f"involvedObject.uid={escape_field_value(value)}")
+    assert match({"involvedObject.uid": value})
+    assert not match({"involvedObject.uid": value + "x"})
+
+
+def test_field_selector_terms() -> None:
+    match = parse_field_selector("metadata.namespace!=kube-node-lease,spec.nodeName==n\\,1")
+    assert match({"metadata.namespace": "shop", "spec.nodeName": "n,1"})
+    assert not match({"metadata.namespace": "kube-node-lease", "spec.nodeName": "n,1"})
+    with pytest.raises(UsageError):
+        parse_field_selector("spec.nodeName")
 
 
 def test_bad_selector_is_a_usage_error() -> None:

@@ -13,46 +13,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kubectl_terminating.model import (
-    APISERVICE_UNAVAILABLE,
-    CONTAINERS_RUNNING,
-    CONTENT_REMAINING,
-    CONVERSION_WEBHOOK,
-    CSI_DRIVER_MISSING,
-    FINALIZER,
-    GRACE_PERIOD,
-    JSON,
-    LIFECYCLE_HOOK,
-    NAMESPACE_CONDITION,
-    NAMESPACE_CONTROLLER,
-    NAMESPACE_FINALIZER,
-    NAMESPACE_TERMINATING,
-    NODE_MISSING,
-    NODE_NOT_READY,
-    OWNER_DEPENDENTS,
-    PROTECTION_IN_USE,
-    RUNTIME_UNAVAILABLE,
-    UNKNOWN,
-    VOLUME_ATTACHMENT,
-    VOLUMES_NOT_RECLAIMED,
-    WEBHOOK,
-    Blocker,
-    Finding,
-    priority,
-)
+from kubectl_terminating.causes import cause_of
+from kubectl_terminating.model import JSON, UNKNOWN, Blocker, Finding, priority
 
-# Causes that happen on the pod's node: their shared object is the node, and one group per
-# cause names every node involved rather than one group per node.
-NODE_CAUSES = frozenset(
-    {
-        NODE_MISSING,
-        NODE_NOT_READY,
-        RUNTIME_UNAVAILABLE,
-        LIFECYCLE_HOOK,
-        CONTAINERS_RUNNING,
-        VOLUMES_NOT_RECLAIMED,
-    }
-)
 # Kinds of evidence object that many stuck objects can share.
 SHARED_KINDS = (
     "Node",
@@ -62,29 +25,6 @@ SHARED_KINDS = (
     "ValidatingWebhookConfiguration",
     "MutatingWebhookConfiguration",
 )
-CAUSES: dict[str, str] = {
-    NODE_MISSING: "node no longer exists",
-    NODE_NOT_READY: "node NotReady",
-    RUNTIME_UNAVAILABLE: "container runtime down",
-    LIFECYCLE_HOOK: "postStart hook never returned",
-    CONTAINERS_RUNNING: "containers still running",
-    VOLUMES_NOT_RECLAIMED: "volumes not reclaimed",
-    CSI_DRIVER_MISSING: "CSI driver not installed",
-    VOLUME_ATTACHMENT: "volume not detached",
-    WEBHOOK: "admission webhook down",
-    APISERVICE_UNAVAILABLE: "APIService unavailable",
-    CONVERSION_WEBHOOK: "conversion webhook down",
-    FINALIZER: "finalizer",
-    OWNER_DEPENDENTS: "waiting for dependents",
-    PROTECTION_IN_USE: "still in use",
-    CONTENT_REMAINING: "content remaining",
-    NAMESPACE_FINALIZER: "namespace finalizer",
-    NAMESPACE_CONTROLLER: "namespace controller not running",
-    NAMESPACE_CONDITION: "namespace deletion failing",
-    NAMESPACE_TERMINATING: "namespace terminating",
-    GRACE_PERIOD: "inside the grace period (not stuck yet)",
-    UNKNOWN: "no known cause",
-}
 
 
 @dataclass(frozen=True)
@@ -97,7 +37,7 @@ class CauseGroup:
 
     @property
     def cause(self) -> str:
-        return CAUSES.get(self.type, self.type.replace("-", " "))
+        return cause_of(self.type).label
 
     def to_json(self) -> JSON:
         shared = (
@@ -121,7 +61,7 @@ class CauseGroup:
 
 def subject_of(blocker: Blocker, finding: Finding) -> tuple[str, str] | None:
     """The (kind, name) many stuck objects can share behind this blocker, if any."""
-    if blocker.type in NODE_CAUSES and finding.node:
+    if cause_of(blocker.type).on_node and finding.node:
         return "Node", finding.node
     for evidence in blocker.evidence:
         for key in ("finalizer", "specFinalizer"):

@@ -11,31 +11,20 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from kubectl_terminating.causes import NOT_AUTOMATED, cause_of
 from kubectl_terminating.explain.finalizers import lease_patterns
 from kubectl_terminating.explain.knowledge import lookup
 from kubectl_terminating.fix.gone import installed_names
 from kubectl_terminating.model import (
     APISERVICE_UNAVAILABLE,
-    CONTAINERS_RUNNING,
-    CONTENT_REMAINING,
     CONVERSION_WEBHOOK,
-    CSI_DRIVER_MISSING,
     FINALIZER,
     GRACE_PERIOD,
     JSON,
-    LIFECYCLE_HOOK,
-    NAMESPACE_CONDITION,
-    NAMESPACE_CONTROLLER,
     NAMESPACE_FINALIZER,
     NAMESPACE_TERMINATING,
     NODE_MISSING,
     NODE_NOT_READY,
-    OWNER_DEPENDENTS,
-    PROTECTION_IN_USE,
-    RUNTIME_UNAVAILABLE,
-    UNKNOWN,
-    VOLUME_ATTACHMENT,
-    VOLUMES_NOT_RECLAIMED,
     WEBHOOK,
     Blocker,
     Evidence,
@@ -85,27 +74,6 @@ KNOWN: tuple[Resource, ...] = (
     MUTATING_WEBHOOKS,
 )
 
-# Why blockers of these types are never acted on (the printed remedies stay the way out).
-REASONS = {
-    CONTAINERS_RUNNING: "the container runtime still runs the containers: deleting the pod "
-    "object would leave them running on the node",
-    VOLUMES_NOT_RECLAIMED: "a volume is still mounted: removing the pod would strand it",
-    CSI_DRIVER_MISSING: "the CSI driver must unmount the volume: removing the pod would strand it",
-    VOLUME_ATTACHMENT: "the volume is still attached: removing the pod would strand it",
-    OWNER_DEPENDENTS: "dependents are still being deleted; they are the cause",
-    PROTECTION_IN_USE: "the claim or volume is still in use",
-    CONVERSION_WEBHOOK: "a CRD's conversion webhook decides how every stored object is served: "
-    "not automated",
-    CONTENT_REMAINING: "the namespace controller deletes the content by itself once nothing "
-    "blocks it",
-    NAMESPACE_CONDITION: "a symptom the namespace controller reports: the cause is another blocker",
-    NAMESPACE_CONTROLLER: "the namespace controller itself must run: nothing to write",
-    UNKNOWN: "no known cause: nothing is proven",
-    RUNTIME_UNAVAILABLE: "the node is up and its containers still run: the runtime must come "
-    "back (deleting the pod object or tainting the node would leave them running)",
-    LIFECYCLE_HOOK: "the hook runs on the node: it must be ended there, then the kubelet "
-    "finishes by itself",
-}
 CONTEXT = frozenset({GRACE_PERIOD, NAMESPACE_TERMINATING})
 CLUSTER_WIDE = frozenset({APISERVICE_UNAVAILABLE, CONVERSION_WEBHOOK, WEBHOOK})
 
@@ -412,7 +380,7 @@ def steps_for(
         return _webhook(subject, blocker)
     if blocker.type in (FINALIZER, NAMESPACE_FINALIZER):
         return _finalizers(subject, blocker, resolve)
-    reason = REASONS.get(blocker.type, "not proven safe to automate")
+    reason = cause_of(blocker.type).refusal or NOT_AUTOMATED
     return iter((Refusal(subject, blocker, reason),))
 
 

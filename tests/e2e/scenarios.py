@@ -148,6 +148,28 @@ def pod_with_running_containers(cp: ControlPlane, ns: str, name: str = "hung-0")
     return Stuck(ns, name, node)
 
 
+# The kubelet's event when the CNI plugin's DEL fails, as pasted in projectcalico/calico#7647
+# (the error) and spidernet-io/cni-plugins#47 (the event around it).
+CNI_DEL_FAILED = (
+    'error killing pod: failed to "KillPodSandbox" for "{uid}" with KillPodSandboxError: '
+    '"rpc error: code = Unknown desc = failed to destroy network for sandbox '
+    '\\"3bb433e9ee32e3402ad828c97ddfe322b9f2d88348cb004d01efd226aa0bfd5d\\": plugin '
+    'type=\\"calico\\" failed (delete): netplugin failed with no error message: signal: killed"'
+)
+
+
+def pod_with_failing_network_teardown(cp: ControlPlane, ns: str, name: str = "dns-0") -> Stuck:
+    """A healthy node; the container exited, but the CNI plugin fails to delete the pod's
+    network, so the runtime cannot remove the sandbox: FailedKillPod events."""
+    node = f"{ns}-cni"
+    create_node(cp, node)
+    pod, deleted = _deleted_pod(cp, ns, name, "terminated:0", node=node, grace_period=1)
+    message = CNI_DEL_FAILED.format(uid=pod["metadata"]["uid"])
+    create_event(cp, ns, _involved(pod), "FailedKillPod", message, count=42)
+    wait_past_deadline(deleted)
+    return Stuck(ns, name, node)
+
+
 def pod_with_unreclaimed_volume(cp: ControlPlane, ns: str, name: str = "db-0") -> Stuck:
     """Containers exited, but the CSI driver that must unmount the volume is gone."""
     node = f"{ns}-storage"

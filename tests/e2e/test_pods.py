@@ -63,6 +63,7 @@ SCENARIOS: dict[str, tuple[Builder, bool]] = {
     "hung": (scenarios.pod_with_running_containers, True),
     "disk": (scenarios.pod_on_full_disk, True),
     "exec": (scenarios.pod_with_exec_hang, True),
+    "cni": (scenarios.pod_with_failing_network_teardown, True),
     "nodriver": (scenarios.pod_with_unreclaimed_volume, True),
     "unregistered": (scenarios.pod_with_unregistered_driver, True),
     "detach": (scenarios.pod_with_failing_detach, True),
@@ -279,6 +280,18 @@ def test_host_pid_post_start_exec_hang_hint(
     assert b["summary"].endswith(" past deadline (postStart exec hang)")
     assert {"hostPID": True, "postStart": "exec"} in evidence_fields(b)
     assert "crictl stop <container-id>" in commands(b)
+
+
+def test_network_teardown_failing(cluster: Cluster, report: dict[tuple[str, str], Item]) -> None:
+    found = item(cluster, report, "cni")
+    node = cluster.pods["cni"].node
+    assert types(found)[0] == "network-teardown"
+    b = blocker(found, "network-teardown")
+    assert b["summary"] == "pod network teardown failing (CNI plugin calico)"
+    assert "likely cause: CNI plugin calico cannot delete the pod's network" in messages(b)
+    kill = [f for f in evidence_fields(b) if f.get("reason") == "FailedKillPod"]
+    assert kill and "failed to destroy network for sandbox" in kill[0]["message"]
+    assert f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}" in commands(b)
 
 
 # -- volumes -----------------------------------------------------------------------------------

@@ -264,6 +264,17 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         source="https://github.com/crossplane/crossplane-runtime",
     ),
     FinalizerOwner(
+        "in-use.crossplane.io",
+        "Crossplane provider (ProviderConfig controller of crossplane-runtime)",
+        "no ProviderConfigUsage to reference the ProviderConfig (status.users 0)",
+        "delete the managed resources that use it first "
+        "(kubectl get providerconfigusages -A shows them)",
+        risk="managed resources left using it can no longer reach their cloud: they "
+        "cannot be deleted and their external resources stay",
+        runs_as="Deployment of the provider in crossplane-system (provider-<name>-...)",
+        source="https://github.com/crossplane/crossplane-runtime",  # pkg/reconciler/providerconfig
+    ),
+    FinalizerOwner(
         "composite.apiextensions.crossplane.io",
         "Crossplane core",
         "its composed resources to be deleted",

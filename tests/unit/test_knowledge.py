@@ -65,6 +65,7 @@ from kubectl_terminating.explain.knowledge import FinalizerOwner, entries, looku
         ("externalsecrets.external-secrets.io/clusterexternalsecret-cleanup", "External Secrets"),
         ("extensions-finalizer.argocd.argoproj.io", "argocd-extensions"),
         ("gateway.k8s.aws/resources", "AWS Gateway API Controller"),
+        ("in-use.crossplane.io", "ProviderConfig controller"),
     ],
 )
 def test_exact_entries_name_their_owner(finalizer: str, owner: str) -> None:

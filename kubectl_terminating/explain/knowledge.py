@@ -372,7 +372,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
     FinalizerOwner(
         "finalizer.keda.sh",
         "KEDA operator",
-        "the scaling loop to stop and its HPA to be removed",
+        # also set on TriggerAuthentications and CloudEventSources (their own bookkeeping)
+        "a ScaledObject's or ScaledJob's scaling loop to stop and its HPA to be removed",
         "restore the KEDA operator, then retry",
         risk="an orphaned HPA may keep scaling the workload",
         runs_as="Deployment keda/keda-operator",

@@ -364,6 +364,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
     _aws_lbc("ingress.k8s.aws/resources", "the ALB and its target groups to be deleted"),
     _aws_lbc("group.ingress.k8s.aws/*", "the ingress group's ALB to be updated or deleted"),
     _aws_lbc("service.k8s.aws/resources", "the NLB and its target groups to be deleted"),
+    # Gateway API support (LBC >= 2.13): gateway.k8s.aws/alb-finalizer, .../nlb-finalizer
+    _aws_lbc("gateway.k8s.aws/*-finalizer", "the Gateway's ALB or NLB to be deleted"),
     _aws_lbc(
         "elbv2.k8s.aws/resources",
         "the pods to be deregistered from the target group",
@@ -725,7 +727,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
             "restore Deployment kyverno/kyverno-cleanup-controller, then retry",
             risk="the cleanup controller's webhook configurations stay behind",
             lease_names=("kyverno-cleanup-controller",),
-            # set on the cleanup controller's own ClusterRole, Role, RoleBinding, ServiceAccount
+            # --autoDeleteWebhooks (Kyverno 1.13+): set on the cleanup controller's own
+            # Deployment, ClusterRole, Role, RoleBinding, ServiceAccount (kyverno#11592)
             runs_as="Deployment kyverno/kyverno-cleanup-controller",
             source="https://github.com/kyverno/kyverno",  # cmd/cleanup-controller
         ),

@@ -116,6 +116,8 @@ def test_exact_entries_name_their_owner(finalizer: str, owner: str) -> None:
             "externalsecrets.external-secrets.io/ces-team-a",
             "externalsecrets.external-secrets.io/ces-*",
         ),
+        ("gateway.k8s.aws/alb-finalizer", "gateway.k8s.aws/*-finalizer"),
+        ("gateway.k8s.aws/nlb-finalizer", "gateway.k8s.aws/*-finalizer"),
         ("operator.tigera.io/apiserver-controller", "operator.tigera.io/*"),
     ],
 )
@@ -231,3 +233,9 @@ def test_details_the_source_check_found_wrong() -> None:
     assert (
         "generic target" in known("externalsecrets.external-secrets.io/externalsecret-cleanup").risk
     )
+
+
+def test_aws_gateway_finalizers_name_their_two_controllers() -> None:
+    # the Load Balancer Controller's Gateway API support vs. the VPC Lattice controller
+    assert known("gateway.k8s.aws/alb-finalizer").owner == "AWS Load Balancer Controller"
+    assert "VPC Lattice" in known("gateway.k8s.aws/resources").owner

@@ -115,6 +115,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "the ownerReferences to this object to be removed from its dependents",
         "make sure kube-controller-manager (garbage collector) is running",
         "pkg/controller/garbagecollector/garbagecollector.go",
+        # the dependents keep their ownerReferences to an owner that is then gone
+        risk="the garbage collector then deletes the dependents you meant to keep",
     ),
     _kcm(
         "batch.kubernetes.io/job-tracking",
@@ -262,6 +264,17 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         source="https://github.com/crossplane/crossplane-runtime",
     ),
     FinalizerOwner(
+        "in-use.crossplane.io",
+        "Crossplane provider (ProviderConfig controller of crossplane-runtime)",
+        "no ProviderConfigUsage to reference the ProviderConfig (status.users 0)",
+        "delete the managed resources that use it first "
+        "(kubectl get providerconfigusages -A shows them)",
+        risk="managed resources left using it can no longer reach their cloud: they "
+        "cannot be deleted and their external resources stay",
+        runs_as="Deployment of the provider in crossplane-system (provider-<name>-...)",
+        source="https://github.com/crossplane/crossplane-runtime",  # pkg/reconciler/providerconfig
+    ),
+    FinalizerOwner(
         "composite.apiextensions.crossplane.io",
         "Crossplane core",
         "its composed resources to be deleted",
@@ -351,6 +364,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
     _aws_lbc("ingress.k8s.aws/resources", "the ALB and its target groups to be deleted"),
     _aws_lbc("group.ingress.k8s.aws/*", "the ingress group's ALB to be updated or deleted"),
     _aws_lbc("service.k8s.aws/resources", "the NLB and its target groups to be deleted"),
+    # Gateway API support (LBC >= 2.13): gateway.k8s.aws/alb-finalizer, .../nlb-finalizer
+    _aws_lbc("gateway.k8s.aws/*-finalizer", "the Gateway's ALB or NLB to be deleted"),
     _aws_lbc(
         "elbv2.k8s.aws/resources",
         "the pods to be deregistered from the target group",
@@ -359,7 +374,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
     FinalizerOwner(
         "finalizer.keda.sh",
         "KEDA operator",
-        "the scaling loop to stop and its HPA to be removed",
+        # also set on TriggerAuthentications and CloudEventSources (their own bookkeeping)
+        "a ScaledObject's or ScaledJob's scaling loop to stop and its HPA to be removed",
         "restore the KEDA operator, then retry",
         risk="an orphaned HPA may keep scaling the workload",
         runs_as="Deployment keda/keda-operator",
@@ -470,13 +486,16 @@ _TABLE: tuple[FinalizerOwner, ...] = (
     ),
     FinalizerOwner(
         "*.knative.dev",
-        "Knative (the controller of this kind: serving, eventing, ...)",
+        "Knative (the controller of this kind: serving, eventing, the networking layer "
+        "net-istio / net-kourier / net-gateway-api, imc-controller for in-memory channels)",
         "the reconciler's FinalizeKind to finish (routes, subscriptions, sinks)",
         "restore the Knative controller (knative-serving / knative-eventing), then retry",
         risk="routes, subscriptions or external sources of the object may stay behind",
         # knative.dev/pkg injection-gen: defaultFinalizerName = "<plural>.<group>"
-        runs_as="Deployment knative-serving/controller or knative-eventing/eventing-controller",
-        source="https://github.com/knative/pkg/blob/main/codegen/cmd/injection-gen/generators/reconciler_controller.go",
+        runs_as="Deployment knative-serving/controller or net-istio-controller / "
+        "net-kourier-controller / net-gateway-api-controller, knative-eventing/eventing-controller "
+        "or imc-controller",
+        source="https://github.com/knative/pkg/blob/main/codegen/cmd/injection-gen/generators/reconciler/reconciler_controller.go",
     ),
     FinalizerOwner(
         "chains.tekton.dev*",
@@ -520,7 +539,28 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "External Secrets Operator",
         "the target Secret to be deleted per its deletion policy",
         "restore the external-secrets controller (its webhook must answer too), then retry",
-        risk="the synced Secret may stay behind",
+        # a target Secret it owns is garbage-collected anyway; a generic target is not owned
+        risk="objects its generic target wrote (not owned by the ExternalSecret) may stay behind",
+        lease_names=("external-secrets-controller",),
+        runs_as="Deployment external-secrets/external-secrets",
+        source="https://github.com/external-secrets/external-secrets",
+    ),
+    FinalizerOwner(
+        "externalsecrets.external-secrets.io/clusterexternalsecret-cleanup",
+        "External Secrets Operator (ClusterExternalSecret controller)",
+        "the ExternalSecrets it created in the selected namespaces to be deleted",
+        "restore the external-secrets controller, then retry",
+        risk="the ExternalSecrets it created stay in their namespaces",
+        lease_names=("external-secrets-controller",),
+        runs_as="Deployment external-secrets/external-secrets",
+        source="https://github.com/external-secrets/external-secrets",
+    ),
+    FinalizerOwner(
+        "externalsecrets.external-secrets.io/ces-*",
+        "External Secrets Operator (ClusterExternalSecret named after `ces-`)",
+        "the ClusterExternalSecret's ExternalSecret in this namespace to be cleaned up",
+        "restore the external-secrets controller, or delete that ClusterExternalSecret first",
+        risk="the ClusterExternalSecret keeps a record of a namespace that is gone",
         lease_names=("external-secrets-controller",),
         runs_as="Deployment external-secrets/external-secrets",
         source="https://github.com/external-secrets/external-secrets",
@@ -679,6 +719,21 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         ),
         "gateway.kusk.io/srfinalizer",  # StaticRoute; apifinalizer is on API objects
     ),
+    *_aliases(
+        FinalizerOwner(
+            "kyverno.io/policywebhooks",
+            "Kyverno cleanup controller (policy and TTL webhook controllers)",
+            "its cleanup webhook configurations to be deleted before it goes",
+            "restore Deployment kyverno/kyverno-cleanup-controller, then retry",
+            risk="the cleanup controller's webhook configurations stay behind",
+            lease_names=("kyverno-cleanup-controller",),
+            # --autoDeleteWebhooks (Kyverno 1.13+): set on the cleanup controller's own
+            # Deployment, ClusterRole, Role, RoleBinding, ServiceAccount (kyverno#11592)
+            runs_as="Deployment kyverno/kyverno-cleanup-controller",
+            source="https://github.com/kyverno/kyverno",  # cmd/cleanup-controller
+        ),
+        "kyverno.io/ttlwebhooks",
+    ),
     FinalizerOwner(
         "kyverno.io/*webhooks",
         "Kyverno (admission controller's webhook controllers)",
@@ -697,6 +752,49 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         risk="the managed cluster's hub-side roles and work stay behind",
         runs_as="Deployment open-cluster-management-hub/cluster-manager-registration-controller",
         source="https://github.com/open-cluster-management-io/ocm",
+    ),
+    FinalizerOwner(
+        "gateway.k8s.aws/resources",
+        "AWS Gateway API Controller (Amazon VPC Lattice)",
+        "the VPC Lattice service network, service or target group of the object to be deleted",
+        "restore the gateway-api-controller and its IAM access, then retry",
+        strands_infrastructure=True,
+        risk="the VPC Lattice resources keep running (and costing)",
+        runs_as="Deployment aws-application-networking-system/gateway-api-controller",
+        source="https://github.com/aws/aws-application-networking-k8s",
+    ),
+    FinalizerOwner(
+        "extensions-finalizer.argocd.argoproj.io",
+        "argocd-extensions controller (argoproj-labs/argocd-extensions, deprecated)",
+        "the extension's files to be removed from the Argo CD server's extensions directory",
+        "restore the argocd-extensions controller, or, if it was never installed, remove the "
+        "finalizer (nothing else removes it)",
+        risk="the extension's files may stay in the Argo CD server's extensions directory",
+        runs_as="the argocd-extensions controller Deployment (in Argo CD's namespace)",
+        source="https://github.com/argoproj-labs/argocd-extensions",
+    ),
+    *_aliases(
+        FinalizerOwner(
+            "kopf.zalando.org/KopfFinalizerMarker",
+            "an operator built with Kopf (a framework: many operators use this finalizer)",
+            "that operator's @kopf.on.delete handlers for this kind to succeed",
+            "find the operator that handles this kind (the Deployment whose pods run `kopf run` "
+            "and whose RBAC grants this kind), restore it, then retry",
+            risk="that operator's deletion handlers never run (whatever they clean up stays)",
+            runs_as="the Deployment running `kopf run` for this kind (look for the object's "
+            "group in the operators' ClusterRoles)",
+            source="https://github.com/nolar/kopf",
+        ),
+        "KopfFinalizerMarker",  # Kopf's legacy (unprefixed) marker
+    ),
+    FinalizerOwner(
+        "kueue.x-k8s.io/managed",
+        "Kueue (controller manager: pod integration)",
+        "the pod's workload to be finalized (its usage released from the quota)",
+        "restore Deployment kueue-system/kueue-controller-manager, then retry",
+        risk="the ClusterQueue may keep counting the pod's quota as used",
+        runs_as="Deployment kueue-system/kueue-controller-manager",
+        source="https://github.com/kubernetes-sigs/kueue",
     ),
     FinalizerOwner(
         "tigera.io/operator-cleanup",

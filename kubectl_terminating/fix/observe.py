@@ -12,6 +12,7 @@ import copy
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from fnmatch import fnmatchcase
 from typing import Any, Protocol
 
@@ -24,10 +25,13 @@ from kubectl_terminating.fix.plan import (
     FINALIZE_NAMESPACE,
     FORCE_DELETE_POD,
     GONE_OR_TERMINATING,
+    MIN_STALE_LEASE_SECONDS,
+    NO_LIVE_LEASE,
     NONE_NAMED,
     NOT_READY,
     OUT_OF_SERVICE_TAINT,
     REMOVE_FINALIZER,
+    STALE_LEASE_FACTOR,
     TAINT_OUT_OF_SERVICE,
     Check,
     Proposal,
@@ -37,6 +41,7 @@ from kubectl_terminating.fix.plan import (
     step_text,
 )
 from kubectl_terminating.model import JSON
+from kubectl_terminating.timeutil import seconds_since
 
 CONTENT_JSON = "application/json"
 CONTENT_JSON_PATCH = "application/json-patch+json"
@@ -142,8 +147,44 @@ def _ready(node: JSON) -> bool:
     )
 
 
-def judge(check: Check, answer: JSON | list[JSON] | None) -> Outcome:
-    """Whether check holds, given what was read (None: 404). Pure."""
+def _named(item: JSON) -> str:
+    namespace = text(meta(item).get("namespace"))
+    return f"{namespace + '/' if namespace else ''}{text(meta(item).get('name'))}"
+
+
+def _found(names: Sequence[str]) -> str:
+    more = f" (+{len(names) - MAX_NAMED} more)" if len(names) > MAX_NAMED else ""
+    return ", ".join(sorted(names)[:MAX_NAMED]) + more
+
+
+def _lease_live(lease: JSON, now: datetime) -> bool:
+    """Renewed within STALE_LEASE_FACTOR durations; a Lease that never says when it was
+    renewed is taken as live (it cannot prove absence)."""
+    spec = as_dict(lease.get("spec"))
+    age = seconds_since(spec.get("renewTime"), now)
+    duration = spec.get("leaseDurationSeconds")
+    limit = STALE_LEASE_FACTOR * duration if isinstance(duration, int) else 0
+    return age is None or age <= max(limit, MIN_STALE_LEASE_SECONDS)
+
+
+def _judge_leases(check: Check, items: list[JSON], now: datetime) -> Outcome:
+    """Stale Leases are reported with their last renewal time (absolute: the same at plan and
+    apply time, so the digest holds)."""
+    matching = [
+        i for i in items if any(fnmatchcase(_field(i, check.field), p) for p in check.patterns)
+    ]
+    live = [i for i in matching if _lease_live(i, now)]
+    if live:
+        return Outcome(check, False, "found: " + _found([_named(i) for i in live]))
+    stale = [
+        f"{_named(i)} last renewed {text(as_dict(i.get('spec')).get('renewTime'))}"
+        for i in matching
+    ]
+    return Outcome(check, True, "stale: " + _found(stale) if stale else "none")
+
+
+def judge(check: Check, answer: JSON | list[JSON] | None, now: datetime | None = None) -> Outcome:
+    """Whether check holds, given what was read (None: 404) at `now`. Pure."""
     if check.kind == ABSENT:
         return Outcome(check, answer is None, "absent" if answer is None else "exists")
     if check.kind == GONE_OR_TERMINATING:
@@ -156,28 +197,29 @@ def judge(check: Check, answer: JSON | list[JSON] | None) -> Outcome:
             return Outcome(check, False, "absent")
         ready = _ready(answer)
         return Outcome(check, not ready, "Ready" if ready else "not Ready")
+    items = answer if isinstance(answer, list) else []
+    if check.kind == NO_LIVE_LEASE:
+        return _judge_leases(check, items, now or datetime.now(timezone.utc))
     if check.kind == NONE_NAMED:
-        items = answer if isinstance(answer, list) else []
-        found = sorted(
-            f"{text(meta(i).get('namespace')) + '/' if meta(i).get('namespace') else ''}"
-            f"{text(meta(i).get('name'))}"
+        found = [
+            _named(i)
             for i in items
             if any(fnmatchcase(_field(i, check.field), p) for p in check.patterns)
-        )
+        ]
         if not found:
             return Outcome(check, True, "none")
-        more = f" (+{len(found) - MAX_NAMED} more)" if len(found) > MAX_NAMED else ""
-        return Outcome(check, False, "found: " + ", ".join(found[:MAX_NAMED]) + more)
+        return Outcome(check, False, "found: " + _found(found))
     return Outcome(check, False, f"unknown check {check.kind}")
 
 
-def evaluate(check: Check, reader: Reader) -> Outcome:
+def evaluate(check: Check, reader: Reader, now: datetime | None = None) -> Outcome:
     try:
-        answer = reader.list(check.path) if check.kind == NONE_NAMED else reader.get(check.path)
+        listed = check.kind in (NONE_NAMED, NO_LIVE_LEASE)
+        answer = reader.list(check.path) if listed else reader.get(check.path)
     except ApiError as error:
         reason = "forbidden" if isinstance(error, Forbidden) else error.message
         return Outcome(check, False, f"unreadable: {reason}")
-    return judge(check, answer)
+    return judge(check, answer, now)
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -271,7 +313,9 @@ def build_request(p: Proposal, obj: JSON) -> Request | None:
 # -- observing a plan ------------------------------------------------------------------------
 
 
-def observe_one(p: Proposal, reader: Reader) -> Planned | Refusal | str:
+def observe_one(
+    p: Proposal, reader: Reader, now: datetime | None = None
+) -> Planned | Refusal | str:
     """Planned, a Refusal (a fact does not hold), or why nothing is left to do (a str)."""
     try:
         obj = reader.get(p.target.path)
@@ -282,7 +326,7 @@ def observe_one(p: Proposal, reader: Reader) -> Planned | Refusal | str:
     uid = text(meta(obj).get("uid"))
     if p.target.uid and uid != p.target.uid:
         return Refusal(p.subject, p.blocker, f"{p.target} was replaced since it was explained")
-    outcomes = tuple(evaluate(c, reader) for c in p.checks)
+    outcomes = tuple(evaluate(c, reader, now) for c in p.checks)
     failed = [f"{o.check.description}: {o.observed}" for o in outcomes if not o.holds]
     if failed:
         return Refusal(p.subject, p.blocker, "not proven: " + "; ".join(failed), p.target)
@@ -294,7 +338,10 @@ def observe_one(p: Proposal, reader: Reader) -> Planned | Refusal | str:
     return Planned(p, uid, rv, outcomes, request, recreatable(obj) if keep else None)
 
 
-def observe(sections: Sequence[Section], reader: Reader) -> list[ObservedSection]:
+def observe(
+    sections: Sequence[Section], reader: Reader, now: datetime | None = None
+) -> list[ObservedSection]:
+    """now: when Lease renewals are judged from (default: this machine's clock)."""
     observed = []
     turned_out: dict[str, str] = {}  # a proposal's text -> what it became when observed
     for section in sections:
@@ -303,7 +350,7 @@ def observe(sections: Sequence[Section], reader: Reader) -> list[ObservedSection
             if isinstance(step, Refusal):
                 out.steps.append(step)
                 continue
-            result = observe_one(step, reader)
+            result = observe_one(step, reader, now)
             if isinstance(result, str):
                 out.done.append(result)
                 turned_out[step.describe()] = f"nothing to do: {result}"

@@ -57,6 +57,12 @@ ABSENT = "absent"  # GET answers 404
 GONE_OR_TERMINATING = "gone-or-terminating"  # 404, or metadata.deletionTimestamp set
 NONE_NAMED = "none-named"  # a list has no item whose `field` matches one of `patterns`
 NOT_READY = "not-ready"  # a Node whose Ready condition is not True
+# no leader-election Lease whose name matches `patterns` was renewed within STALE_LEASE_FACTOR
+# times its duration: one left behind (helm uninstall keeps cert-manager's in kube-system)
+# shows when its leader last ran, not that one runs
+NO_LIVE_LEASE = "no-live-lease"
+STALE_LEASE_FACTOR = 10
+MIN_STALE_LEASE_SECONDS = 900
 
 OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
@@ -117,10 +123,10 @@ class Check:
     """A fact a remedy rests on: read at plan time, and again right before the write."""
 
     description: str
-    kind: str  # ABSENT, GONE_OR_TERMINATING, NONE_NAMED, NOT_READY
+    kind: str  # ABSENT, GONE_OR_TERMINATING, NONE_NAMED, NO_LIVE_LEASE, NOT_READY
     path: str
-    field: str = ""  # NONE_NAMED: the item field compared (dotted)
-    patterns: tuple[str, ...] = ()  # NONE_NAMED: fnmatch patterns no item may match
+    field: str = ""  # NONE_NAMED, NO_LIVE_LEASE: the item field compared (dotted)
+    patterns: tuple[str, ...] = ()  # ...: fnmatch patterns no (live) item may match
 
     def to_json(self) -> JSON:
         out: JSON = {"check": self.kind, "description": self.description, "read": self.path}
@@ -141,6 +147,17 @@ def namespace_gone(name: str) -> Check:
         f"Namespace {name} is gone or terminating (nothing can be created in it)",
         GONE_OR_TERMINATING,
         NAMESPACES.path(None, name),
+    )
+
+
+def no_live_lease(patterns: Sequence[str], owner: str) -> Check:
+    return Check(
+        f"no leader-election Lease of {owner} renewed in the last {STALE_LEASE_FACTOR} lease "
+        "durations, in any namespace",
+        NO_LIVE_LEASE,
+        LEASES.path(),
+        "metadata.name",
+        tuple(patterns),
     )
 
 
@@ -323,7 +340,7 @@ def _owner_checks(finalizer: str, resource: Resource) -> tuple[tuple[Check, ...]
         return (), f"{owner.owner}: no known installation names to prove it gone"
     owner_name = owner.owner.split(" (")[0]
     return (
-        none_named(LEASES, leases, f"no leader-election Lease of {owner_name} in any namespace"),
+        no_live_lease(leases, owner_name),
         none_named(DEPLOYMENTS, names, f"no Deployment of {owner_name} in any namespace"),
         none_named(VALIDATING_WEBHOOKS, names, f"no validating webhook of {owner_name}"),
         none_named(MUTATING_WEBHOOKS, names, f"no mutating webhook of {owner_name}"),

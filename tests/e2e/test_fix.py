@@ -26,6 +26,7 @@ from tests.e2e.api import (
     get_or_none,
     micro_time,
     namespace_conditions,
+    now,
     unique_ns,
     wait_for,
 )
@@ -292,7 +293,7 @@ def test_out_of_service_taint_only_on_the_operators_word(control_plane: ControlP
 # -- finalizers --------------------------------------------------------------------------------
 
 
-def _lease(cp: ControlPlane, ns: str, name: str) -> JSON:
+def _lease(cp: ControlPlane, ns: str, name: str, renewed: str | None = None) -> JSON:
     body = {
         "apiVersion": "coordination.k8s.io/v1",
         "kind": "Lease",
@@ -300,7 +301,7 @@ def _lease(cp: ControlPlane, ns: str, name: str) -> JSON:
         "spec": {
             "holderIdentity": f"{name}-pod",
             "leaseDurationSeconds": 60,
-            "renewTime": micro_time(),
+            "renewTime": renewed or micro_time(),
         },
     }
     return cp.api("POST", f"{LEASES}/namespaces/{ns}/leases", body)
@@ -330,6 +331,30 @@ def test_finalizer_refused_while_its_operator_lease_is_renewed(
     assert action["action"] == "remove-finalizer" and action["finalizer"] == CERT_MANAGER
     ops = action["request"]["body"]
     assert {"op": "test", "path": "/metadata/finalizers/0", "value": CERT_MANAGER} in ops
+    result = apply(cp, "all", "-n", ns, digest=plan["digest"])
+    assert result.returncode == 0, result.stderr
+    assert get_or_none(cp, f"/api/v1/namespaces/{ns}/configmaps/challenge") is None
+
+
+def test_finalizer_removed_when_its_operator_lease_was_left_behind(
+    control_plane: ControlPlane,
+) -> None:
+    """helm uninstall removes cert-manager but leaves its leader-election Lease: last renewed an
+    hour ago, it is evidence that cert-manager is gone (said with that time), not of life."""
+    cp = control_plane
+    ns = unique_ns("fix-stale-lease")
+    create_namespace(cp, ns)
+    create_configmap(cp, ns, "challenge", finalizers=[CERT_MANAGER])
+    delete(cp, f"/api/v1/namespaces/{ns}/configmaps/challenge")
+    renewed = micro_time(now(-3600))
+    _lease(cp, ns, "cert-manager-controller", renewed)
+
+    plan = dry_run(cp, "all", "-n", ns)
+    [action] = actions(plan)
+    assert action["action"] == "remove-finalizer" and action["finalizer"] == CERT_MANAGER
+    [lease] = [c for c in action["proof"] if c["read"].endswith("/leases")]
+    assert lease["holds"]
+    assert lease["observed"].startswith(f"stale: {ns}/cert-manager-controller last renewed ")
     result = apply(cp, "all", "-n", ns, digest=plan["digest"])
     assert result.returncode == 0, result.stderr
     assert get_or_none(cp, f"/api/v1/namespaces/{ns}/configmaps/challenge") is None

@@ -46,7 +46,14 @@ def test_the_corpus_is_large_and_every_file_is_indexed() -> None:
         assert entry["cause"] and (expect.get("summary") or expect.get("mentions")), entry
 
 
-@pytest.mark.parametrize("entry", INDEX, ids=[e["file"].removesuffix(".json") for e in INDEX])
+def case(entry: dict[str, Any]) -> Any:
+    """An entry as a test case; `xfail` names the known gap that keeps it from passing yet (it
+    must fail until that gap is closed, then the mark goes)."""
+    marks = [pytest.mark.xfail(strict=True, reason=entry["xfail"])] if "xfail" in entry else []
+    return pytest.param(entry, marks=marks, id=entry["file"].removesuffix(".json"))
+
+
+@pytest.mark.parametrize("entry", [case(e) for e in INDEX])
 def test_real_object_gets_the_main_blocker_its_thread_established(entry: dict[str, Any]) -> None:
     item, stderr = explain(CORPUS / entry["file"])
     assert "Traceback" not in stderr

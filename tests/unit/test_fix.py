@@ -10,6 +10,7 @@ import copy
 import io
 import json
 from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -39,6 +40,7 @@ from kubectl_terminating.fix.plan import (
     Refusal,
     Resolver,
     known_resource,
+    no_live_lease,
     plan,
 )
 from kubectl_terminating.fix.render import dry_run_footer, plan_json, plan_text
@@ -292,7 +294,10 @@ def test_orphaned_apiservice_is_deleted_with_its_spec_recorded() -> None:
 def test_webhook_of_a_gone_operator_is_deleted_and_the_running_one_refused() -> None:
     findings, objects = namespace_findings("webhook-old-release")
     sections = plan(findings, resolve=resolve)
-    [observed] = observe(sections, FakeCluster(objects))
+    # judged when the snapshot was taken: cert-manager's Lease was renewed 10s before
+    [observed] = observe(
+        sections, FakeCluster(objects), now=scenario("webhook-old-release").view.now
+    )
     [action] = planned([observed])
     assert action.proposal.action == DELETE_WEBHOOK_CONFIGURATION
     assert action.proposal.target.name == "policy-validation"
@@ -433,6 +438,58 @@ def test_judge() -> None:
     assert (found.holds, found.observed) == (False, "found: cm/cert-manager-cainjector")
 
 
+def leader_lease(renew: str | None, duration: int = 60) -> JSON:
+    spec: JSON = {
+        "holderIdentity": "cert-manager-5d7f97b46d-8jkqz",
+        "leaseDurationSeconds": duration,
+    }
+    if renew is not None:
+        spec["renewTime"] = renew
+    return {
+        "metadata": {"name": "cert-manager-controller", "namespace": "kube-system"},
+        "spec": spec,
+    }
+
+
+def test_a_lease_not_renewed_for_many_durations_is_evidence_of_absence() -> None:
+    """helm uninstall leaves cert-manager's Lease in kube-system: renewed long ago, it shows
+    when cert-manager last ran, not that it runs; fix says when."""
+    check = no_live_lease(("cert-manager-controller",), "cert-manager")
+    at = datetime(2026, 11, 24, 8, 0, tzinfo=timezone.utc)
+    stale = judge(check, [leader_lease("2026-11-24T06:00:00.000000Z")], at)
+    assert stale.holds
+    assert (
+        stale.observed
+        == "stale: kube-system/cert-manager-controller last renewed 2026-11-24T06:00:00.000000Z"
+    )
+    # renewed within 10 durations (and 15 minutes): a leader may still run
+    for renew, duration in (
+        ("2026-11-24T07:59:30Z", 60),
+        ("2026-11-24T07:50:00Z", 15),
+        ("2026-11-24T07:00:00Z", 600),
+    ):
+        live = judge(check, [leader_lease(renew, duration)], at)
+        assert (live.holds, live.observed) == (False, "found: kube-system/cert-manager-controller")
+    # a Lease that does not say when it was renewed cannot prove absence
+    assert not judge(check, [leader_lease(None)], at).holds
+    assert judge(check, [{"metadata": {"name": "other"}, "spec": {}}], at).observed == "none"
+
+
+def test_a_lease_left_behind_no_longer_blocks_the_finalizer_forever() -> None:
+    """The same snapshot a day later: cert-manager's Lease was last renewed then; with no
+    Deployment or webhook of cert-manager, its finalizer is removed."""
+    findings, objects = namespace_findings("webhook-old-release")
+    later = scenario("webhook-old-release").view.now + timedelta(days=1)
+    [observed] = observe(plan(findings, resolve=resolve), FakeCluster(objects), later)
+    removals = [a for a in planned([observed]) if a.proposal.action == REMOVE_FINALIZER]
+    [removal] = removals
+    assert removal.proposal.finalizer == "acme.cert-manager.io/finalizer"
+    [lease] = [o for o in removal.outcomes if o.check.path == LEASES.path()]
+    assert lease.observed.startswith(
+        "stale: kube-system/cert-manager-controller last renewed 2026-"
+    )
+
+
 def planned_pod(cluster: FakeCluster) -> list[Planned]:
     return planned(observe(plan([pod_finding(NODE_GONE)]), cluster))
 
@@ -511,7 +568,8 @@ def golden_plan() -> tuple[list[Any], str]:
     """A namespace whose webhook's operator is gone and a pod on a deleted node."""
     findings, objects = namespace_findings("webhook-old-release")
     cluster = FakeCluster([*objects, pod_object()])
-    sections = observe(plan([*findings, pod_finding(NODE_GONE)], resolve=resolve), cluster)
+    now = scenario("webhook-old-release").view.now  # cert-manager's Lease is fresh then
+    sections = observe(plan([*findings, pod_finding(NODE_GONE)], resolve=resolve), cluster, now)
     return sections, digest(planned(sections))
 
 

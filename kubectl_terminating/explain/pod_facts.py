@@ -13,7 +13,7 @@ from datetime import datetime
 from functools import cached_property
 
 from kubectl_terminating import reads
-from kubectl_terminating.explain.common import Facts, as_dict, list_of, meta, text
+from kubectl_terminating.explain.common import AGE_UNKNOWN, Facts, as_dict, list_of, meta, text
 from kubectl_terminating.model import JSON, Evidence, Finding, ObjectRef, Remedy
 from kubectl_terminating.reads import NODE_LEASE_NAMESPACE
 from kubectl_terminating.timeutil import human_duration, seconds_since
@@ -36,6 +36,15 @@ def status_of(obj: JSON) -> JSON:
 
 def duration_text(seconds: int | None) -> str:
     return human_duration(seconds) if seconds is not None else "?"
+
+
+def past_text(seconds: int | None, article: str = "") -> str:
+    """` 10m past deadline` (` 10m after its deadline` with an article); when the age is
+    unknown, nothing (the headline says so) or ` at an unknown time after its deadline`."""
+    if not article:
+        return f" {human_duration(seconds)} past deadline" if seconds is not None else ""
+    when = human_duration(seconds) if seconds is not None else "an unknown time"
+    return f" {when} after {article} deadline"
 
 
 def unique_remedies(items: Iterable[Remedy]) -> tuple[Remedy, ...]:
@@ -378,14 +387,17 @@ class PodFacts(Facts):
         return bool(self.node_name) and grace != 0
 
     @property
+    def past_deadline(self) -> bool:
+        """Past the deadline, or of unknown age (a file without capture time): then the causes
+        still name what the evidence points to, and the headline says the age is unknown."""
+        if self.overdue is None:
+            return AGE_UNKNOWN in self.finding.unknowns
+        return self.overdue > 0
+
+    @property
     def kubelet_overdue(self) -> bool:
         """Past the deadline, the kubelet's work not done, and no known node problem."""
-        return (
-            self.kubelet_pending
-            and self.overdue is not None
-            and self.overdue > 0
-            and not self.node.unhealthy
-        )
+        return self.kubelet_pending and self.past_deadline and not self.node.unhealthy
 
     @cached_property
     def node(self) -> NodeCheck:

@@ -146,7 +146,9 @@ def unknown_blocker(facts: PodFacts) -> Blocker:
         checked.append(Evidence("not checked: " + "; ".join(finding.warnings)))
     return Blocker(
         UNKNOWN,
-        f"{duration_text(facts.overdue)} overdue; no known cause found",
+        f"{duration_text(facts.overdue)} overdue; no known cause found"
+        if facts.overdue is not None
+        else "no known cause found in what could be read",
         tuple(checked),
         (
             Remedy(
@@ -160,8 +162,7 @@ def unknown_blocker(facts: PodFacts) -> Blocker:
 
 def explain_unknown(facts: PodFacts) -> list[Blocker]:
     """Past the deadline and no cause found by the causes before this one."""
-    overdue = facts.finding.overdue_seconds
-    if overdue is None or overdue <= 0:
+    if not facts.past_deadline:
         return []
     if any(b.type not in CONTEXT_TYPES for b in facts.finding.blockers):
         return []

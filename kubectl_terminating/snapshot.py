@@ -369,6 +369,9 @@ def _from_bundle(data: JSON, source: Path) -> Loaded:
         unreadable = {str(k): str(v) for k, v in (data.get("unreadable") or {}).items()}
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ConfigError(f"cannot read {source}: malformed snapshot ({exc})") from None
+    if captured is None:  # a dump whose header lost its time: judged like a `kubectl get` file
+        estimated = newest_timestamp(objects)
+        return Loaded(objects, estimated, discovery, unreadable, content, estimated=True)
     return Loaded(objects, captured, discovery, unreadable, content)
 
 

@@ -16,7 +16,7 @@ from kubectl_terminating.explain.common import (
     run_causes,
     text,
 )
-from kubectl_terminating.explain.finalizers import finalizer_blockers, try_read
+from kubectl_terminating.explain.finalizers import finalizer_blockers, kubectl_target, try_read
 from kubectl_terminating.explain.namespaces import (
     conversion_blocker,
     crd_serves,
@@ -83,16 +83,28 @@ def conversion(facts: ObjectFacts) -> list[Blocker]:
 
 
 def nothing_found(facts: ObjectFacts) -> list[Blocker]:
-    """Last: no blocker found by the causes before it and no check left undone."""
+    """Last: no blocker found by the causes before it. Without finalizers an object goes at
+    once; one that stays was read without them (a copy that left them out) or the API server
+    is behind. Checks not made are said, never read as "none found"."""
     finding = facts.finding
-    if finding.blockers or finding.warnings:
+    if finding.blockers:
         return []
+    evidence = [Evidence("metadata.finalizers is empty", fields={"finalizers": finding.finalizers})]
+    if finding.warnings:
+        evidence.append(Evidence("not checked: " + "; ".join(finding.warnings)))
     return [
         Blocker(
             UNKNOWN,
             "no finalizer or other blocker found: deletion should complete",
-            (Evidence("metadata.finalizers is empty", fields={"finalizers": finding.finalizers}),),
-            (Remedy("list it again; if it stays, check the API server's logs"),),
+            tuple(evidence),
+            (
+                Remedy("list it again; if it stays, check the API server's logs"),
+                Remedy(
+                    "if this came from a file: save the whole object, its finalizers included",
+                    f"kubectl get {kubectl_target(facts.obj, facts.resource)} -o json",
+                ),
+            ),
+            unchecked="; ".join(finding.warnings) or None,
         )
     ]
 

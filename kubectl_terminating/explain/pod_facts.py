@@ -411,10 +411,15 @@ class PodFacts(Facts):
         if not self.finding.uid:
             return []  # events are matched by uid; without one any match would be wrong
         uid = self.finding.uid
-        return [
-            as_dict(e)
-            for e in self.read(lambda: reads.events_for(self.view, self.namespace, uid), [])
-        ]
+        try:
+            return [as_dict(e) for e in reads.events_for(self.view, self.namespace, uid)]
+        except ReadFailed as failed:
+            self.warn(failed)
+            self.events_unread = str(failed)
+            return []
+
+    # why the events could not be read (set by `events`): a cause that needs one says so
+    events_unread: str | None = None
 
     def on_node(self, what: str) -> str:
         return f"on node {self.node_name or '?'}: {what}"

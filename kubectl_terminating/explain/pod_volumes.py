@@ -450,6 +450,7 @@ def explain_volumes(facts: PodFacts) -> list[Blocker]:
         running_containers(facts.finding)
         or not facts.kubelet_overdue
         or hung_post_start_hooks(facts)
+        or not isinstance(facts.pod.get("status"), dict)  # states unknown, not "none running"
     ):
         return []
     traces = [

@@ -53,7 +53,7 @@ from kubectl_terminating.model import (
     Remedy,
 )
 from kubectl_terminating.resources import PODS
-from kubectl_terminating.view import ClusterView
+from kubectl_terminating.view import ClusterView, ReadFailed
 
 # Blockers that give context but are not a cause of their own.
 CONTEXT_TYPES = frozenset({GRACE_PERIOD, NAMESPACE_TERMINATING})
@@ -65,6 +65,9 @@ HOLDS_WHILE = {
 }
 
 PodCause = Callable[[PodFacts], list[Blocker]]
+NODE_UNKNOWN = "node, volumes and hooks unknown: the file has no spec"
+SPEC_UNKNOWN = "volumes and hooks unknown: the file has no spec (node from its events)"
+CONTAINERS_UNKNOWN = "container states unknown: the file has no status"
 
 
 # -- finalizers, namespace, webhooks -----------------------------------------------------------
@@ -185,6 +188,32 @@ POD_CAUSES: tuple[PodCause, ...] = (
 )
 
 
+def kubelet_host(pod: JSON, view: ClusterView) -> str | None:
+    """The node whose kubelet wrote the pod's events (source.host): where a pasted pod without
+    spec ran. None when the events are not there or name more than one node."""
+    uid, namespace = text(meta(pod).get("uid")), text(meta(pod).get("namespace"))
+    try:
+        events = reads.events_for(view, namespace, uid) if uid else []
+    except ReadFailed:
+        return None
+    hosts = {
+        text(as_dict(as_dict(e).get("source")).get("host"))
+        for e in events
+        if text(as_dict(as_dict(e).get("source")).get("component")) == "kubelet"
+    } - {""}
+    return hosts.pop() if len(hosts) == 1 else None
+
+
+def partial_pod(pod: JSON, finding: Finding, view: ClusterView) -> None:
+    """A pod read from the API always has spec and status: without them the file is a partial
+    copy. Say what that hides, and take the node from the kubelet's events when they name it."""
+    if not isinstance(pod.get("spec"), dict):
+        finding.node = kubelet_host(pod, view)
+        finding.unknowns.append(SPEC_UNKNOWN if finding.node else NODE_UNKNOWN)
+    if not isinstance(pod.get("status"), dict):
+        finding.unknowns.append(CONTAINERS_UNKNOWN)
+
+
 def explain_pod(pod: JSON, view: ClusterView) -> Finding:
     """Everything known about why pod has not gone, each blocker with evidence and remedies."""
     pod = as_dict(pod)
@@ -192,6 +221,7 @@ def explain_pod(pod: JSON, view: ClusterView) -> Finding:
     finding.node = text(spec_of(pod).get("nodeName")) or None
     finding.phase = text(status_of(pod).get("phase")) or None
     finding.containers = container_states(pod)
+    partial_pod(pod, finding, view)
     return run_causes(PodFacts(pod, view, finding), POD_CAUSES)
 
 

@@ -85,6 +85,8 @@ def clip(line: str, width: int = SUMMARY_WIDTH) -> str:
     cut = head.rfind(" ")
     if cut > width // 2:
         head = head[:cut]
+    if head.count("(") > head.count(")"):  # a parenthesis cut open says less than none
+        head = head[: head.rfind("(")]
     return head.rstrip(" ,;:(") + "…"
 
 

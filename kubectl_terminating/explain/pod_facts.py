@@ -24,6 +24,10 @@ from kubectl_terminating.view import ClusterView, ReadFailed
 # renews every 10s, so 40s is four missed renewals. A longer leaseDurationSeconds wins.
 NODE_LEASE_GRACE_SECONDS = 40
 CONTAINER_STATES = ("running", "terminated", "waiting")
+# what a pasted pod without spec or status leaves unknown (pods.partial_pod)
+NODE_UNKNOWN = "node, volumes and hooks unknown: the file has no spec"
+SPEC_UNKNOWN = "volumes and hooks unknown: the file has no spec (node from its events)"
+CONTAINERS_UNKNOWN = "container states unknown: the file has no status"
 
 
 def spec_of(obj: JSON) -> JSON:

@@ -10,6 +10,7 @@ from kubectl_terminating import reads
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.pod_containers import busy_remedies
 from kubectl_terminating.explain.pod_facts import (
+    CONTAINERS_UNKNOWN,
     PodFacts,
     event_evidence,
     event_time,
@@ -450,7 +451,7 @@ def explain_volumes(facts: PodFacts) -> list[Blocker]:
         running_containers(facts.finding)
         or not facts.kubelet_overdue
         or hung_post_start_hooks(facts)
-        or not isinstance(facts.pod.get("status"), dict)  # states unknown, not "none running"
+        or CONTAINERS_UNKNOWN in facts.finding.unknowns  # unknown states are not "none running"
     ):
         return []
     traces = [

@@ -27,6 +27,9 @@ from kubectl_terminating.explain.common import (
 from kubectl_terminating.explain.finalizers import finalizer_blockers
 from kubectl_terminating.explain.pod_containers import explain_containers
 from kubectl_terminating.explain.pod_facts import (
+    CONTAINERS_UNKNOWN,
+    NODE_UNKNOWN,
+    SPEC_UNKNOWN,
     PodFacts,
     container_states,
     duration_text,
@@ -65,9 +68,6 @@ HOLDS_WHILE = {
 }
 
 PodCause = Callable[[PodFacts], list[Blocker]]
-NODE_UNKNOWN = "node, volumes and hooks unknown: the file has no spec"
-SPEC_UNKNOWN = "volumes and hooks unknown: the file has no spec (node from its events)"
-CONTAINERS_UNKNOWN = "container states unknown: the file has no status"
 
 
 # -- finalizers, namespace, webhooks -----------------------------------------------------------
@@ -204,13 +204,21 @@ def kubelet_host(pod: JSON, view: ClusterView) -> str | None:
     return hosts.pop() if len(hosts) == 1 else None
 
 
+def status_known(pod: JSON) -> bool:
+    """Whether the pod's container states can be read. A whole pod without status is a partial
+    copy; a pod of a down node the finder read as metadata plus spec.nodeName (find.py) has no
+    status on purpose: its node, not its containers, is what holds it."""
+    spec = spec_of(pod)
+    return isinstance(pod.get("status"), dict) or "containers" not in spec
+
+
 def partial_pod(pod: JSON, finding: Finding, view: ClusterView) -> None:
     """A pod read from the API always has spec and status: without them the file is a partial
     copy. Say what that hides, and take the node from the kubelet's events when they name it."""
     if not isinstance(pod.get("spec"), dict):
         finding.node = kubelet_host(pod, view)
         finding.unknowns.append(SPEC_UNKNOWN if finding.node else NODE_UNKNOWN)
-    if not isinstance(pod.get("status"), dict):
+    if not status_known(pod):
         finding.unknowns.append(CONTAINERS_UNKNOWN)
 
 

@@ -104,11 +104,11 @@ def _explain_namespace(
     return explain_namespace(obj, view, explain_pods=detailed)
 
 
-def _explain_any(obj: JSON, resource: Resource, view: ClusterView, _detailed: bool) -> Finding:
+def _explain_any(obj: JSON, resource: Resource, view: ClusterView, detailed: bool) -> Finding:
     """Every kind is explained, the table too: its BLOCKER column names the main blocker."""
     from kubectl_terminating.explain.objects import explain_object
 
-    return explain_object(obj, resource, view)
+    return explain_object(obj, resource, view, detailed)
 
 
 def _pod_json(finding: Finding) -> JSON:

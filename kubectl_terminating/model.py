@@ -72,6 +72,11 @@ def priority(blocker_type: str) -> int:
         return len(PRIORITY) - 1
 
 
+def rank(blocker: Blocker) -> tuple[bool, int]:
+    """Blockers the evidence proves come before those that could not be checked, then by type."""
+    return blocker.unchecked is not None, priority(blocker.type)
+
+
 @dataclass(frozen=True)
 class ObjectRef:
     kind: str
@@ -133,14 +138,19 @@ class Blocker:
     summary: str
     evidence: tuple[Evidence, ...] = ()
     remedy: tuple[Remedy, ...] = ()
+    # set when the blocker is only possible: the read that would prove or clear it is missing
+    unchecked: str | None = None
 
     def to_json(self) -> JSON:
-        return {
+        out: JSON = {
             "type": self.type,
             "summary": self.summary,
             "evidence": [e.to_json() for e in self.evidence],
             "remedy": [r.to_json() for r in self.remedy],
         }
+        if self.unchecked is not None:
+            out["unchecked"] = self.unchecked
+        return out
 
 
 @dataclass(frozen=True)
@@ -177,6 +187,9 @@ class Finding:
     finalizers: list[str]
     blockers: list[Blocker] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # what the evidence cannot show ("age unknown: the file has no capture time"): said in the
+    # headline next to the main blocker, never read as "nothing" or "0s"
+    unknowns: list[str] = field(default_factory=list)
     # pods
     node: str | None = None
     phase: str | None = None
@@ -197,7 +210,7 @@ class Finding:
             grace = [b for b in self.blockers if b.type == GRACE_PERIOD]
             if grace:
                 return grace[0]
-        return min(self.blockers, key=lambda b: priority(b.type))
+        return min(self.blockers, key=rank)
 
     @property
     def stuck(self) -> bool:
@@ -214,7 +227,7 @@ class Finding:
         return sum(c.count for c in self.remaining)
 
     def sort_blockers(self) -> None:
-        self.blockers.sort(key=lambda b: priority(b.type))
+        self.blockers.sort(key=rank)
 
     def to_json(self) -> JSON:
         from kubectl_terminating.kinds import of_finding
@@ -232,6 +245,8 @@ class Finding:
             "blockers": [b.to_json() for b in self.blockers],
             "warnings": list(self.warnings),
         }
+        if self.unknowns:
+            out["unknowns"] = list(self.unknowns)
         out.update(of_finding(self).json_extras(self))  # its kind's own fields (kinds.py)
         if self.conditions is not None:
             out["conditions"] = list(self.conditions)

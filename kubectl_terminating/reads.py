@@ -29,7 +29,7 @@ from kubectl_terminating.resources import (
     VOLUME_ATTACHMENTS,
 )
 from kubectl_terminating.selectors import escape_field_value
-from kubectl_terminating.view import ClusterView, Selectors
+from kubectl_terminating.view import ClusterView, ReadFailed, Selectors
 
 # Where each kubelet renews its node's heartbeat Lease, named after the node.
 NODE_LEASE_NAMESPACE = "kube-node-lease"
@@ -113,6 +113,22 @@ def events_for(view: ClusterView, namespace: str, uid: str) -> list[JSON]:
 def webhook_configurations(view: ClusterView) -> list[JSON]:
     """Validating and mutating webhook configurations; each item carries its `kind`."""
     return view.list(VALIDATING_WEBHOOKS) + view.list(MUTATING_WEBHOOKS)
+
+
+def webhook_configurations_each(view: ClusterView) -> tuple[list[JSON], ReadFailed | None]:
+    """The same, each kind read on its own: one that cannot be read (not in a file, forbidden)
+    leaves the other's checks standing; its failure is returned. Raises only when neither can
+    be read."""
+    found: list[JSON] = []
+    failures: list[ReadFailed] = []
+    for kind in (VALIDATING_WEBHOOKS, MUTATING_WEBHOOKS):
+        try:
+            found += view.list(kind)
+        except ReadFailed as failed:
+            failures.append(failed)
+    if len(failures) == 2:
+        raise failures[0]
+    return found, (failures[0] if failures else None)
 
 
 def service(view: ClusterView, namespace: str, name: str) -> JSON | None:

@@ -216,6 +216,8 @@ class Loaded:
     unreadable: dict[str, str] = field(default_factory=dict)
     content: dict[str, list[ContentListing]] | None = None
     warnings: list[str] = field(default_factory=list)
+    # captured_at is only the newest timestamp in the file (no capture time was recorded)
+    estimated: bool = False
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -340,6 +342,7 @@ def _loose(objects: list[JSON]) -> Loaded:
         discovery=_discovery_of(objects),
         unreadable=missing,
         warnings=warnings,
+        estimated=True,
     )
 
 
@@ -366,6 +369,9 @@ def _from_bundle(data: JSON, source: Path) -> Loaded:
         unreadable = {str(k): str(v) for k, v in (data.get("unreadable") or {}).items()}
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ConfigError(f"cannot read {source}: malformed snapshot ({exc})") from None
+    if captured is None:  # a dump whose header lost its time: judged like a `kubectl get` file
+        estimated = newest_timestamp(objects)
+        return Loaded(objects, estimated, discovery, unreadable, content, estimated=True)
     return Loaded(objects, captured, discovery, unreadable, content)
 
 
@@ -422,10 +428,10 @@ def _sorted(objects: Iterable[JSON]) -> list[JSON]:
 class SnapshotSource:
     """Terminating objects of a saved snapshot, explained through a StaticView."""
 
-    def __init__(self, loaded: Loaded, now: datetime) -> None:
+    def __init__(self, loaded: Loaded, now: datetime, undated: bool = False) -> None:
         self.loaded = loaded
         self.view = StaticView(
-            loaded.objects, now, loaded.discovery, loaded.unreadable, loaded.content
+            loaded.objects, now, loaded.discovery, loaded.unreadable, loaded.content, undated
         )
 
     @classmethod
@@ -434,6 +440,7 @@ class SnapshotSource:
         now = datetime.now(timezone.utc)
         if loaded.captured_at is not None and not use_now:
             now = loaded.captured_at
+            return cls(loaded, now, undated=loaded.estimated)
         return cls(loaded, now)
 
     def _of_kind(self, kind: str) -> list[JSON]:

@@ -71,10 +71,13 @@ class StaticView:
         discovery: Discovery | None = None,
         unreadable: dict[str, str] | None = None,
         content: dict[str, list[ContentListing]] | None = None,
+        undated: bool = False,
     ) -> None:
         """unreadable maps a kind ("Node") to why it could not be read; content optionally
-        overrides namespace_content per namespace (as listed at capture time)."""
+        overrides namespace_content per namespace (as listed at capture time); undated: now is
+        only the newest timestamp of a file without capture time (view.undated)."""
         self._now = now
+        self.undated = undated
         self._by_kind: dict[str, list[JSON]] = defaultdict(list)
         for obj in objects:
             self._by_kind[str(obj.get("kind", ""))].append(obj)

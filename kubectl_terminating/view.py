@@ -62,6 +62,15 @@ class Selectors:
 
 EVERYTHING = Selectors()
 
+NO_CAPTURE_TIME = "the file has no capture time"
+
+
+def undated(view: ClusterView) -> bool:
+    """The view's clock is only the newest timestamp of a file without capture time: an age
+    counted from it is a lower bound, and a deletion at (or after) that timestamp has no known
+    age at all (StaticView of a `kubectl get` file; live views and dumps know their time)."""
+    return bool(getattr(view, "undated", False))
+
 
 class ClusterView(Protocol):
     """The few generic reads every view serves (kubectl's dynamic client is the model).

@@ -15,12 +15,13 @@ from typing import Any, TypeVar
 from kubectl_terminating.model import GRACE_PERIOD, JSON, Blocker, Evidence, Finding, ObjectRef
 from kubectl_terminating.resources import meta
 from kubectl_terminating.timeutil import parse_time, seconds_since
-from kubectl_terminating.view import ClusterView, ReadFailed
+from kubectl_terminating.view import NO_CAPTURE_TIME, ClusterView, ReadFailed, undated
 
 T = TypeVar("T")
 D = TypeVar("D")
 
 HOLDS_WHILE = {GRACE_PERIOD: "context only: the deletionTimestamp is still in the future"}
+AGE_UNKNOWN = f"age unknown: {NO_CAPTURE_TIME}"
 
 
 def list_of(value: Any) -> list[Any]:
@@ -51,6 +52,12 @@ def base_finding(obj: JSON, view: ClusterView, kind: str, api_version: str) -> F
     deletion = text(m.get("deletionTimestamp"))
     grace = m.get("deletionGracePeriodSeconds")
     overdue = seconds_since(deletion, view.now)
+    unknowns = []
+    if undated(view) and (overdue is None or overdue <= 0):
+        # the file's newest timestamp is the deletion itself (or older): how long ago it was
+        # deleted, and whether its grace period is over, the file cannot tell
+        overdue = None
+        unknowns.append(AGE_UNKNOWN)
     terminating = overdue
     if overdue is not None and isinstance(grace, int):
         # deletionTimestamp is request time + grace period: the request came `grace` earlier.
@@ -65,6 +72,7 @@ def base_finding(obj: JSON, view: ClusterView, kind: str, api_version: str) -> F
         overdue_seconds=overdue,
         terminating_seconds=terminating,
         finalizers=[f for f in list_of(m.get("finalizers")) if isinstance(f, str)],
+        unknowns=unknowns,
     )
 
 

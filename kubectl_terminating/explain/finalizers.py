@@ -17,7 +17,7 @@ from typing import TypeVar
 from kubectl_terminating import reads
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.knowledge import FinalizerOwner, lookup
-from kubectl_terminating.explain.webhooks import ready_endpoints
+from kubectl_terminating.explain.webhooks import ready_endpoints, slices_ready
 from kubectl_terminating.model import (
     FINALIZER,
     JSON,
@@ -119,7 +119,13 @@ def owner_phrase(owner: FinalizerOwner | None, state: str) -> str:
 def service_backend(namespace: str, name: str, view: ClusterView) -> Backend:
     """A Service with at least one ready endpoint is up; a missing or empty one is down."""
     ref = ObjectRef("Service", name, namespace, "v1")
-    service = reads.service(view, namespace, name)
+    try:
+        service = reads.service(view, namespace, name)
+    except ReadFailed as failed:
+        ready = slices_ready(namespace, name, view, failed)  # the slices stand on their own
+        fields = {"service": f"{namespace}/{name}", "readyEndpoints": ready}
+        said = f"service {namespace}/{name} has {ready} ready endpoints (its EndpointSlices)"
+        return Backend(ready > 0, Evidence(said, ref, fields))
     if service is None:
         return Backend(False, Evidence(f"service {namespace}/{name} does not exist", ref))
     if text(as_dict(service.get("spec")).get("type")) == "ExternalName":
@@ -209,14 +215,17 @@ def lease_patterns(
 
 
 def _group_backends(group: str, plural: str, view: ClusterView) -> list[tuple[str, str]]:
-    """Services that serve this group: admission webhooks and the CRD's conversion webhook."""
+    """Services that serve this group: admission webhooks and the CRD's conversion webhook.
+    Either read alone is enough to look; ReadFailed only when neither could be made."""
     found: list[tuple[str, str]] = []
-    for config in reads.webhook_configurations(view):
+    configs, no_configs = try_read(lambda: reads.webhook_configurations_each(view)[0])
+    for config in configs or []:
         for hook in list_of(config.get("webhooks")):
             rules = list_of(as_dict(hook).get("rules"))
             if any(group in list_of(as_dict(rule).get("apiGroups")) for rule in rules):
                 found.append(webhook_service(as_dict(hook).get("clientConfig")))
-    for crd in reads.crds(view):
+    crds = reads.crds(view) if no_configs is not None else try_read(lambda: reads.crds(view))[0]
+    for crd in crds or []:
         spec = as_dict(crd.get("spec"))
         if (
             text(spec.get("group")) == group
@@ -248,15 +257,35 @@ def apiservice_backend(apiservice: JSON) -> Backend:
     )
 
 
-def _backends(resource: Resource, view: ClusterView) -> list[Backend]:
-    services = _group_backends(resource.group, resource.plural, view)
-    aggregated = [
+def _aggregated(group: str, view: ClusterView) -> list[Backend]:
+    return [
         apiservice_backend(a)
         for a in reads.apiservices(view)
-        if text(as_dict(a.get("spec")).get("group")) == resource.group
+        if text(as_dict(a.get("spec")).get("group")) == group
         and as_dict(a.get("spec")).get("service")
     ]
-    return [*(service_backend(ns, name, view) for ns, name in services), *aggregated]
+
+
+def _services(resource: Resource, view: ClusterView) -> list[Backend]:
+    return [
+        service_backend(ns, name, view)
+        for ns, name in _group_backends(resource.group, resource.plural, view)
+    ]
+
+
+def _backends(resource: Resource, view: ClusterView) -> list[Backend]:
+    """Each read stands on what it has: a kind missing from a file (or forbidden) costs its own
+    backends, not the others'. Raises only when none of them could be read."""
+    found: list[Backend] = []
+    failures: list[ReadFailed] = []
+    for group_reads in (_services, lambda r, v: _aggregated(r.group, v)):
+        try:
+            found += group_reads(resource, view)
+        except ReadFailed as failed:
+            failures.append(failed)
+    if len(failures) == 2:
+        raise failures[0]
+    return found
 
 
 def backend_liveness(resource: Resource, view: ClusterView) -> Liveness:
@@ -432,10 +461,13 @@ def dependent_evidence(dependent: JSON, resource: Resource, uid: str) -> Evidenc
     )
 
 
+CLUSTER_SCOPED_DEPENDENTS = "dependents of a cluster-scoped object are not listed by this tool"
+
+
 def find_dependents(held: Held, view: ClusterView) -> tuple[list[Evidence], list[Evidence]]:
     """(dependents, what could not be checked) among the objects of obj's namespace."""
     if not held.namespace:
-        return [], [Evidence("dependents of a cluster-scoped object are not listed by this tool")]
+        return [], [Evidence(CLUSTER_SCOPED_DEPENDENTS)]
     listings, failure = try_read(lambda: view.namespace_content(held.namespace))
     if failure is not None:
         return [], [failure]
@@ -459,8 +491,12 @@ def foreground_blocker(held: Held, view: ClusterView) -> Blocker | None:
     if not dependents and not unchecked:
         return None  # nothing left to wait for: the garbage collector itself is behind
     summary = f"foregroundDeletion: {len(dependents)} dependents left"
+    missing = None
     if not dependents:
-        summary = "foregroundDeletion: dependents could not all be listed"
+        # only possible: the read that would show them is missing, so it ranks after the
+        # blockers the evidence proves (model.rank) and says which read that is
+        missing = unchecked[0].message if held.namespace else "cluster-scoped: not listed"
+        summary = f"foregroundDeletion: dependents not checked ({missing})"
     more = len(dependents) - MAX_LISTED
     tail = [Evidence(f"and {more} more dependents")] if more > 0 else []
     where = f" -n {shlex.quote(held.namespace)}" if held.namespace else " -A"
@@ -478,6 +514,7 @@ def foreground_blocker(held: Held, view: ClusterView) -> Blocker | None:
                 "in the background"
             ),
         ),
+        unchecked=missing,
     )
 
 

@@ -77,8 +77,17 @@ FAILED_CONVERSION = re.compile(
 
 
 def clip(line: str, width: int = SUMMARY_WIDTH) -> str:
+    """line in at most width characters, cut between words (never mid-name) with an ellipsis."""
     line = " ".join(line.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
+    if len(line) <= width:
+        return line
+    head = line[: width - 1]
+    cut = head.rfind(" ")
+    if cut > width // 2:
+        head = head[:cut]
+    if head.count("(") > head.count(")"):  # a parenthesis cut open says less than none
+        head = head[: head.rfind("(")]
+    return head.rstrip(" ,;:(") + "…"
 
 
 def ns_ref(ns: JSON) -> ObjectRef:
@@ -115,8 +124,15 @@ def condition_summary(reason: str, message: str) -> str:
         more = f" (+{len(groups) - 1} more)" if len(groups) > 1 else ""
         return clip(f"discovery failed for {groups[0] if groups else 'some groups'}{more}")
     webhook = FAILED_WEBHOOK.search(message)
-    cause = f"webhook {webhook.group(1)}" if webhook else BOILERPLATE.sub("", message)
-    return clip(f"{FAILURE_REASONS[reason]}: {cause}")
+    conversion = FAILED_CONVERSION.search(message)
+    cause = BOILERPLATE.sub("", message).strip()
+    if webhook:
+        cause = f"webhook {webhook.group(1)}"
+    elif conversion:  # the names, not "conversion webhook for <group>/<version>, Kind=" cut short
+        return clip(
+            f"deletes fail: conversion webhook of {conversion.group(3)}.{conversion.group(1)}"
+        )
+    return clip(f"{FAILURE_REASONS[reason]}: {cause or 'the condition gives no message'}")
 
 
 CONDITION_REMEDIES = {
@@ -236,6 +252,8 @@ def apiservice_blockers(facts: NamespaceFacts) -> list[Blocker]:
 def controller_blocker(facts: NamespaceFacts) -> list[Blocker]:
     """No condition long after the delete: the namespace controller never looked at it."""
     ns, view = facts.ns, facts.view
+    if facts.spec_missing:
+        return []  # a partial paste: conditions it lacks may just have been left out
     written = {c.get("type") for c in namespace_conditions(ns)}
     deleted = meta(ns).get("deletionTimestamp")
     age = seconds_since(deleted, view.now)

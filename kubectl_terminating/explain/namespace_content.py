@@ -216,12 +216,15 @@ def content_blockers(facts: NamespaceFacts) -> list[Blocker]:
     if unlisted:
         remedies.append(Remedy("fix access to (or the API of) the types that could not be listed"))
     evidence = [*(type_evidence(c) for c in content.left), *unlisted]
+    # only types that could not be listed: objects may be left, or not (ranks after the proven)
+    unchecked = None if content.left else content.warnings()[0]
     return [
         Blocker(
             CONTENT_REMAINING,
             content_summary(content),
             (*evidence, *remaining_condition_evidence(ns)),
             tuple(remedies),
+            unchecked=unchecked,
         )
     ]
 

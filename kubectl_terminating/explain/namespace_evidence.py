@@ -119,8 +119,20 @@ def remaining_finalizers(ns: JSON) -> list[Named]:
     ]
 
 
+def unnamed_remaining(ns: JSON) -> list[JSON]:
+    """Current "remaining" conditions whose message names no type and no finalizer (a message
+    cut short in a paste, or an odd release): content is left all the same."""
+    return [
+        c
+        for kind in (CONTENT_REMAINING_CONDITION, FINALIZERS_REMAINING_CONDITION)
+        for c in _current(ns, kind)
+        if not REMAINING_TYPE.search(text(c.get("message")))
+        and not REMAINING_FINALIZER.search(text(c.get("message")))
+    ]
+
+
 def says_content_remains(ns: JSON) -> bool:
-    return bool(remaining_types(ns) or remaining_finalizers(ns))
+    return bool(remaining_types(ns) or remaining_finalizers(ns) or unnamed_remaining(ns))
 
 
 def found_no_content(ns: JSON) -> bool:
@@ -239,6 +251,25 @@ def _content_blocker(missing: Sequence[Named], ns: JSON, covered: frozenset[str]
     )
 
 
+def _unnamed_blocker(conditions: Sequence[JSON], ns: JSON) -> Blocker:
+    name = text(meta(ns).get("name"))
+    return Blocker(
+        CONTENT_REMAINING,
+        "content left (per the controller; its condition names no type)",
+        tuple(
+            Evidence(f"{text(c.get('type'))}=True: {text(c.get('message'))}", ns_ref(ns), c)
+            for c in conditions
+        ),
+        (
+            Remedy(
+                "list what is left with the permissions the controller has; what holds those "
+                "objects holds the namespace",
+                f"kubectl terminating all -n {shlex.quote(name)} --explain",
+            ),
+        ),
+    )
+
+
 def _from_condition(
     blocker_type: str, summary: str, named: Named, ns: JSON, note: str, *remedies: Remedy
 ) -> Blocker:
@@ -306,6 +337,10 @@ def condition_blockers_beyond_view(
     missing = [n for n in remaining_types(ns) if n.name not in shown]
     if missing:
         blockers.append(_content_blocker(missing, ns, covered))
+    unnamed = unnamed_remaining(ns)
+    content_types = (CONTENT_REMAINING, FINALIZER, OWNER_DEPENDENTS, PROTECTION_IN_USE)
+    if unnamed and not shown and not missing and not any(b.type in content_types for b in found):
+        blockers.append(_unnamed_blocker(unnamed, ns))
     for named in remaining_finalizers(ns) if listed_finalizers is None else ():
         if not _covered(found, (FINALIZER, OWNER_DEPENDENTS, PROTECTION_IN_USE), named.name):
             blockers.append(_finalizer_blocker(named, ns, view))

@@ -9,7 +9,11 @@ from kubectl_terminating.explain.namespace_content import Content
 from kubectl_terminating.explain.namespace_evidence import found_no_content, says_content_remains
 from kubectl_terminating.explain.namespace_finalizers import KUBERNETES_FINALIZER
 from kubectl_terminating.model import JSON, Finding
-from kubectl_terminating.view import ClusterView, ContentListing, Discovery
+from kubectl_terminating.view import NO_CAPTURE_TIME, ClusterView, ContentListing, Discovery
+
+PHASE_UNKNOWN = "phase unknown: the file has no spec"
+CONTENT_UNKNOWN = "content not in the file"
+__all__ = ["CONTENT_UNKNOWN", "NO_CAPTURE_TIME", "PHASE_UNKNOWN", "NamespaceFacts"]
 
 
 class NamespaceFacts(Facts):
@@ -31,10 +35,27 @@ class NamespaceFacts(Facts):
         return self.finding.name
 
     @property
+    def spec_missing(self) -> bool:
+        """A Namespace read from the API always has spec (at least {}): without it the object
+        is a partial paste, and its deletion phase is unknown."""
+        return not isinstance(self.ns.get("spec"), dict)
+
+    @property
     def content_phase(self) -> bool:
         """`kubernetes` is still in spec.finalizers: the namespace controller is deleting the
-        content, and everything that stalls it can hold the namespace."""
+        content, and everything that stalls it can hold the namespace. With no spec at all the
+        phase is unknown and the controller's current conditions decide, as in this phase."""
+        if self.spec_missing:
+            return True
         return KUBERNETES_FINALIZER in list_of(as_dict(self.ns.get("spec")).get("finalizers"))
+
+    @property
+    def content_known(self) -> bool:
+        """The listing covers every type (a live read or a dump), or shows something: an empty
+        listing of a `kubectl get` file that holds none of the namespace's content proves
+        nothing."""
+        content = self.content
+        return content is not None and (content.complete or not content.empty)
 
     @cached_property
     def content(self) -> Content | None:

@@ -20,7 +20,12 @@ from kubectl_terminating.explain.finalizers import (
     owner_remedies,
 )
 from kubectl_terminating.explain.knowledge import KCM_LEASE, lookup
-from kubectl_terminating.explain.namespace_conditions import clip, ns_ref
+from kubectl_terminating.explain.namespace_conditions import (
+    clip,
+    failure_reason,
+    namespace_conditions,
+    ns_ref,
+)
 from kubectl_terminating.model import (
     FINALIZER,
     JSON,
@@ -113,7 +118,8 @@ def spec_finalizer_blockers(facts: NamespaceFacts) -> list[Blocker]:
             continue
         if finalizer != KUBERNETES_FINALIZER:
             blockers.append(foreign_spec_finalizer_blocker(ns, index, finalizer, view))
-        elif facts.no_content:
+        elif facts.no_content and not any(failure_reason(c) for c in namespace_conditions(ns)):
+            # a True failure condition is what holds it: the controller is not behind
             blockers.append(kubernetes_finalizer_blocker(ns, view))
     return blockers
 

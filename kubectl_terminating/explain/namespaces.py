@@ -38,6 +38,7 @@ from kubectl_terminating.explain.namespace_conditions import (
     condition_summary,
     controller_blocker,
     namespace_conditions,
+    ns_ref,
 )
 from kubectl_terminating.explain.namespace_content import (
     MAX_MERGED,
@@ -52,8 +53,13 @@ from kubectl_terminating.explain.namespace_content import (
     merge_blockers,
 )
 from kubectl_terminating.explain.namespace_evidence import condition_blockers_beyond_view
-from kubectl_terminating.explain.namespace_facts import NamespaceFacts
+from kubectl_terminating.explain.namespace_facts import (
+    CONTENT_UNKNOWN,
+    PHASE_UNKNOWN,
+    NamespaceFacts,
+)
 from kubectl_terminating.explain.namespace_finalizers import (
+    KUBERNETES_FINALIZER,
     metadata_finalizer_blockers,
     spec_finalizer_blockers,
 )
@@ -61,6 +67,8 @@ from kubectl_terminating.explain.pods import explain_pod
 from kubectl_terminating.model import (
     GRACE_PERIOD,
     JSON,
+    NAMESPACE_FINALIZER,
+    UNKNOWN,
     Blocker,
     Evidence,
     Finding,
@@ -182,6 +190,65 @@ def stuck_pod_blockers(namespace: str, pods: Sequence[Finding]) -> list[Blocker]
     return blockers
 
 
+def nothing_found(facts: NamespaceFacts) -> list[Blocker]:
+    """Last: no cause above found a blocker. Never "none found": name what the evidence points
+    to (`kubernetes` still in spec.finalizers) and what it could not show."""
+    if facts.finding.blockers:
+        return []
+    name = shlex.quote(facts.name)
+    live = Remedy(
+        "explain it against the live cluster: conditions, content, APIs and webhooks",
+        f"kubectl terminating ns {name} --explain",
+    )
+    ref = ns_ref(facts.ns)
+    if facts.spec_missing:
+        return [
+            Blocker(
+                UNKNOWN,
+                "nothing in the file names a blocker; spec and conditions would",
+                (Evidence("the Namespace has no spec: a partial copy of the object", ref),),
+                (live, Remedy("save the whole object", f"kubectl get ns {name} -o json")),
+                unchecked=PHASE_UNKNOWN,
+            )
+        ]
+    if facts.content_phase:
+        unseen = CONTENT_UNKNOWN if facts.content is not None else "content could not be listed"
+        said = [c for c in facts.finding.conditions or [] if c.get("status") == "True"]
+        return [
+            Blocker(
+                NAMESPACE_FINALIZER,
+                "finalizer kubernetes: the namespace controller is not done with the content",
+                (
+                    Evidence(
+                        f"spec.finalizers lists {KUBERNETES_FINALIZER}: the controller removes "
+                        "it once every object inside is gone",
+                        ref,
+                        {"specFinalizers": [KUBERNETES_FINALIZER]},
+                    ),
+                    Evidence(
+                        f"{unseen}; "
+                        + ("no condition names what is left" if not said else "conditions: ")
+                        + ", ".join(f"{c.get('type')}={c.get('status')}" for c in said),
+                        ref,
+                    ),
+                ),
+                (
+                    live,
+                    Remedy("read the controller's conditions", f"kubectl get ns {name} -o yaml"),
+                ),
+                unchecked=unseen,
+            )
+        ]
+    return [
+        Blocker(
+            UNKNOWN,
+            "no finalizer left: deletion should complete",
+            (Evidence("spec.finalizers and metadata.finalizers are empty", ref),),
+            (Remedy("list it again; if it stays, check the API server's logs"),),
+        )
+    ]
+
+
 NamespaceCause = Callable[[NamespaceFacts], list[Blocker]]
 
 # While `kubernetes` is in spec.finalizers: everything that stalls the namespace controller.
@@ -197,11 +264,13 @@ CONTENT_PHASE_CAUSES: tuple[NamespaceCause, ...] = (
     content_conversion_blockers,
     beyond_view,  # after the causes above: it adds only what they did not show
     stuck_pods,
+    nothing_found,  # last: it looks at what the others found
 )
 # Once it is gone: only the namespace's own finalizers hold it.
 FINALIZER_PHASE_CAUSES: tuple[NamespaceCause, ...] = (
     spec_finalizer_blockers,
     metadata_finalizer_blockers,
+    nothing_found,
 )
 
 
@@ -216,9 +285,13 @@ def explain_namespace(ns: JSON, view: ClusterView, explain_pods: bool = True) ->
     facts = NamespaceFacts(ns, view, finding)
     content = facts.content
     if content is not None:
-        finding.remaining = content.types()
+        finding.remaining = content.types() if facts.content_known else None
         for warning in content.warnings():
             add_warning(finding, warning)
+    if facts.spec_missing:
+        finding.unknowns.append(PHASE_UNKNOWN)
+    if content is not None and not facts.content_known:
+        finding.unknowns.append(CONTENT_UNKNOWN)
     if facts.content_phase:
         run_causes(facts, CONTENT_PHASE_CAUSES)
     else:

@@ -6,6 +6,8 @@ a webhook that rejects the UPDATE removing them, or by a broken conversion webho
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kubectl_terminating import reads
 from kubectl_terminating.explain.common import (
     Facts,
@@ -16,7 +18,14 @@ from kubectl_terminating.explain.common import (
     run_causes,
     text,
 )
-from kubectl_terminating.explain.finalizers import finalizer_blockers, try_read
+from kubectl_terminating.explain.finalizers import (
+    MAX_LISTED,
+    Held,
+    finalizer_blockers,
+    find_dependents,
+    kubectl_target,
+    try_read,
+)
 from kubectl_terminating.explain.namespaces import (
     conversion_blocker,
     crd_serves,
@@ -25,7 +34,7 @@ from kubectl_terminating.explain.namespaces import (
 )
 from kubectl_terminating.explain.pods import explain_pod
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
-from kubectl_terminating.model import JSON, UNKNOWN, Blocker, Evidence, Finding, Remedy
+from kubectl_terminating.model import FINALIZER, JSON, UNKNOWN, Blocker, Evidence, Finding, Remedy
 from kubectl_terminating.resources import CRDS, Resource
 from kubectl_terminating.view import ClusterView
 
@@ -53,11 +62,20 @@ def whole_object(obj: JSON, resource: Resource, view: ClusterView) -> tuple[JSON
 
 
 class ObjectFacts(Facts):
-    """An object of any kind but pods and namespaces, with its resource type."""
+    """An object of any kind but pods and namespaces, with its resource type; detailed: the
+    views that show evidence (`--explain`, `-o json`), where its dependents are looked up."""
 
-    def __init__(self, obj: JSON, resource: Resource, view: ClusterView, finding: Finding) -> None:
+    def __init__(
+        self,
+        obj: JSON,
+        resource: Resource,
+        view: ClusterView,
+        finding: Finding,
+        detailed: bool = True,
+    ) -> None:
         super().__init__(obj, view, finding)
         self.resource = resource
+        self.detailed = detailed
 
 
 def finalizers(facts: ObjectFacts) -> list[Blocker]:
@@ -82,26 +100,74 @@ def conversion(facts: ObjectFacts) -> list[Blocker]:
     return [b for b in found if b is not None]
 
 
-def nothing_found(facts: ObjectFacts) -> list[Blocker]:
-    """Last: no blocker found by the causes before it and no check left undone."""
+def dependents(facts: ObjectFacts) -> list[Blocker]:
+    """Objects whose ownerReferences point at this one: once its last finalizer goes, the
+    garbage collector deletes them (unless `orphan`). Removing a finalizer by hand decides
+    their fate too, so they are evidence on each finalizer blocker, with the step that keeps
+    them (foregroundDeletion already waits for them and lists them)."""
     finding = facts.finding
-    if finding.blockers or finding.warnings:
+    skip = {"foregroundDeletion", "orphan"} & set(finding.finalizers)
+    held = [b for b in finding.blockers if b.type == FINALIZER]
+    if not facts.detailed or skip or not held:
         return []
+    found, _ = find_dependents(Held(facts.obj, facts.resource, "", 0), facts.view)
+    if not found:
+        return []
+    noun = "object names" if len(found) == 1 else "objects name"
+    said = Evidence(
+        f"{len(found)} {noun} it as owner (ownerReferences): the garbage collector deletes "
+        "them once it is gone",
+        fields={"dependents": len(found)},
+    )
+    keep = Remedy(
+        "FIRST decide about its dependents: to keep them, remove their ownerReferences to it "
+        "before its last finalizer goes; otherwise they are deleted with it"
+    )
+    listed = tuple(found[:MAX_LISTED])
+    finding.blockers = [
+        replace(b, evidence=(*b.evidence, said, *listed), remedy=(keep, *b.remedy))
+        if b in held
+        else b
+        for b in finding.blockers
+    ]
+    return []
+
+
+def nothing_found(facts: ObjectFacts) -> list[Blocker]:
+    """Last: no blocker found by the causes before it. Without finalizers an object goes at
+    once; one that stays was read without them (a copy that left them out) or the API server
+    is behind. Checks not made are said, never read as "none found"."""
+    finding = facts.finding
+    if finding.blockers:
+        return []
+    evidence = [Evidence("metadata.finalizers is empty", fields={"finalizers": finding.finalizers})]
+    if finding.warnings:
+        evidence.append(Evidence("not checked: " + "; ".join(finding.warnings)))
     return [
         Blocker(
             UNKNOWN,
             "no finalizer or other blocker found: deletion should complete",
-            (Evidence("metadata.finalizers is empty", fields={"finalizers": finding.finalizers}),),
-            (Remedy("list it again; if it stays, check the API server's logs"),),
+            tuple(evidence),
+            (
+                Remedy("list it again; if it stays, check the API server's logs"),
+                Remedy(
+                    "if this came from a file: save the whole object, its finalizers included",
+                    f"kubectl get {kubectl_target(facts.obj, facts.resource)} -o json",
+                ),
+            ),
+            unchecked="; ".join(finding.warnings) or None,
         )
     ]
 
 
-OBJECT_CAUSES = (grace_period, finalizers, webhooks, conversion, nothing_found)
+OBJECT_CAUSES = (grace_period, finalizers, dependents, webhooks, conversion, nothing_found)
 
 
-def explain_object(obj: JSON, resource: Resource, view: ClusterView) -> Finding:
-    """The explanation `all --explain` prints for one object of any kind."""
+def explain_object(
+    obj: JSON, resource: Resource, view: ClusterView, detailed: bool = True
+) -> Finding:
+    """The explanation `all --explain` prints for one object of any kind (detailed: the views
+    that show evidence; the table skips the look-up of dependents)."""
     if resource.is_core("pods"):
         return explain_pod(obj, view)
     whole, warning = whole_object(obj, resource, view)
@@ -109,7 +175,7 @@ def explain_object(obj: JSON, resource: Resource, view: ClusterView) -> Finding:
         finding = explain_namespace(whole, view)
     else:
         finding = base_finding(whole, view, resource.kind, resource.api_version)
-        run_causes(ObjectFacts(whole, resource, view, finding), OBJECT_CAUSES)
+        run_causes(ObjectFacts(whole, resource, view, finding, detailed), OBJECT_CAUSES)
     if warning is not None:
         add_warning(finding, warning)
     return finding

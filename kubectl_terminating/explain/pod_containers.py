@@ -12,10 +12,10 @@ from kubectl_terminating.explain.common import as_dict, list_of, text
 from kubectl_terminating.explain.pod_facts import (
     PodFacts,
     condition_of,
-    duration_text,
     event_evidence,
     newest_event,
     node_ref,
+    past_text,
     running_containers,
     spec_of,
     status_of,
@@ -260,7 +260,7 @@ def runtime_hints(facts: PodFacts) -> list[Hint]:
 
 def _running_evidence(facts: PodFacts, running: list[str]) -> Evidence:
     return Evidence(
-        f"{', '.join(running)} still running {duration_text(facts.overdue)} after the deadline "
+        f"{', '.join(running)} still running{past_text(facts.overdue, 'the')} "
         f"{facts.finding.deletion_timestamp}",
         facts.ref,
         {
@@ -277,9 +277,7 @@ def explain_containers(facts: PodFacts) -> list[Blocker]:
     if not running or not facts.kubelet_overdue:
         return []
     hints = runtime_hints(facts)
-    summary = (
-        f"{_few(running, 'container')} still running {duration_text(facts.overdue)} past deadline"
-    )
+    summary = f"{_few(running, 'container')} still running{past_text(facts.overdue)}"
     if facts.node.unreadable:
         # the kubelet's last report, not a fact: a node that is down reports nothing new
         summary = (

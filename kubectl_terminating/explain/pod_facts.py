@@ -13,7 +13,7 @@ from datetime import datetime
 from functools import cached_property
 
 from kubectl_terminating import reads
-from kubectl_terminating.explain.common import Facts, as_dict, list_of, meta, text
+from kubectl_terminating.explain.common import AGE_UNKNOWN, Facts, as_dict, list_of, meta, text
 from kubectl_terminating.model import JSON, Evidence, Finding, ObjectRef, Remedy
 from kubectl_terminating.reads import NODE_LEASE_NAMESPACE
 from kubectl_terminating.timeutil import human_duration, seconds_since
@@ -24,6 +24,10 @@ from kubectl_terminating.view import ClusterView, ReadFailed
 # renews every 10s, so 40s is four missed renewals. A longer leaseDurationSeconds wins.
 NODE_LEASE_GRACE_SECONDS = 40
 CONTAINER_STATES = ("running", "terminated", "waiting")
+# what a pasted pod without spec or status leaves unknown (pods.partial_pod)
+NODE_UNKNOWN = "node, volumes and hooks unknown: the file has no spec"
+SPEC_UNKNOWN = "volumes and hooks unknown: the file has no spec (node from its events)"
+CONTAINERS_UNKNOWN = "container states unknown: the file has no status"
 
 
 def spec_of(obj: JSON) -> JSON:
@@ -36,6 +40,15 @@ def status_of(obj: JSON) -> JSON:
 
 def duration_text(seconds: int | None) -> str:
     return human_duration(seconds) if seconds is not None else "?"
+
+
+def past_text(seconds: int | None, article: str = "") -> str:
+    """` 10m past deadline` (` 10m after its deadline` with an article); when the age is
+    unknown, nothing (the headline says so) or ` at an unknown time after its deadline`."""
+    if not article:
+        return f" {human_duration(seconds)} past deadline" if seconds is not None else ""
+    when = human_duration(seconds) if seconds is not None else "an unknown time"
+    return f" {when} after {article} deadline"
 
 
 def unique_remedies(items: Iterable[Remedy]) -> tuple[Remedy, ...]:
@@ -378,14 +391,17 @@ class PodFacts(Facts):
         return bool(self.node_name) and grace != 0
 
     @property
+    def past_deadline(self) -> bool:
+        """Past the deadline, or of unknown age (a file without capture time): then the causes
+        still name what the evidence points to, and the headline says the age is unknown."""
+        if self.overdue is None:
+            return AGE_UNKNOWN in self.finding.unknowns
+        return self.overdue > 0
+
+    @property
     def kubelet_overdue(self) -> bool:
         """Past the deadline, the kubelet's work not done, and no known node problem."""
-        return (
-            self.kubelet_pending
-            and self.overdue is not None
-            and self.overdue > 0
-            and not self.node.unhealthy
-        )
+        return self.kubelet_pending and self.past_deadline and not self.node.unhealthy
 
     @cached_property
     def node(self) -> NodeCheck:
@@ -399,10 +415,15 @@ class PodFacts(Facts):
         if not self.finding.uid:
             return []  # events are matched by uid; without one any match would be wrong
         uid = self.finding.uid
-        return [
-            as_dict(e)
-            for e in self.read(lambda: reads.events_for(self.view, self.namespace, uid), [])
-        ]
+        try:
+            return [as_dict(e) for e in reads.events_for(self.view, self.namespace, uid)]
+        except ReadFailed as failed:
+            self.warn(failed)
+            self.events_unread = str(failed)
+            return []
+
+    # why the events could not be read (set by `events`): a cause that needs one says so
+    events_unread: str | None = None
 
     def on_node(self, what: str) -> str:
         return f"on node {self.node_name or '?'}: {what}"

@@ -34,7 +34,7 @@ HOLDS_WHILE = {
 class HungHook:
     container: str
     command: str  # the exec command, or the HTTP target
-    started: JSON  # the `Started` event of the container
+    started: JSON | None  # the `Started` event of the container; None: events not readable
     process: str  # what the hook's process shows in `ps` (a shell's script: see _process)
 
 
@@ -74,7 +74,8 @@ def _started_event(facts: PodFacts, container: str) -> JSON | None:
 
 def hung_post_start_hooks(facts: PodFacts) -> list[HungHook]:
     """Containers with a postStart hook that the runtime started (a `Started` event) whose
-    status still waits in ContainerCreating: the hook has not returned."""
+    status still waits in ContainerCreating: the hook has not returned. Without the events
+    (not in the file) such a container is a hook that may not have returned: said unchecked."""
     waiting = {
         text(s.get("name"))
         for s in (as_dict(x) for x in list_of(status_of(facts.pod).get("containerStatuses")))
@@ -88,7 +89,7 @@ def hung_post_start_hooks(facts: PodFacts) -> list[HungHook]:
         if not hook or name not in waiting:
             continue
         started = _started_event(facts, name)
-        if started is not None:
+        if started is not None or facts.events_unread:
             hung.append(HungHook(name, _hook_command(hook), started, _process(hook)))
     return hung
 
@@ -96,7 +97,8 @@ def hung_post_start_hooks(facts: PodFacts) -> list[HungHook]:
 def _blocker(facts: PodFacts, hook: HungHook) -> Blocker:
     return Blocker(
         LIFECYCLE_HOOK,
-        f"postStart hook of {hook.container} never returned",
+        f"postStart hook of {hook.container} "
+        + ("never returned" if hook.started is not None else "may not have returned"),
         (
             Evidence(
                 f"container {hook.container} was started but still waits in ContainerCreating: "
@@ -105,7 +107,9 @@ def _blocker(facts: PodFacts, hook: HungHook) -> Blocker:
                 facts.ref,
                 {"container": hook.container, "postStart": hook.command},
             ),
-            event_evidence(hook.started),
+            event_evidence(hook.started)
+            if hook.started is not None
+            else Evidence(f"whether it was started is not known: {facts.events_unread}"),
         ),
         (
             Remedy(
@@ -127,6 +131,7 @@ def _blocker(facts: PodFacts, hook: HungHook) -> Blocker:
                 when="the hook's process cannot be found",
             ),
         ),
+        unchecked=None if hook.started is not None else facts.events_unread,
     )
 
 

@@ -10,12 +10,13 @@ from kubectl_terminating import reads
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.pod_containers import busy_remedies
 from kubectl_terminating.explain.pod_facts import (
+    CONTAINERS_UNKNOWN,
     PodFacts,
-    duration_text,
     event_evidence,
     event_time,
     newest_event,
     node_ref,
+    past_text,
     pending_writes,
     running_containers,
     spec_of,
@@ -359,8 +360,8 @@ def _volume_events(facts: PodFacts) -> list[JSON]:
 def _exited_evidence(facts: PodFacts) -> Evidence:
     phase = facts.finding.phase
     return Evidence(
-        f"no container is running, yet the pod is still here {duration_text(facts.overdue)} after "
-        f"its deadline (phase {phase or '?'})",
+        f"no container is running, yet the pod is still here{past_text(facts.overdue, 'its')} "
+        f"(phase {phase or '?'})",
         facts.ref,
         {
             "phase": phase,
@@ -450,6 +451,7 @@ def explain_volumes(facts: PodFacts) -> list[Blocker]:
         running_containers(facts.finding)
         or not facts.kubelet_overdue
         or hung_post_start_hooks(facts)
+        or CONTAINERS_UNKNOWN in facts.finding.unknowns  # unknown states are not "none running"
     ):
         return []
     traces = [

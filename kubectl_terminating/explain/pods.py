@@ -27,6 +27,9 @@ from kubectl_terminating.explain.common import (
 from kubectl_terminating.explain.finalizers import finalizer_blockers
 from kubectl_terminating.explain.pod_containers import explain_containers
 from kubectl_terminating.explain.pod_facts import (
+    CONTAINERS_UNKNOWN,
+    NODE_UNKNOWN,
+    SPEC_UNKNOWN,
     PodFacts,
     container_states,
     duration_text,
@@ -53,7 +56,7 @@ from kubectl_terminating.model import (
     Remedy,
 )
 from kubectl_terminating.resources import PODS
-from kubectl_terminating.view import ClusterView
+from kubectl_terminating.view import ClusterView, ReadFailed
 
 # Blockers that give context but are not a cause of their own.
 CONTEXT_TYPES = frozenset({GRACE_PERIOD, NAMESPACE_TERMINATING})
@@ -146,7 +149,9 @@ def unknown_blocker(facts: PodFacts) -> Blocker:
         checked.append(Evidence("not checked: " + "; ".join(finding.warnings)))
     return Blocker(
         UNKNOWN,
-        f"{duration_text(facts.overdue)} overdue; no known cause found",
+        f"{duration_text(facts.overdue)} overdue; no known cause found"
+        if facts.overdue is not None
+        else "no known cause found in what could be read",
         tuple(checked),
         (
             Remedy(
@@ -160,8 +165,7 @@ def unknown_blocker(facts: PodFacts) -> Blocker:
 
 def explain_unknown(facts: PodFacts) -> list[Blocker]:
     """Past the deadline and no cause found by the causes before this one."""
-    overdue = facts.finding.overdue_seconds
-    if overdue is None or overdue <= 0:
+    if not facts.past_deadline:
         return []
     if any(b.type not in CONTEXT_TYPES for b in facts.finding.blockers):
         return []
@@ -184,6 +188,40 @@ POD_CAUSES: tuple[PodCause, ...] = (
 )
 
 
+def kubelet_host(pod: JSON, view: ClusterView) -> str | None:
+    """The node whose kubelet wrote the pod's events (source.host): where a pasted pod without
+    spec ran. None when the events are not there or name more than one node."""
+    uid, namespace = text(meta(pod).get("uid")), text(meta(pod).get("namespace"))
+    try:
+        events = reads.events_for(view, namespace, uid) if uid else []
+    except ReadFailed:
+        return None
+    hosts = {
+        text(as_dict(as_dict(e).get("source")).get("host"))
+        for e in events
+        if text(as_dict(as_dict(e).get("source")).get("component")) == "kubelet"
+    } - {""}
+    return hosts.pop() if len(hosts) == 1 else None
+
+
+def status_known(pod: JSON) -> bool:
+    """Whether the pod's container states can be read. A whole pod without status is a partial
+    copy; a pod of a down node the finder read as metadata plus spec.nodeName (find.py) has no
+    status on purpose: its node, not its containers, is what holds it."""
+    spec = spec_of(pod)
+    return isinstance(pod.get("status"), dict) or "containers" not in spec
+
+
+def partial_pod(pod: JSON, finding: Finding, view: ClusterView) -> None:
+    """A pod read from the API always has spec and status: without them the file is a partial
+    copy. Say what that hides, and take the node from the kubelet's events when they name it."""
+    if not isinstance(pod.get("spec"), dict):
+        finding.node = kubelet_host(pod, view)
+        finding.unknowns.append(SPEC_UNKNOWN if finding.node else NODE_UNKNOWN)
+    if not status_known(pod):
+        finding.unknowns.append(CONTAINERS_UNKNOWN)
+
+
 def explain_pod(pod: JSON, view: ClusterView) -> Finding:
     """Everything known about why pod has not gone, each blocker with evidence and remedies."""
     pod = as_dict(pod)
@@ -191,6 +229,7 @@ def explain_pod(pod: JSON, view: ClusterView) -> Finding:
     finding.node = text(spec_of(pod).get("nodeName")) or None
     finding.phase = text(status_of(pod).get("phase")) or None
     finding.containers = container_states(pod)
+    partial_pod(pod, finding, view)
     return run_causes(PodFacts(pod, view, finding), POD_CAUSES)
 
 

@@ -223,7 +223,7 @@ def matching_webhooks(
 
     labels are the object's own labels (for objectSelector); None when unknown.
     """
-    configs = reads.webhook_configurations(view)
+    configs, _ = reads.webhook_configurations_each(view)
     ns_labels = _namespace_labels(namespace, view) if configs else (None, "")
     found: list[MatchedWebhook] = []
     for config in map(as_dict, configs):
@@ -264,6 +264,39 @@ def ready_endpoints(slices: list[JSON]) -> int:
     )
 
 
+def slices_ready(namespace: str, name: str, view: ClusterView, failed: ReadFailed) -> int:
+    """Ready endpoints of a Service that could not be read, from its EndpointSlices alone:
+    they stand on their own. Raises `failed` when there are none to judge by (no slices, or
+    none readable either)."""
+    try:
+        slices = reads.endpoint_slices(view, namespace, name)
+    except ReadFailed:
+        raise failed from None
+    if not slices:
+        raise failed
+    return ready_endpoints(slices)
+
+
+def slices_problem(
+    namespace: str, name: str, view: ClusterView, failed: ReadFailed
+) -> BackendProblem | None:
+    if slices_ready(namespace, name, view, failed):
+        return None
+    return BackendProblem(
+        "has no ready endpoints",
+        Evidence(
+            f"Service {namespace}/{name} has no ready endpoints (its EndpointSlices say so; "
+            f"the Service itself was not read: {failed.reason})",
+            ObjectRef("Service", name, namespace, "v1"),
+            {"readyEndpoints": 0, "serviceRead": failed.reason},
+        ),
+        Remedy(
+            "find why the webhook's pods are not ready and restore them",
+            _pods_command(namespace, {}, name),
+        ),
+    )
+
+
 def _pods_command(namespace: str, service: JSON, name: str) -> str:
     selector = as_dict(as_dict(service.get("spec")).get("selector"))
     if selector:
@@ -282,7 +315,10 @@ def backend_problem(hook: MatchedWebhook, view: ClusterView) -> BackendProblem |
         return None
     namespace, name = target
     ref = ObjectRef("Service", name, namespace, "v1")
-    service = reads.service(view, namespace, name)
+    try:
+        service = reads.service(view, namespace, name)
+    except ReadFailed as failed:
+        return slices_problem(namespace, name, view, failed)
     if service is None:
         return BackendProblem(
             "missing",
@@ -359,6 +395,9 @@ def webhook_blockers(
         problem = backend_problem(hook, view)
         if problem is not None:
             blockers.append(_webhook_blocker(hook, problem, resource))
+    _, unread = reads.webhook_configurations_each(view)  # read already: memoised or in memory
+    if unread is not None and not blockers:
+        raise unread  # the kind that could not be read may hold the webhook: a check not made
     return blockers
 
 

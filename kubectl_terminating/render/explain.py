@@ -39,6 +39,8 @@ def _finding(finding: Finding, style: Style, depth: int) -> str:
         f"{human_duration(finding.terminating_seconds)} (deadline {when})",
     )
     overdue = finding.overdue_seconds
+    if overdue is None and finding.unknowns:
+        _field(lines, pad, "Overdue", "<unknown>")
     if overdue is not None:
         _field(
             lines,
@@ -59,6 +61,8 @@ def _finding(finding: Finding, style: Style, depth: int) -> str:
             )
     if finding.remaining is not None:
         lines.extend(_remaining(finding.remaining, pad))
+    if finding.unknowns:
+        _field(lines, pad, "Not known", safe("; ".join(finding.unknowns)))
     if finding.blockers:
         lines.append(f"{pad}{INDENT}Blockers (main first):")
         for index, blocker in enumerate(finding.blockers, 1):

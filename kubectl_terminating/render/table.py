@@ -66,7 +66,15 @@ def blocker_cell(finding: Finding, style: Style) -> str:
             text = style.dim(text)
         elif finding.stuck:
             text = style.red(text)
-    return text + not_possible(finding, style)
+    return text + not_known(finding, style) + not_possible(finding, style)
+
+
+def not_known(finding: Finding, style: Style) -> str:
+    """` (age unknown: the file has no capture time)`: what the evidence could not show, next
+    to the blocker it still points to."""
+    if not finding.unknowns:
+        return ""
+    return " " + style.yellow(f"({safe('; '.join(finding.unknowns))})")
 
 
 def _finalizers(finding: Finding) -> str:

@@ -327,7 +327,10 @@ def test_foreground_deletion_with_unlistable_types_says_so() -> None:
     view = content_view(deployment, unreadable={"ReplicaSet": "forbidden"})
     blocker = only(finalizer_blockers(deployment, DEPLOYMENTS, view))
     assert blocker.type == OWNER_DEPENDENTS
-    assert blocker.summary == "foregroundDeletion: dependents could not all be listed"
+    assert blocker.summary == (
+        "foregroundDeletion: dependents not checked (could not list replicasets.apps: forbidden)"
+    )
+    assert blocker.unchecked == "could not list replicasets.apps: forbidden"  # ranks last
     assert "could not list replicasets.apps: forbidden" in messages(blocker)
 
 

@@ -43,9 +43,41 @@ def meta(obj: dict[str, Any]) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+# Written by the namespace controller only while it deletes a namespace's content.
+NAMESPACE_DELETION_CONDITIONS = frozenset(
+    {
+        "NamespaceDeletionDiscoveryFailure",
+        "NamespaceDeletionGroupVersionParsingFailure",
+        "NamespaceDeletionContentFailure",
+        "NamespaceContentRemaining",
+        "NamespaceFinalizersRemaining",
+    }
+)
+
+
 def is_terminating(obj: dict[str, Any]) -> bool:
-    """Deletion was requested: metadata.deletionTimestamp is set."""
-    return bool(meta(obj).get("deletionTimestamp"))
+    """Deletion was requested: metadata.deletionTimestamp is set.
+
+    A Namespace pasted without its metadata (only its status, or `kubectl describe` turned into
+    conditions) still shows it: phase Terminating, or a deletion condition that is True. On a
+    live server these never appear without a deletionTimestamp.
+    """
+    if meta(obj).get("deletionTimestamp"):
+        return True
+    if obj.get("kind") != "Namespace":
+        return False
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        return False
+    if status.get("phase") == "Terminating":
+        return True
+    conditions = status.get("conditions")
+    return isinstance(conditions, list) and any(
+        isinstance(c, dict)
+        and c.get("type") in NAMESPACE_DELETION_CONDITIONS
+        and c.get("status") == "True"
+        for c in conditions
+    )
 
 
 def typed(obj: dict[str, Any], resource: Resource) -> dict[str, Any]:

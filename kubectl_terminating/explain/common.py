@@ -22,6 +22,7 @@ D = TypeVar("D")
 
 HOLDS_WHILE = {GRACE_PERIOD: "context only: the deletionTimestamp is still in the future"}
 AGE_UNKNOWN = f"age unknown: {NO_CAPTURE_TIME}"
+DELETION_TIME_UNKNOWN = "age unknown: the object has no deletionTimestamp (a partial paste)"
 
 
 def list_of(value: Any) -> list[Any]:
@@ -53,7 +54,10 @@ def base_finding(obj: JSON, view: ClusterView, kind: str, api_version: str) -> F
     grace = m.get("deletionGracePeriodSeconds")
     overdue = seconds_since(deletion, view.now)
     unknowns = []
-    if undated(view) and (overdue is None or overdue <= 0):
+    if not deletion:
+        # terminating by its status alone (resources.is_terminating): when is not known
+        unknowns.append(DELETION_TIME_UNKNOWN)
+    elif undated(view) and (overdue is None or overdue <= 0):
         # the file's newest timestamp is the deletion itself (or older): how long ago it was
         # deleted, and whether its grace period is over, the file cannot tell
         overdue = None

@@ -372,8 +372,8 @@ class GlobalGroup(AliasedGroup):
 def cli(**_global_options: Any) -> None:
     """Find Pods and Namespaces stuck in Terminating and explain why, with evidence.
 
-    Read-only: pods, ns, all and dump never change the cluster. Remedies are printed, safest
-    first, and destructive ones are labelled. Only `fix --apply` writes (see fix --help).
+    Read-only: pods, ns, all, dump and serve never change the cluster. Remedies are printed,
+    safest first, and destructive ones are labelled. Only `fix --apply` writes (see fix --help).
     """
 
 

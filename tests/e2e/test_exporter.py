@@ -12,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,6 +34,7 @@ from tests.e2e.prometheus import (
     rules_file,
     service_account_token,
 )
+from tests.e2e.tiers import skip_or_fail
 
 pytestmark = [pytest.mark.e2e, pytest.mark.prometheus]
 
@@ -46,18 +49,14 @@ WAIT = 120.0  # runs every 2s, scrapes every 1s; a loaded 2-core machine is slow
 READS = {"get", "list", "watch"}
 
 
-def skip_or_fail(reason: str) -> None:
-    """Skip with one line; under CI=true a Prometheus test that cannot run is a failure."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"the Prometheus tests must run in CI: {reason}")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def tools() -> Parts:
+    if sys.platform != "linux" or os.geteuid() != 0 or shutil.which("unshare") is None:
+        # the in-cluster exporter gets its service account files in a mount namespace
+        skip_or_fail("Prometheus", "the exporter's in-cluster run needs Linux, root and unshare")
     found = parts()
     if isinstance(found, str):
-        skip_or_fail(found)
+        skip_or_fail("Prometheus", found)
     assert isinstance(found, Parts)
     return found
 

@@ -16,12 +16,14 @@ import shutil
 import signal
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e import scenarios
 from tests.e2e.api import create_namespace, delete, remove_finalizers, unique_ns, wait_for
@@ -35,6 +37,7 @@ from tests.e2e.prometheus import (
     service_account_token,
 )
 from tests.e2e.tiers import skip_or_fail
+from tests.e2e.users import Users, rule
 
 pytestmark = [pytest.mark.e2e, pytest.mark.prometheus]
 
@@ -297,3 +300,58 @@ def test_prometheus_sees_the_stuck_objects_fires_the_alerts_and_sees_them_go(
     proc.popen.send_signal(signal.SIGTERM)
     assert proc.popen.wait(30) == 0
     assert proc.log_path.read_text().splitlines()[-1] == "stopped"
+
+
+def test_a_read_the_user_may_not_make_is_counted_for_its_resource(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """A user who may list everything but get no node: explaining a pod on a dead node needs
+    its Node, and that forbidden read shows as a read failure of `nodes` (no Prometheus here:
+    /metrics is read directly)."""
+    cp = control_plane
+    ns = unique_ns("exp-forbidden")
+    create_namespace(cp, ns)
+    scenarios.pod_on_missing_node(cp, ns)  # explained inside its grace period too
+    rules = [rule(["*"], ["list", "watch"], group="*"), rule(["pods", "namespaces"], ["get"])]
+    with Users(cp, tmp_path / "users", "exp-users") as users:
+        user = users.user("lister", cluster_rules=rules)
+        port = free_port()
+        log_path = tmp_path / "serve.log"
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "kubectl_terminating",
+                    "serve",
+                    "-v=1",
+                    "--interval=1s",
+                    f"--metrics-bind-address=127.0.0.1:{port}",
+                ],
+                env={**os.environ, "KUBECONFIG": str(user.kubeconfig), "PYTHONPATH": str(ROOT)},
+                stdout=log,
+                stderr=log,
+            )
+        try:
+            failed = eventually(lambda: failed_reads(port), lambda found: "nodes" in found)
+        except AssertionError as error:
+            raise AssertionError(f"{error}\n{log_path.read_text()[-3000:]}") from None
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    assert failed["nodes"] >= 1
+
+
+def failed_reads(port: int) -> dict[str, float]:
+    """kubectl_terminating_read_failures_total per resource, read from /metrics."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+            text = answer.read().decode()
+    except OSError:  # not serving yet
+        return {}
+    return {
+        sample.labels["resource"]: sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "kubectl_terminating_read_failures_total"
+    }

@@ -65,8 +65,10 @@ include hack/dist.mk
 #   make bench-outage                       the mass outage alone: 2,000 and 20,000 pods stuck on
 #                                           20 and 200 dead nodes among 20,000 and 50,000 healthy
 #                                           (OUTAGE_SIZES=20000:2000,50000:20000 to pick)
-.PHONY: bench bench-pods bench-outage
-bench: bench-pods bench-outage
+#   make bench-exporter                     `serve`'s memory and CPU with 20,000 healthy pods and
+#                                           2,000 stuck (EXPORTER_SIZES=20000:2000, EXPORTER_RUNS=5)
+.PHONY: bench bench-pods bench-outage bench-exporter
+bench: bench-pods bench-outage bench-exporter
 
 bench-pods: $(STAMP) control-plane
 	BENCH_SIZES="$(BENCH_SIZES)" N="$(N)" M="$(M)" K="$(K)" REPEAT="$(REPEAT)" \
@@ -75,3 +77,7 @@ bench-pods: $(STAMP) control-plane
 bench-outage: $(STAMP) control-plane
 	BENCH_SCENARIO=outage OUTAGE_SIZES="$(OUTAGE_SIZES)" REPEAT="$(REPEAT)" \
 	BENCH_BIN="$(BENCH_BIN)" BENCH_DIR=.bench/outage $(BIN)/python -m hack.bench
+
+bench-exporter: $(STAMP) control-plane
+	BENCH_SCENARIO=exporter EXPORTER_SIZES="$(EXPORTER_SIZES)" EXPORTER_RUNS="$(EXPORTER_RUNS)" \
+	BENCH_BIN="$(BENCH_BIN)" BENCH_DIR=.bench/exporter $(BIN)/python -m hack.bench

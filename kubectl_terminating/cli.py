@@ -372,8 +372,8 @@ class GlobalGroup(AliasedGroup):
 def cli(**_global_options: Any) -> None:
     """Find Pods and Namespaces stuck in Terminating and explain why, with evidence.
 
-    Read-only: pods, ns, all and dump never change the cluster. Remedies are printed, safest
-    first, and destructive ones are labelled. Only `fix --apply` writes (see fix --help).
+    Read-only: pods, ns, all, dump and serve never change the cluster. Remedies are printed,
+    safest first, and destructive ones are labelled. Only `fix --apply` writes (see fix --help).
     """
 
 
@@ -513,6 +513,43 @@ def fix(ctx: click.Context, /, kind: str, names: tuple[str, ...], **flags: Any) 
     from kubectl_terminating.fix.command import run_fix
 
     ctx.exit(run_fix(options, fix_options))
+
+
+@cli.command("serve", context_settings=CONTEXT)
+@click.option(
+    "--metrics-bind-address",
+    "address",
+    default=":9101",
+    show_default=True,
+    metavar="HOST:PORT",
+    help="Where to serve /metrics (`:PORT`: every interface).",
+)
+@click.option(
+    "--interval",
+    default="1m",
+    show_default=True,
+    metavar="DURATION",
+    help="Time between two runs of the diagnosis (30s, 5m).",
+)
+@click.pass_context
+def serve(ctx: click.Context, /, address: str, interval: str, **flags: Any) -> None:
+    """Export the diagnosis as Prometheus metrics (read-only).
+
+    Runs the diagnosis of `all -A` (or -n NAMESPACE) every --interval and serves, per main
+    blocker, kind and namespace, how many objects are stuck and how long the oldest has
+    been; with run durations and failed reads per resource. In a pod it reads through its
+    service account. Stops on SIGTERM or Ctrl-C.
+
+    \b
+      kubectl terminating serve --metrics-bind-address :9101 --interval 30s
+    """
+    from kubectl_terminating.connection import guarded
+    from kubectl_terminating.exporter.serve import ServeOptions
+    from kubectl_terminating.exporter.serve import serve as run_serve
+
+    options = Options(kind="all", **flags)
+    serving = ServeOptions(address, interval)
+    ctx.exit(guarded(lambda: run_serve(options, serving, sys.stderr), sys.stderr))
 
 
 def _restore_library_path() -> None:

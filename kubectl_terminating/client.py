@@ -79,6 +79,9 @@ class Stats:
     bytes: int = 0
     retries: int = 0
     seconds: float = 0.0
+    # the paths of reads that failed (forbidden, a server error, no answer in time): the
+    # exporter's read failures per resource; a 404 or an expired list is an answer, not one
+    failed: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, size: int, seconds: float) -> None:
@@ -86,6 +89,10 @@ class Stats:
             self.requests += 1
             self.bytes += size
             self.seconds += seconds
+
+    def fail(self, path: str) -> None:
+        with self.lock:
+            self.failed.append(path)
 
 
 def parse_duration(value: str) -> float:
@@ -325,6 +332,7 @@ class Client:
             except (urllib3.exceptions.HTTPError, _OutOfTime) as exc:
                 if _timed_out(exc):
                     if deadline is not None:
+                        self.stats.fail(path)
                         raise DeadlineExceeded(
                             f"no answer within {deadline:g}s", 0, "Timeout"
                         ) from None
@@ -340,7 +348,10 @@ class Client:
             ):
                 continue
             if answer.status >= 400:
-                raise self._api_error(answer.status, answer.body, path)
+                error = self._api_error(answer.status, answer.body, path)
+                if not isinstance(error, NotFound | Gone):
+                    self.stats.fail(path)
+                raise error
             return answer, started
 
     def _prepare(

@@ -17,6 +17,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "e2e: needs the real control plane (built on first use)")
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
     config.addinivalue_line("markers", "node: needs the real node (kubelet + containerd)")
+    config.addinivalue_line("markers", "prometheus: needs a real Prometheus (Debian's package)")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -45,6 +45,9 @@ Variables (environment or `make bench VAR=...`):
                  on 1 dead node per 100 of them, among their healthy pods; `pods -A` and
                  `pods -A --summary` next to `kubectl get pods -A | grep Terminating`
   OUTAGE_SIZES   healthy:stuck pairs, growing (default 20000:2000,50000:20000)
+  BENCH_SCENARIO=exporter  `serve`'s memory and CPU instead (make bench-exporter; see
+                 hack/bench/exporter.py): EXPORTER_SIZES healthy:stuck (default 20000:2000),
+                 EXPORTER_RUNS (default 5), EXPORTER_INTERVAL (default 10s)
   BENCH_KEEP=1   leave the control plane running at the end (stop it with
                  `.venv/bin/python -m tests.e2e.controlplane down --state-dir .bench/cluster`)
 """

@@ -99,6 +99,10 @@ class Bench:
             raise SystemExit(f"BENCH_BIN {s.binary} does not exist")
         if s.outage:
             return self.run_outage(s.outage)
+        if os.environ.get("BENCH_SCENARIO") == "exporter":
+            from hack.bench.exporter import run_exporter, sizes
+
+            return run_exporter(self, sizes(dict(os.environ)))
         cp = self.start()
         env = self.environment(cp)
         kubectl = str(Path(cp.binaries_dir) / "kubectl")

@@ -1,0 +1,1 @@
+"""`kubectl terminating serve`: the diagnosis run periodically, served as Prometheus metrics."""

@@ -1,0 +1,181 @@
+"""What `serve` exports from one run's findings (pure: no server, no cluster)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from kubectl_terminating.client import Stats
+from kubectl_terminating.errors import UsageError
+from kubectl_terminating.exporter.metrics import Metrics, resource_of, stuck_groups
+from kubectl_terminating.exporter.serve import parse_address, parse_interval
+from kubectl_terminating.model import Blocker, Finding
+
+
+def finding(
+    kind: str, name: str, namespace: str | None, blocker: str, overdue: int | None
+) -> Finding:
+    return Finding(
+        kind=kind,
+        api_version="v1",
+        name=name,
+        namespace=namespace,
+        uid=name,
+        deletion_timestamp="2026-01-01T00:00:00Z",
+        overdue_seconds=overdue,
+        terminating_seconds=600,
+        finalizers=[],
+        blockers=[Blocker(blocker, f"{name} is held")],
+    )
+
+
+def samples(metrics: Metrics) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    text = generate_latest(metrics.registry).decode()
+    return {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def series(name: str, **labels: str) -> tuple[str, frozenset[tuple[str, str]]]:
+    return name, frozenset(labels.items())
+
+
+def test_stuck_objects_are_counted_per_main_blocker_kind_and_namespace() -> None:
+    groups = stuck_groups(
+        [
+            finding("Pod", "web-0", "shop", "node-missing", 120),
+            finding("Pod", "web-1", "shop", "node-missing", 3000),
+            finding("Pod", "db-0", "shop", "finalizer", 50),
+            finding("Pod", "new", "shop", "grace-period", -10),  # not stuck yet
+            finding("Namespace", "old", None, "apiservice-unavailable", None),
+        ]
+    )
+    assert {g: (s.count, s.oldest_seconds) for g, s in groups.items()} == {
+        ("node-missing", "Pod", "shop"): (2, 3000),
+        ("finalizer", "Pod", "shop"): (1, 50),
+        # a namespace counts in itself, so the alert can name it; no deadline: its age
+        ("apiservice-unavailable", "Namespace", "old"): (1, 600),
+    }
+
+
+def test_series_of_objects_gone_disappear_and_the_totals_drop_to_zero() -> None:
+    metrics = Metrics()
+    stats = Stats(requests=7, seconds=0.5)
+    metrics.record([finding("Pod", "web-0", "shop", "node-missing", 120)], 1.0, stats, 1e9)
+    first = samples(metrics)
+    group = {"main_blocker": "node-missing", "kind": "Pod", "namespace": "shop"}
+    assert first[series("kubectl_terminating_stuck_objects", **group)] == 1
+    assert first[series("kubectl_terminating_stuck_oldest_seconds", **group)] == 120
+    assert (
+        first[series("kubectl_terminating_stuck_objects_by_blocker", main_blocker="node-missing")]
+        == 1
+    )
+    assert first[series("kubectl_terminating_scrape_requests")] == 7
+
+    metrics.record([], 1.0, Stats(), 1e9 + 60)
+    second = samples(metrics)
+    assert series("kubectl_terminating_stuck_objects", **group) not in second
+    assert (
+        second[series("kubectl_terminating_stuck_objects_by_blocker", main_blocker="node-missing")]
+        == 0
+    )
+    assert second[series("kubectl_terminating_run_duration_seconds_count")] == 2
+
+
+def test_every_stable_blocker_type_has_a_total_and_a_summary_and_never_grace_period() -> None:
+    exported = samples(Metrics())
+    totals = {
+        dict(labels)["main_blocker"] for name, labels in exported if name.endswith("_by_blocker")
+    }
+    summaries = {
+        dict(labels)["main_blocker"]: dict(labels)["summary"]
+        for name, labels in exported
+        if name == "kubectl_terminating_blocker_info"
+    }
+    assert "apiservice-unavailable" in totals and "grace-period" not in totals
+    assert summaries["apiservice-unavailable"] == "APIService unavailable"
+    assert set(summaries) == totals
+
+
+def test_a_failed_run_keeps_the_last_gauges_and_counts_failed_reads_per_resource() -> None:
+    metrics = Metrics()
+    metrics.record([finding("Pod", "web-0", "shop", "finalizer", 99)], 1.0, Stats(), 1e9)
+    metrics.record_failure(2.0, ["/api/v1/nodes/n1", "/api/v1/nodes/n2"])
+    exported = samples(metrics)
+    group = {"main_blocker": "finalizer", "kind": "Pod", "namespace": "shop"}
+    assert exported[series("kubectl_terminating_stuck_objects", **group)] == 1
+    assert exported[series("kubectl_terminating_last_success_timestamp_seconds")] == 1e9
+    assert exported[series("kubectl_terminating_run_failures_total")] == 1
+    assert exported[series("kubectl_terminating_read_failures_total", resource="nodes")] == 2
+
+
+@pytest.mark.parametrize(
+    ("path", "resource"),
+    [
+        ("/api/v1/pods?limit=500", "pods"),
+        ("/api/v1/namespaces/shop/pods/web-0", "pods"),
+        ("/api/v1/namespaces/shop", "namespaces"),
+        ("/api/v1/nodes/n1/proxy/logs/", "nodes/proxy"),
+        ("/apis/apiregistration.k8s.io/v1/apiservices", "apiservices.apiregistration.k8s.io"),
+        ("/apis/example.com/v1/namespaces/a/widgets/w", "widgets.example.com"),
+        ("/apis/metrics.k8s.io/v1beta1", "discovery"),
+        ("/apis", "discovery"),
+        ("/api", "discovery"),
+    ],
+)
+def test_a_failed_read_is_labelled_by_its_resource_type_never_its_object(
+    path: str, resource: str
+) -> None:
+    assert resource_of(path) == resource
+
+
+@pytest.mark.parametrize(
+    ("address", "parsed"),
+    [(":9101", ("0.0.0.0", 9101)), ("127.0.0.1:0", ("127.0.0.1", 0)), ("[::1]:80", ("::1", 80))],
+)
+def test_bind_addresses_as_kubernetes_components_take_them(
+    address: str, parsed: tuple[str, int]
+) -> None:
+    assert parse_address(address) == parsed
+
+
+@pytest.mark.parametrize("address", ["9101", "host:", ":http", ":70000"])
+def test_a_bad_bind_address_is_a_usage_error(address: str) -> None:
+    with pytest.raises(UsageError, match="--metrics-bind-address"):
+        parse_address(address)
+
+
+@pytest.mark.parametrize("interval", ["0", "-1s", "soon"])
+def test_a_bad_interval_is_a_usage_error(interval: str) -> None:
+    with pytest.raises(UsageError, match="--interval"):
+        parse_interval(interval)
+
+
+def test_serve_usage_errors_are_one_line_and_exit_2() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "kubectl_terminating", "serve", "--metrics-bind-address", "x"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        'error: invalid --metrics-bind-address "x": want HOST:PORT or :PORT'
+    ]
+
+
+def test_only_serve_imports_the_prometheus_client() -> None:
+    code = (
+        "import sys\n"
+        "from kubectl_terminating.cli import main\n"
+        "try:\n    main(['pods', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print('prometheus_client' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "False"

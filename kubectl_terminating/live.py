@@ -27,7 +27,14 @@ from kubectl_terminating.find import find_all, find_namespaces, find_pods
 from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import NAMESPACES, Resource, typed
 from kubectl_terminating.source import Found, Scope
-from kubectl_terminating.view import EVERYTHING, ContentListing, Discovery, ReadFailed, Selectors
+from kubectl_terminating.view import (
+    EVERYTHING,
+    ClusterView,
+    ContentListing,
+    Discovery,
+    ReadFailed,
+    Selectors,
+)
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -203,7 +210,8 @@ class LiveSource:
     def __init__(self, client: Client, brief: bool = False) -> None:
         """brief: only the table, --summary or names will be shown (see find.find_pods)."""
         self.client = client
-        self.view = LiveView(client)
+        self.live = LiveView(client)
+        self.view: ClusterView = self.live  # what finders and explainers read through
         self.brief = brief
 
     def find_pods(self, scope: Scope) -> Found:
@@ -239,12 +247,12 @@ class LiveSource:
 
     def find_namespaces(self, names: tuple[str, ...]) -> Found:
         found = find_namespaces(self.client, names)
-        self.view.expect_content(found.objects)
+        self.live.expect_content(found.objects)
         return found
 
     def find_all(self, scope: Scope) -> tuple[list[tuple[Resource, JSON]], list[str]]:
         objects, warnings = find_all(self.client, self.view, scope)
-        self.view.expect_content([obj for resource, obj in objects if resource == NAMESPACES])
+        self.live.expect_content([obj for resource, obj in objects if resource == NAMESPACES])
         return objects, warnings
 
     def map(self, function: Callable[[T], R], inputs: Sequence[T]) -> list[R]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -74,11 +75,20 @@ def _run(options: Options, out: IO[str], err: IO[str]) -> int:
     return report(request, result, out, err)
 
 
-def collect(request: Request, source: Source, err: IO[str]) -> Result:
-    """The terminating objects of the request's kind, each explained."""
+def collect(
+    request: Request,
+    source: Source,
+    err: IO[str],
+    on_found: Callable[[tuple[Resource, JSON]], None] | None = None,
+) -> Result:
+    """The terminating objects of the request's kind, each explained (and first passed to
+    on_found: `dump` keeps them)."""
     kind = kinds.by_command(request.options.kind)
     view, detailed = source.view, request.detailed
     found = kind.find(source, request)
+    if on_found is not None:
+        for pair in found.objects:
+            on_found(pair)
     progress = Progress(err, len(found.objects), kind.progress)
 
     def one(pair: tuple[Resource, JSON]) -> Finding:

@@ -7,69 +7,70 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+# The blocker types, their rank and all else known of each: one table, causes.py.
+from kubectl_terminating.causes import (
+    APISERVICE_UNAVAILABLE,
+    CONTAINERS_RUNNING,
+    CONTENT_REMAINING,
+    CONVERSION_WEBHOOK,
+    CSI_DRIVER_MISSING,
+    FINALIZER,
+    GRACE_PERIOD,
+    LIFECYCLE_HOOK,
+    NAMESPACE_CONDITION,
+    NAMESPACE_CONTROLLER,
+    NAMESPACE_FINALIZER,
+    NAMESPACE_TERMINATING,
+    NETWORK_TEARDOWN,
+    NODE_MISSING,
+    NODE_NOT_READY,
+    OWNER_DEPENDENTS,
+    PROTECTION_IN_USE,
+    RUNTIME_UNAVAILABLE,
+    TABLE,
+    UNKNOWN,
+    VOLUME_ATTACHMENT,
+    VOLUMES_NOT_RECLAIMED,
+    WEBHOOK,
+    rank,
+)
+
 JSON = dict[str, Any]
 
 API_VERSION = "terminating.kubectl.io/v1"
 
-# Stable blocker types: public API of `-o json`. Add new ones, never rename one.
-FINALIZER = "finalizer"
-OWNER_DEPENDENTS = "owner-dependents"
-NODE_MISSING = "node-missing"
-NODE_NOT_READY = "node-not-ready"
-RUNTIME_UNAVAILABLE = "runtime-unavailable"
-LIFECYCLE_HOOK = "lifecycle-hook"
-NETWORK_TEARDOWN = "network-teardown"
-CONTAINERS_RUNNING = "containers-running"
-VOLUMES_NOT_RECLAIMED = "volumes-not-reclaimed"
-CSI_DRIVER_MISSING = "csi-driver-missing"
-VOLUME_ATTACHMENT = "volume-attachment"
-WEBHOOK = "webhook"
-APISERVICE_UNAVAILABLE = "apiservice-unavailable"
-CONVERSION_WEBHOOK = "conversion-webhook"
-CONTENT_REMAINING = "content-remaining"
-NAMESPACE_FINALIZER = "namespace-finalizer"
-NAMESPACE_CONTROLLER = "namespace-controller"
-NAMESPACE_TERMINATING = "namespace-terminating"
-NAMESPACE_CONDITION = "namespace-condition"
-PROTECTION_IN_USE = "protection-in-use"
-GRACE_PERIOD = "grace-period"
-UNKNOWN = "unknown"
+# re-exported: the explainers' names for the types
+__all__ = [
+    "APISERVICE_UNAVAILABLE",
+    "CONTAINERS_RUNNING",
+    "CONTENT_REMAINING",
+    "CONVERSION_WEBHOOK",
+    "CSI_DRIVER_MISSING",
+    "FINALIZER",
+    "GRACE_PERIOD",
+    "LIFECYCLE_HOOK",
+    "NAMESPACE_CONDITION",
+    "NAMESPACE_CONTROLLER",
+    "NAMESPACE_FINALIZER",
+    "NAMESPACE_TERMINATING",
+    "NETWORK_TEARDOWN",
+    "NODE_MISSING",
+    "NODE_NOT_READY",
+    "OWNER_DEPENDENTS",
+    "PROTECTION_IN_USE",
+    "RUNTIME_UNAVAILABLE",
+    "UNKNOWN",
+    "VOLUMES_NOT_RECLAIMED",
+    "VOLUME_ATTACHMENT",
+    "WEBHOOK",
+]
 
-# Which blocker is "the" blocker in one-line views: the most specific root cause first.
-# A cause that explains others (an unavailable APIService stalls every namespace) ranks above
-# the symptoms it produces (content remaining, finalizers left).
-PRIORITY: tuple[str, ...] = (
-    NODE_MISSING,
-    NODE_NOT_READY,
-    RUNTIME_UNAVAILABLE,
-    APISERVICE_UNAVAILABLE,
-    CONVERSION_WEBHOOK,
-    WEBHOOK,
-    CSI_DRIVER_MISSING,
-    VOLUME_ATTACHMENT,
-    LIFECYCLE_HOOK,
-    NETWORK_TEARDOWN,
-    VOLUMES_NOT_RECLAIMED,
-    CONTAINERS_RUNNING,
-    OWNER_DEPENDENTS,
-    PROTECTION_IN_USE,
-    FINALIZER,
-    NAMESPACE_CONTROLLER,
-    NAMESPACE_CONDITION,
-    CONTENT_REMAINING,
-    NAMESPACE_FINALIZER,
-    NAMESPACE_TERMINATING,
-    UNKNOWN,
-    GRACE_PERIOD,
-)
+PRIORITY: tuple[str, ...] = tuple(cause.type for cause in TABLE)  # main blocker first
 
 
 def priority(blocker_type: str) -> int:
-    """Rank of a blocker type; unknown types rank just before `grace-period`."""
-    try:
-        return PRIORITY.index(blocker_type)
-    except ValueError:
-        return len(PRIORITY) - 1
+    """Rank of a blocker type (causes.py); a type from elsewhere ranks last but one."""
+    return rank(blocker_type)
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,6 @@ from kubectl_terminating.view import ClusterView, ReadFailed
 T = TypeVar("T")
 D = TypeVar("D")
 
-HOLDS_WHILE = {GRACE_PERIOD: "context only: the deletionTimestamp is still in the future"}
-
 
 def list_of(value: Any) -> list[Any]:
     """value when it is a list (fields of the API's JSON may be missing or malformed)."""

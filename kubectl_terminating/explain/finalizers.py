@@ -42,11 +42,6 @@ UNKNOWN_STATE = "unknown"
 LEASE_GRACE_FACTOR = 3
 MIN_STALE_SECONDS = 60
 MAX_LISTED = 10  # dependents / pods named one by one in evidence
-HOLDS_WHILE = {
-    FINALIZER: "the finalizer is still in metadata.finalizers",
-    OWNER_DEPENDENTS: "foregroundDeletion is set and dependents are left (or could not be listed)",
-    PROTECTION_IN_USE: "a pod bound to a node uses the claim / the volume is Bound to a claim",
-}
 
 
 @dataclass(frozen=True)

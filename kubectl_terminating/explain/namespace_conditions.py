@@ -56,12 +56,6 @@ REMAINING_REASONS = frozenset(
     {"SomeResourcesRemain", "SomeFinalizersRemain", "SomeFinalizerRemain"}
 )
 SILENT_CONTROLLER_SECONDS = 300  # the controller writes conditions within seconds of a delete
-# When each blocker raised here can still hold the namespace (namespaces.py checks the phase)
-HOLDS_WHILE = {
-    APISERVICE_UNAVAILABLE: "kubernetes is in spec.finalizers: discovery runs on every pass",
-    NAMESPACE_CONDITION: "kubernetes is in spec.finalizers and the failure condition is True",
-    NAMESPACE_CONTROLLER: "kubernetes is in spec.finalizers and no condition was ever written",
-}
 SUMMARY_WIDTH = 70
 # "Failed to delete all resource types, 1 remaining: Internal error occurred: ..."
 BOILERPLATE = re.compile(

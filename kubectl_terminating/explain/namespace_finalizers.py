@@ -36,8 +36,6 @@ if TYPE_CHECKING:
     from kubectl_terminating.explain.namespace_facts import NamespaceFacts
 
 KUBERNETES_FINALIZER = "kubernetes"
-# `kubernetes` only once nothing is left (listing and conditions agree); the others always
-HOLDS_WHILE = {NAMESPACE_FINALIZER: "the finalizer is in the namespace's spec or metadata"}
 
 
 # -- the namespace's own finalizers ----------------------------------------------------------

@@ -23,10 +23,6 @@ from kubectl_terminating.view import ClusterView, ReadFailed
 ALL = "*"
 ADMISSION_API = "admissionregistration.k8s.io/v1"
 Labels = Mapping[str, str]
-# callers pass only the writes still to be made (pending_writes, pending_operations)
-HOLDS_WHILE = {
-    WEBHOOK: "a write deletion still needs (finalizer UPDATE, content or kubelet DELETE) matches it"
-}
 
 
 @dataclass(frozen=True)

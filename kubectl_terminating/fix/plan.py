@@ -17,12 +17,9 @@ from kubectl_terminating.explain.knowledge import lookup
 from kubectl_terminating.fix.gone import installed_names
 from kubectl_terminating.model import (
     APISERVICE_UNAVAILABLE,
-    CONVERSION_WEBHOOK,
     FINALIZER,
-    GRACE_PERIOD,
     JSON,
     NAMESPACE_FINALIZER,
-    NAMESPACE_TERMINATING,
     NODE_MISSING,
     NODE_NOT_READY,
     WEBHOOK,
@@ -73,10 +70,6 @@ KNOWN: tuple[Resource, ...] = (
     VALIDATING_WEBHOOKS,
     MUTATING_WEBHOOKS,
 )
-
-CONTEXT = frozenset({GRACE_PERIOD, NAMESPACE_TERMINATING})
-CLUSTER_WIDE = frozenset({APISERVICE_UNAVAILABLE, CONVERSION_WEBHOOK, WEBHOOK})
-
 
 def known_resource(api_version: str, kind: str) -> Resource | None:
     return next((r for r in KNOWN if r.api_version == api_version and r.kind == kind), None)
@@ -217,7 +210,7 @@ def step_key(step: Step) -> tuple[str, ...]:
     cluster-wide cause (an APIService, a webhook); other refusals are each object's own."""
     if isinstance(step, Proposal):
         return step.key
-    own = "" if step.blocker.type in CLUSTER_WIDE else step.subject.path
+    own = "" if cause_of(step.blocker.type).cluster_wide else step.subject.path
     return "refused", own, step.blocker.type, step.blocker.summary, step.reason
 
 
@@ -361,27 +354,38 @@ def _finalizers(subject: Target, blocker: Blocker, resolve: Resolver) -> Iterato
         yield Proposal(action, target, subject, blocker, checks, finalizer)
 
 
-def steps_for(
-    subject: Target,
-    finding: Finding,
-    blocker: Blocker,
-    node_down: Collection[str],
-    resolve: Resolver,
-) -> Iterator[Step]:
-    if blocker.type in CONTEXT:
+@dataclass(frozen=True)
+class Ask:
+    """What a proposer is given: one blocker of one stuck object, and the user's word."""
+
+    subject: Target
+    finding: Finding
+    blocker: Blocker
+    node_down: Collection[str]
+    resolve: Resolver
+
+
+# The proposer of each type whose row in causes.py is PROPOSED (tests/unit/test_causes.py).
+PROPOSERS: dict[str, Callable[[Ask], Iterator[Step]]] = {
+    NODE_MISSING: lambda a: _force_delete(a.subject, a.finding, a.blocker),
+    NODE_NOT_READY: lambda a: _taint(a.subject, a.finding, a.blocker, a.node_down),
+    APISERVICE_UNAVAILABLE: lambda a: _apiservice(a.subject, a.blocker),
+    WEBHOOK: lambda a: _webhook(a.subject, a.blocker),
+    FINALIZER: lambda a: _finalizers(a.subject, a.blocker, a.resolve),
+    NAMESPACE_FINALIZER: lambda a: _finalizers(a.subject, a.blocker, a.resolve),
+}
+
+
+def steps_for(ask: Ask) -> Iterator[Step]:
+    """The row of the blocker's type (causes.py) says: nothing, its proposer, or a refusal."""
+    cause = cause_of(ask.blocker.type)
+    if cause.context:
         return iter(())
-    if blocker.type == NODE_MISSING:
-        return _force_delete(subject, finding, blocker)
-    if blocker.type == NODE_NOT_READY:
-        return _taint(subject, finding, blocker, node_down)
-    if blocker.type == APISERVICE_UNAVAILABLE:
-        return _apiservice(subject, blocker)
-    if blocker.type == WEBHOOK:
-        return _webhook(subject, blocker)
-    if blocker.type in (FINALIZER, NAMESPACE_FINALIZER):
-        return _finalizers(subject, blocker, resolve)
-    reason = cause_of(blocker.type).refusal or NOT_AUTOMATED
-    return iter((Refusal(subject, blocker, reason),))
+    proposer = PROPOSERS.get(cause.type)
+    if proposer is not None and cause.refusal is None:
+        return proposer(ask)
+    reason = cause.refusal or NOT_AUTOMATED
+    return iter((Refusal(ask.subject, ask.blocker, reason),))
 
 
 def _raised_from_pods(finding: Finding, blocker: Blocker) -> bool:
@@ -419,7 +423,7 @@ def plan(
         for blocker in finding.blockers:
             if _raised_from_pods(finding, blocker):
                 continue
-            for step in steps_for(subject, finding, blocker, node_down, resolve):
+            for step in steps_for(Ask(subject, finding, blocker, node_down, resolve)):
                 key = step_key(step)
                 if key in seen:
                     shared = Shared(step_text(step), seen[key])

@@ -15,6 +15,7 @@ from typing import IO, TYPE_CHECKING
 
 from kubectl_terminating.errors import ApiError, TerminatingError, Unauthorized, UsageError
 from kubectl_terminating.options import Options
+from kubectl_terminating.terminal import safe
 
 if TYPE_CHECKING:
     from kubectl_terminating.client import Client
@@ -24,8 +25,6 @@ EXIT_INTERRUPTED = 130
 
 def error_line(error: TerminatingError) -> str:
     """The one line kubectl would print for this error."""
-    from kubectl_terminating.render.style import safe
-
     if isinstance(error, ApiError) and error.reason and not isinstance(error, Unauthorized):
         return f"Error from server ({error.reason}): {safe(error.message)}"
     return f"error: {safe(error.message)}"

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,9 +217,8 @@ class Finding:
     def sort_blockers(self) -> None:
         self.blockers.sort(key=lambda b: priority(b.type))
 
-    def to_json(self) -> JSON:
-        from kubectl_terminating.kinds import of_finding
-
+    def to_json(self, extras: Callable[[Finding], JSON]) -> JSON:
+        """The `-o json` item; extras: the fields of its kind (kinds.json_extras)."""
         out: JSON = {
             "kind": self.kind,
             "apiVersion": self.api_version,
@@ -233,11 +232,11 @@ class Finding:
             "blockers": [b.to_json() for b in self.blockers],
             "warnings": list(self.warnings),
         }
-        out.update(of_finding(self).json_extras(self))  # its kind's own fields (kinds.py)
+        out.update(extras(self))
         if self.conditions is not None:
             out["conditions"] = list(self.conditions)
         if self.remaining is not None:
             out["remaining"] = [c.to_json() for c in self.remaining]
         if self.children:
-            out["pods"] = [c.to_json() for c in self.children]
+            out["pods"] = [c.to_json(extras) for c in self.children]
         return out

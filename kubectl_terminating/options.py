@@ -6,11 +6,10 @@ the flags are validated (`Options.from_flags`), then completed once where to loo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kubectl_terminating.errors import UsageError
-from kubectl_terminating.render.style import Style
 
 KINDS = ("pods", "namespaces", "all")
 OUTPUTS = ("wide", "json", "yaml", "name")
@@ -74,16 +73,6 @@ class Options:
 
 
 @dataclass(frozen=True)
-class PrintOptions:
-    """How a table is printed: one value instead of positional booleans."""
-
-    all_namespaces: bool = False  # a NAMESPACE column for namespaced kinds
-    wide: bool = False  # -o wide: the extra columns
-    no_headers: bool = False
-    style: Style = field(default_factory=Style)
-
-
-@dataclass(frozen=True)
 class Request:
     """One run, completed: every default decided, nothing left to settle."""
 
@@ -100,10 +89,6 @@ class Request:
         """Only the table (not wide), --summary or names will be shown: no pod's spec or
         status beyond its node (find.find_pods reads pods on a dead node metadata only)."""
         return not self.options.explain and self.options.output in (None, "", "name")
-
-    def print_options(self, style: Style) -> PrintOptions:
-        o = self.options
-        return PrintOptions(o.all_namespaces, o.output == "wide", o.no_headers, style)
 
 
 def complete(options: Options, context_namespace: str | None) -> Request:

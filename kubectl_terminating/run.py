@@ -71,7 +71,7 @@ def _run(options: Options, out: IO[str], err: IO[str]) -> int:
 
     with connected(options, err) as client:
         request = complete(options, client.connection.namespace)
-        result = collect(request, LiveSource(client, brief=request.brief), err)
+        result = collect(request, LiveSource(client), err)
     return report(request, result, out, err)
 
 
@@ -145,7 +145,7 @@ def report(request: Request, result: Result, out: IO[str], err: IO[str]) -> int:
 
     warnings = print_problems(result, err)
     findings = result.findings
-    show = printer(request, kinds.by_command(request.options.kind), out)
+    show = printer(request, kinds.by_command(request.options.kind).table, kinds.json_extras, out)
     if findings or show.prints_empty:
         out.write(show.render(findings, warnings))
     elif not result.missing:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kubectl_terminating.model import GRACE_PERIOD, Finding
-from kubectl_terminating.options import PrintOptions
 from kubectl_terminating.render.structured import kind_group
 from kubectl_terminating.render.style import Style, safe
 from kubectl_terminating.timeutil import human_duration
@@ -15,6 +14,16 @@ from kubectl_terminating.timeutil import human_duration
 COLUMN_GAP = "   "
 FAILED_CHECK = "could not "  # how every read that failed is worded (view.ReadFailed, lists)
 _SGR = re.compile(r"\x1b\[[0-9;]*m")  # colour codes take no room on the screen
+
+
+@dataclass(frozen=True)
+class PrintOptions:
+    """How a table is printed: one value instead of positional booleans."""
+
+    all_namespaces: bool = False  # a NAMESPACE column for namespaced kinds
+    wide: bool = False  # -o wide: the extra columns
+    no_headers: bool = False
+    style: Style = field(default_factory=Style)
 
 
 def _width(cell: str) -> int:

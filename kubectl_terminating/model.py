@@ -93,6 +93,32 @@ class ObjectRef:
         return out
 
 
+# Kinds of Subject beyond the API's own (APIService, Service, webhook configurations, ...).
+FINALIZER_ON = "finalizer"  # a finalizer, on the object Subject.holder
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a piece of evidence is about, typed, for the code that acts on blockers (`fix`,
+    the summary): they read these, never an evidence's wording, fields or order. Not in
+    `-o json`, where the evidence's object and fields say the same."""
+
+    kind: str  # FINALIZER_ON, or the kind of an object: APIService, Service, ...
+    name: str
+    namespace: str | None = None
+    holder: ObjectRef | None = None  # FINALIZER_ON: the object that carries it
+    spec: bool = False  # FINALIZER_ON: in a namespace's spec.finalizers (/finalize removes it)
+    backend: ObjectRef | None = None  # an APIService: the Service that serves it
+    exists: bool | None = None  # a Service: False when it is known to be gone
+
+
+class FailedCheck(str):
+    """A finding's warning that says a check could not be made (a read failed): the table
+    counts these (`2 checks not possible`); other warnings are notes."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
 class Evidence:
     """A fact read from the cluster that proves a blocker: which object, what it says."""
@@ -100,6 +126,8 @@ class Evidence:
     message: str
     object: ObjectRef | None = None
     fields: Mapping[str, Any] = field(default_factory=dict)
+    about: Subject | None = field(default=None, compare=False)  # what it is about, typed
+    failed_read: bool = field(default=False, compare=False)  # a read it needed failed
 
     def to_json(self) -> JSON:
         out: JSON = {"message": self.message}
@@ -134,6 +162,16 @@ class Blocker:
     summary: str
     evidence: tuple[Evidence, ...] = ()
     remedy: tuple[Remedy, ...] = ()
+
+    @property
+    def subjects(self) -> tuple[Subject, ...]:
+        """What the blocker is about, typed (its evidence's subjects, in order)."""
+        return tuple(e.about for e in self.evidence if e.about is not None)
+
+    @property
+    def failed_reads(self) -> tuple[Evidence, ...]:
+        """Its evidence that says a read it needed failed."""
+        return tuple(e for e in self.evidence if e.failed_read)
 
     def to_json(self) -> JSON:
         return {
@@ -230,7 +268,7 @@ class Finding:
             "terminatingSeconds": self.terminating_seconds,
             "finalizers": list(self.finalizers),
             "blockers": [b.to_json() for b in self.blockers],
-            "warnings": list(self.warnings),
+            "warnings": [str(w) for w in self.warnings],
         }
         out.update(extras(self))
         if self.conditions is not None:

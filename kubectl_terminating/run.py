@@ -15,7 +15,7 @@ from typing import IO
 from kubectl_terminating import kinds
 from kubectl_terminating.connection import connected, guarded
 from kubectl_terminating.errors import TerminatingError
-from kubectl_terminating.model import JSON, Finding
+from kubectl_terminating.model import JSON, FailedCheck, Finding
 from kubectl_terminating.options import Options, Request, complete
 from kubectl_terminating.resources import Resource
 from kubectl_terminating.source import Source
@@ -118,8 +118,10 @@ def _unexplained(obj: JSON, resource: Resource, view: ClusterView, error: Except
 
     finding = base_finding(obj, view, resource.kind, resource.api_version)
     finding.warnings.append(
-        f"could not explain it: internal error {type(error).__name__}: {error} "
-        "(a bug in kubectl-terminating: please report it)"
+        FailedCheck(
+            f"could not explain it: internal error {type(error).__name__}: {error} "
+            "(a bug in kubectl-terminating: please report it)"
+        )
     )
     return finding
 

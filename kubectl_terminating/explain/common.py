@@ -12,7 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from kubectl_terminating.model import GRACE_PERIOD, JSON, Blocker, Evidence, Finding, ObjectRef
+from kubectl_terminating.model import (
+    GRACE_PERIOD,
+    JSON,
+    Blocker,
+    Evidence,
+    FailedCheck,
+    Finding,
+    ObjectRef,
+)
 from kubectl_terminating.resources import meta
 from kubectl_terminating.timeutil import parse_time, seconds_since
 from kubectl_terminating.view import ClusterView, ReadFailed
@@ -82,7 +90,9 @@ class Facts:
         self.finding = finding
 
     def warn(self, warning: str | ReadFailed) -> None:
-        add_warning(self.finding, str(warning))
+        """A note, or a read that failed (a FailedCheck: the table counts those)."""
+        failed = isinstance(warning, ReadFailed | FailedCheck)
+        add_warning(self.finding, FailedCheck(warning) if failed else str(warning))
 
     def read(self, load: Callable[[], T], default: D) -> T | D:
         """load(), or default when the read fails: the failure becomes a warning."""

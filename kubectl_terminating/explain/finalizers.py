@@ -20,6 +20,7 @@ from kubectl_terminating.explain.knowledge import FinalizerOwner, lookup
 from kubectl_terminating.explain.webhooks import ready_endpoints
 from kubectl_terminating.model import (
     FINALIZER,
+    FINALIZER_ON,
     JSON,
     OWNER_DEPENDENTS,
     PROTECTION_IN_USE,
@@ -27,6 +28,7 @@ from kubectl_terminating.model import (
     Evidence,
     ObjectRef,
     Remedy,
+    Subject,
 )
 from kubectl_terminating.resources import PODS, PVCS, Resource
 from kubectl_terminating.timeutil import human_duration, seconds_since
@@ -77,7 +79,7 @@ def try_read(read: Callable[[], T]) -> tuple[T | None, Evidence | None]:
     try:
         return read(), None
     except ReadFailed as failed:
-        return None, Evidence(message=f"{failed}", fields={"readFailed": failed.what})
+        return None, Evidence(f"{failed}", fields={"readFailed": failed.what}, failed_read=True)
 
 
 def kubectl_target(obj: JSON, resource: Resource) -> str:
@@ -317,6 +319,7 @@ class Held:
             f"has finalizer {self.finalizer}",
             self.ref,
             {"finalizer": self.finalizer, "index": self.index},
+            about=Subject(FINALIZER_ON, self.finalizer, holder=self.ref),
         )
 
     def remove(self, when: str, risk: str = "") -> Remedy:

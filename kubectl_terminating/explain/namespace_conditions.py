@@ -22,6 +22,7 @@ from kubectl_terminating.model import (
     Evidence,
     ObjectRef,
     Remedy,
+    Subject,
 )
 from kubectl_terminating.timeutil import human_duration, seconds_since
 
@@ -197,6 +198,7 @@ def apiservice_blocker(apiservice: JSON) -> Blocker | None:
     spec = as_dict(apiservice.get("spec"))
     service = as_dict(spec.get("service"))
     reason, message = text(condition.get("reason")), text(condition.get("message"))
+    backend = ObjectRef("Service", text(service.get("name")), text(service.get("namespace")))
     evidence = Evidence(
         f"Available={condition.get('status')} ({reason}): {message}",
         ObjectRef("APIService", name, None, "apiregistration.k8s.io/v1"),
@@ -209,6 +211,9 @@ def apiservice_blocker(apiservice: JSON) -> Blocker | None:
             if service
             else None,
         },
+        about=Subject(
+            "APIService", name, backend=backend if backend.name and backend.namespace else None
+        ),
     )
     return Blocker(
         APISERVICE_UNAVAILABLE,

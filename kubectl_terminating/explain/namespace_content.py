@@ -36,6 +36,7 @@ from kubectl_terminating.model import (
     Blocker,
     ContentType,
     Evidence,
+    FailedCheck,
     ObjectRef,
     Remedy,
 )
@@ -150,7 +151,9 @@ class Content:
         return [content_type(c) for c in self.listings if c.items or c.error]
 
     def warnings(self) -> list[str]:
-        return [f"could not list {c.resource.qualified}: {c.error}" for c in self.unlisted]
+        return [
+            FailedCheck(f"could not list {c.resource.qualified}: {c.error}") for c in self.unlisted
+        ]
 
 
 def type_evidence(listing: ContentListing) -> Evidence:

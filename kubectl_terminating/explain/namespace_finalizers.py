@@ -23,11 +23,13 @@ from kubectl_terminating.explain.knowledge import KCM_LEASE, lookup
 from kubectl_terminating.explain.namespace_conditions import clip, ns_ref
 from kubectl_terminating.model import (
     FINALIZER,
+    FINALIZER_ON,
     JSON,
     NAMESPACE_FINALIZER,
     Blocker,
     Evidence,
     Remedy,
+    Subject,
 )
 from kubectl_terminating.resources import NAMESPACES
 from kubectl_terminating.view import ClusterView
@@ -86,7 +88,12 @@ def foreign_spec_finalizer_blocker(
     held = Held(ns, NAMESPACES, finalizer, index)
     owner = lookup(finalizer)
     liveness = owner_liveness(owner, finalizer, NAMESPACES, view)
-    fact = Evidence(f"spec.finalizers lists {finalizer}", ns_ref(ns), {"specFinalizer": finalizer})
+    fact = Evidence(
+        f"spec.finalizers lists {finalizer}",
+        ns_ref(ns),
+        {"specFinalizer": finalizer},
+        about=Subject(FINALIZER_ON, finalizer, holder=ns_ref(ns), spec=True),
+    )
     finalize = Remedy(
         f"LAST RESORT: remove spec finalizer {finalizer} through /finalize",
         finalize_command(held.name, finalizer),

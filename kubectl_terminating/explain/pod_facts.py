@@ -15,7 +15,7 @@ from functools import cached_property
 
 from kubectl_terminating import reads
 from kubectl_terminating.explain.common import Facts, as_dict, list_of, meta, text
-from kubectl_terminating.model import JSON, Evidence, Finding, ObjectRef, Remedy
+from kubectl_terminating.model import JSON, Evidence, FailedCheck, Finding, ObjectRef, Remedy
 from kubectl_terminating.reads import NODE_LEASE_NAMESPACE
 from kubectl_terminating.timeutil import human_duration, seconds_since
 from kubectl_terminating.view import ClusterView, ReadFailed
@@ -392,7 +392,7 @@ class PodFacts(Facts):
     def node(self) -> NodeCheck:
         check, warnings = node_check(self.view, self.node_name)
         for warning in warnings:
-            self.warn(warning)
+            self.warn(FailedCheck(warning))  # each a read of the node check that failed
         return check
 
     @cached_property

@@ -18,15 +18,14 @@ from kubectl_terminating.fix.gone import installed_names
 from kubectl_terminating.model import (
     APISERVICE_UNAVAILABLE,
     FINALIZER,
+    FINALIZER_ON,
     JSON,
     NAMESPACE_FINALIZER,
     NODE_MISSING,
     NODE_NOT_READY,
     WEBHOOK,
     Blocker,
-    Evidence,
     Finding,
-    ObjectRef,
 )
 from kubectl_terminating.resources import (
     APISERVICES,
@@ -257,36 +256,32 @@ def _taint(
     yield Proposal(TAINT_OUT_OF_SERVICE, target_of(NODES, node), subject, blocker, (check,))
 
 
-def _split_service(value: object) -> tuple[str, str]:
-    namespace, _, name = str(value or "").partition("/")
-    return namespace, name
-
-
 def _backend_gone(namespace: str, name: str) -> tuple[Check, ...]:
     return absent(SERVICES, name, namespace), namespace_gone(namespace)
 
 
 def _apiservice(subject: Target, blocker: Blocker) -> Iterator[Step]:
-    first = blocker.evidence[0] if blocker.evidence else Evidence("")
-    namespace, name = _split_service(first.fields.get("service"))
-    if first.object is None or not namespace or not name:
+    api = next((s for s in blocker.subjects if s.kind == APISERVICES.kind), None)
+    service = api.backend if api is not None else None
+    if api is None or service is None:
         yield Refusal(subject, blocker, "the APIService names no backing Service")
         return
-    target = target_of(APISERVICES, first.object.name)
-    yield Proposal(DELETE_APISERVICE, target, subject, blocker, _backend_gone(namespace, name))
+    checks = _backend_gone(service.namespace or "", service.name)
+    yield Proposal(DELETE_APISERVICE, target_of(APISERVICES, api.name), subject, blocker, checks)
 
 
 def _webhook(subject: Target, blocker: Blocker) -> Iterator[Step]:
     objects = [e.object for e in blocker.evidence if e.object is not None]
-    configs = [o for o in objects if o.kind.endswith("WebhookConfiguration")]
-    services = [e for e in blocker.evidence if e.object is not None and e.object.kind == "Service"]
+    types = {r.kind: r for r in (MUTATING_WEBHOOKS, VALIDATING_WEBHOOKS)}
+    configs = [s for s in blocker.subjects if s.kind in types]
+    services = [s for s in blocker.subjects if s.kind == SERVICES.kind]
     if objects and all(o.kind == "Pod" for o in objects):
         return  # a pod's blocker raised to its namespace: planned under the pod
-    if not configs or not services or services[0].object is None:
+    if not configs or not services:
         yield Refusal(subject, blocker, "the webhook's backing Service is not named")
         return
-    service = services[0].object
-    if services[0].fields.get("exists") is not False:
+    service = services[0]
+    if service.exists is not False:
         yield Refusal(
             subject,
             blocker,
@@ -296,8 +291,7 @@ def _webhook(subject: Target, blocker: Blocker) -> Iterator[Step]:
         return
     checks = _backend_gone(service.namespace or "", service.name)
     for config in dict.fromkeys(configs):
-        resource = MUTATING_WEBHOOKS if config.kind.startswith("Mutating") else VALIDATING_WEBHOOKS
-        target = target_of(resource, config.name)
+        target = target_of(types[config.kind], config.name)
         yield Proposal(DELETE_WEBHOOK_CONFIGURATION, target, subject, blocker, checks)
 
 
@@ -323,21 +317,15 @@ def _owner_checks(finalizer: str, resource: Resource) -> tuple[tuple[Check, ...]
     ), ""
 
 
-def _held(evidence: Evidence) -> tuple[ObjectRef, str] | None:
-    """(object, finalizer) of a `has finalizer X` or `spec.finalizers lists X` fact."""
-    finalizer = evidence.fields.get("finalizer") or evidence.fields.get("specFinalizer")
-    if evidence.object is None or not isinstance(finalizer, str):
-        return None
-    return evidence.object, finalizer
-
-
 def _finalizers(subject: Target, blocker: Blocker, resolve: Resolver) -> Iterator[Step]:
-    facts = [h for h in map(_held, blocker.evidence) if h is not None]
-    if not facts:
+    held = [(s.holder, s) for s in blocker.subjects if s.kind == FINALIZER_ON and s.holder]
+    if not held:
         yield Refusal(subject, blocker, "no finalizer named in the evidence")
         return
-    failed = [e.message for e in blocker.evidence if e.fields.get("readFailed")]
-    for ref, finalizer in facts:
+    failed = [e.message for e in blocker.failed_reads]
+    in_spec = {s.name for _, s in held if s.spec}
+    for ref, fact in held:
+        finalizer = fact.name
         resource = resolve(ref.api_version or "", ref.kind)
         if resource is None:
             yield Refusal(subject, blocker, f"type of {ref} unknown to the API server")
@@ -349,8 +337,7 @@ def _finalizers(subject: Target, blocker: Blocker, resolve: Resolver) -> Iterato
         if why:
             yield Refusal(subject, blocker, f"{finalizer}: {why}", target)
             continue
-        spec = any(e.fields.get("specFinalizer") == finalizer for e in blocker.evidence)
-        action = FINALIZE_NAMESPACE if spec else REMOVE_FINALIZER
+        action = FINALIZE_NAMESPACE if finalizer in in_spec else REMOVE_FINALIZER
         yield Proposal(action, target, subject, blocker, checks, finalizer)
 
 

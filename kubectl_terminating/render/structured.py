@@ -16,7 +16,7 @@ def list_document(findings: Sequence[Finding], warnings: Sequence[str], extras: 
         "apiVersion": API_VERSION,
         "kind": "List",
         "items": [f.to_json(extras) for f in findings],
-        "warnings": list(warnings),
+        "warnings": [str(w) for w in warnings],  # plain strings (a FailedCheck is one too)
         "summary": [group.to_json() for group in group_by_cause(findings)],
     }
 

@@ -433,7 +433,7 @@ def dump(filename: str, **flags: Any) -> None:
     """
     from kubectl_terminating.dump import run_dump
 
-    options = Options(kind="all", **flags)
+    options = Options.from_flags("all", (), flags)
     sys.exit(run_dump(options, filename))
 
 

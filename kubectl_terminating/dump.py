@@ -6,6 +6,7 @@ import sys
 from typing import IO, TYPE_CHECKING
 
 from kubectl_terminating.connection import connected, guarded
+from kubectl_terminating.errors import ExitStatus
 from kubectl_terminating.options import Options, Request, complete
 
 if TYPE_CHECKING:
@@ -53,4 +54,4 @@ def _dump(request: Request, client: Client, path: str, err: IO[str]) -> int:
         f"to {safe(path)} ({dump_size_note(size)}); Secret and ConfigMap data not included",
         file=err,
     )
-    return 0
+    return ExitStatus.OK

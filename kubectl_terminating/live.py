@@ -16,7 +16,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timezone
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectl_terminating.client import ACCEPT_METADATA, Client
 from kubectl_terminating.discovery import discover
@@ -25,14 +25,10 @@ from kubectl_terminating.find import find_all, find_namespaces, find_pods
 from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import NAMESPACES, Resource, typed
 from kubectl_terminating.source import Found, Scope
-from kubectl_terminating.view import (
-    EVERYTHING,
-    ClusterView,
-    ContentListing,
-    Discovery,
-    ReadFailed,
-    Selectors,
-)
+from kubectl_terminating.view import EVERYTHING, ContentListing, Discovery, ReadFailed, Selectors
+
+if TYPE_CHECKING:
+    from kubectl_terminating.view import ClusterView
 
 T = TypeVar("T")
 R = TypeVar("R")

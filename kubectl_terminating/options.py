@@ -6,10 +6,11 @@ the flags are validated (`Options.from_flags`), then completed once where to loo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from kubectl_terminating.errors import UsageError
+from kubectl_terminating.kubeconfig import Overrides
 
 KINDS = ("pods", "namespaces", "all")
 OUTPUTS = ("wide", "json", "yaml", "name")
@@ -34,26 +35,19 @@ class Options:
     user: str | None = None
     request_timeout: str = "0"
     verbosity: int = 0
-    server: str | None = None
-    token: str | None = None
-    impersonate: str | None = None
-    impersonate_groups: tuple[str, ...] = ()
-    impersonate_uid: str | None = None
-    impersonate_extra: tuple[str, ...] = ()  # KEY=VALUE
-    username: str | None = None
-    password: str | None = None
-    certificate_authority: str | None = None
-    client_certificate: str | None = None
-    client_key: str | None = None
-    insecure_skip_tls_verify: bool = False
-    tls_server_name: str | None = None
-    disable_compression: bool = False
+    # the connection flags (--server, --token, --as, ...), declared once: kubeconfig.Overrides,
+    # which the kubeconfig resolution applies as they are
+    overrides: Overrides = field(default_factory=Overrides)
     from_file: str | None = None
     now: bool = False
 
     @classmethod
     def from_flags(cls, kind: str, names: tuple[str, ...], flags: dict[str, Any]) -> Options:
-        options = cls(kind=kind, names=names, **flags)
+        """The flags as click parsed them, named after the fields (the connection flags
+        after those of Overrides)."""
+        flags = dict(flags)
+        connecting = {f.name: flags.pop(f.name) for f in fields(Overrides) if f.name in flags}
+        options = cls(kind=kind, names=names, overrides=Overrides(**connecting), **flags)
         options.validate()
         return options
 

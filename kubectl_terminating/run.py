@@ -14,14 +14,14 @@ from typing import IO
 
 from kubectl_terminating import kinds
 from kubectl_terminating.connection import connected, guarded
-from kubectl_terminating.errors import TerminatingError
+from kubectl_terminating.errors import ExitStatus, TerminatingError
 from kubectl_terminating.model import JSON, FailedCheck, Finding
 from kubectl_terminating.options import Options, Request, complete
 from kubectl_terminating.resources import Resource
 from kubectl_terminating.source import Source
 from kubectl_terminating.view import ClusterView
 
-EXIT_STUCK = 3
+EXIT_STUCK = ExitStatus.STUCK
 
 
 @dataclass
@@ -154,7 +154,7 @@ def report(request: Request, result: Result, out: IO[str], err: IO[str]) -> int:
         where = f" in {safe(result.namespace)} namespace" if result.namespace else ""
         print(f"No resources found{where}.", file=err)
     if result.missing:
-        return 1
+        return ExitStatus.ERROR
     if request.options.exit_code and any(f.stuck for f in findings):
         return EXIT_STUCK
-    return 0
+    return ExitStatus.OK

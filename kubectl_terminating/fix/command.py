@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import IO
 
 from kubectl_terminating.connection import connected, guarded
-from kubectl_terminating.errors import ApiError, NotFound
+from kubectl_terminating.errors import ApiError, ExitStatus, NotFound
 from kubectl_terminating.fix.apply import DONE, EXIT_REFUSED, FORBIDDEN, apply_plan
 from kubectl_terminating.fix.audit import Actor, AuditLog
 from kubectl_terminating.fix.digest import digest
@@ -118,7 +118,7 @@ def _run(options: Options, fix: FixOptions, out: IO[str], err: IO[str], into: IO
         result = collect(request, source, err)
         warnings = print_problems(result, err)
         if result.missing:
-            return 1
+            return ExitStatus.ERROR
         reader = LiveReader(client)
         sections = observe(plan(result.findings, fix.node_down, resolver(source.view)), reader)
         actions = planned(sections)
@@ -142,7 +142,7 @@ def _run(options: Options, fix: FixOptions, out: IO[str], err: IO[str], into: IO
                 out.write(plan_json(sections, code, False, warnings=warnings))
             else:
                 out.write(dry_run_footer(code, len(actions), fix.command))
-            return 0
+            return ExitStatus.OK
         refusal = _confirmation_refused(fix, code, into)
         if refusal:
             if fix.output == "json":

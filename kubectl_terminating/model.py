@@ -73,6 +73,12 @@ def priority(blocker_type: str) -> int:
     return rank(blocker_type)
 
 
+def _set(out: JSON, **optional: object) -> JSON:
+    """out with each optional field that is set (`-o json` leaves the others out)."""
+    out.update((key, value) for key, value in optional.items() if value)
+    return out
+
+
 @dataclass(frozen=True)
 class ObjectRef:
     kind: str
@@ -86,11 +92,7 @@ class ObjectRef:
 
     def to_json(self) -> JSON:
         out: JSON = {"kind": self.kind, "name": self.name}
-        if self.namespace:
-            out["namespace"] = self.namespace
-        if self.api_version:
-            out["apiVersion"] = self.api_version
-        return out
+        return _set(out, namespace=self.namespace, apiVersion=self.api_version)
 
 
 # Kinds of Subject beyond the API's own (APIService, Service, webhook configurations, ...).
@@ -149,11 +151,7 @@ class Remedy:
 
     def to_json(self) -> JSON:
         out: JSON = {"description": self.description, "destructive": self.destructive}
-        if self.command:
-            out["command"] = self.command
-        if self.when:
-            out["when"] = self.when
-        return out
+        return _set(out, command=self.command, when=self.when)
 
 
 @dataclass(frozen=True)

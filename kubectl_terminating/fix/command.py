@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import IO
 
 from kubectl_terminating.connection import connected, guarded
@@ -13,6 +13,7 @@ from kubectl_terminating.errors import ApiError, ExitStatus, NotFound
 from kubectl_terminating.fix.apply import DONE, EXIT_REFUSED, FORBIDDEN, apply_plan
 from kubectl_terminating.fix.audit import Actor, AuditLog
 from kubectl_terminating.fix.digest import digest
+from kubectl_terminating.fix.flags import FixOptions
 from kubectl_terminating.fix.observe import Planned, observe, planned
 from kubectl_terminating.fix.plan import TAINT_OUT_OF_SERVICE as TAINT
 from kubectl_terminating.fix.plan import Proposal, Resolver, known_resource, plan
@@ -25,16 +26,6 @@ from kubectl_terminating.run import collect, print_problems
 from kubectl_terminating.view import ClusterView, ReadFailed
 
 TYPE_THE_NAME = "Type the name {name!r} to {what} (anything else stops): "
-
-
-@dataclass(frozen=True)
-class FixOptions:
-    apply: bool = False
-    confirm: str | None = None
-    node_down: tuple[str, ...] = ()
-    audit_file: str | None = None
-    output: str | None = None  # None (text) or "json"
-    command: str = "kubectl terminating fix"  # the dry run's command line, shown for --apply
 
 
 class LiveReader:

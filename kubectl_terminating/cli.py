@@ -17,6 +17,7 @@ from click.core import ParameterSource
 
 from kubectl_terminating import __version__
 from kubectl_terminating.errors import UsageError
+from kubectl_terminating.fix.flags import FIX_KINDS, FIX_OPTIONS, FixOptions
 from kubectl_terminating.options import OUTPUTS, Options
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -433,7 +434,7 @@ def dump(filename: str, **flags: Any) -> None:
     """
     from kubectl_terminating.dump import run_dump
 
-    options = Options(kind="all", **flags)
+    options = Options.from_flags("all", (), flags)
     sys.exit(run_dump(options, filename))
 
 
@@ -446,32 +447,6 @@ def options_command(ctx: click.Context, /, **_global_options: Any) -> None:
     with formatter.indentation():
         formatter.write_dl(_global_records(ctx, ctx.command.get_params(ctx)))
     click.echo(formatter.getvalue(), nl=False)
-
-
-FIX_KINDS = ("pods", "pod", "po", "namespaces", "namespace", "ns", "all")
-
-FIX_OPTIONS = [
-    click.option(
-        "--apply", is_flag=True, help="Carry out the plan (without it: a dry run, nothing written)."
-    ),
-    click.option(
-        "--confirm",
-        metavar="DIGEST",
-        help="The digest the dry run printed: --apply then runs without asking, and refuses "
-        "if anything it covers changed.",
-    ),
-    click.option(
-        "--node-down",
-        "node_down",
-        multiple=True,
-        metavar="NODE",
-        help="You know NODE's machine is shut down: allow the out-of-service taint on it.",
-    ),
-    click.option(
-        "--audit-file", metavar="PATH", help="Append the audit record of each write to PATH."
-    ),
-    click.option("-o", "--output", type=click.Choice(("json",)), help="Output format: json."),
-]
 
 
 @cli.command("fix", context_settings=CONTEXT)
@@ -494,15 +469,8 @@ def fix(ctx: click.Context, /, kind: str, names: tuple[str, ...], **flags: Any) 
       kubectl terminating fix ns foo --apply --confirm 3f2a9c1e0b7d4e55
       kubectl terminating fix pods -n shop --node-down worker-3
     """
-    from kubectl_terminating.fix.command import FixOptions
-
-    fix_options = FixOptions(
-        apply=flags.pop("apply"),
-        confirm=flags.pop("confirm"),
-        node_down=tuple(flags.pop("node_down")),
-        audit_file=flags.pop("audit_file"),
-        output=flags.pop("output"),
-        command=" ".join([PROG, *(shlex.quote(a) for a in sys.argv[1:])]),
+    fix_options = FixOptions.from_flags(
+        flags, " ".join([PROG, *(shlex.quote(a) for a in sys.argv[1:])])
     )
     if fix_options.confirm is not None and not fix_options.apply:
         raise click.UsageError("--confirm only applies with --apply", ctx)
@@ -547,7 +515,7 @@ def serve(ctx: click.Context, /, address: str, interval: str, **flags: Any) -> N
     from kubectl_terminating.exporter.serve import ServeOptions
     from kubectl_terminating.exporter.serve import serve as run_serve
 
-    options = Options(kind="all", **flags)
+    options = Options.from_flags("all", (), flags)
     serving = ServeOptions(address, interval)
     ctx.exit(guarded(lambda: run_serve(options, serving, sys.stderr), sys.stderr))
 

@@ -138,8 +138,12 @@ class Client:
         workers: int = DEFAULT_WORKERS,
         verbosity: int = 0,
         log: IO[str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        """clock and sleep: the deadlines' time and the backoff's wait (tests give their own)."""
         self.connection = connection
+        self.clock, self.sleep = clock, sleep
         self.request_timeout = request_timeout
         self.workers = max(1, workers)
         self.verbosity = verbosity
@@ -326,7 +330,7 @@ class Client:
         attempt = 0
         while True:
             attempt += 1
-            started = time.monotonic()
+            started = self.clock()
             try:
                 answer = send()
             except (urllib3.exceptions.HTTPError, _OutOfTime) as exc:
@@ -361,7 +365,7 @@ class Client:
         url = self.connection.server + path
         if params:
             url += "?" + urlencode({k: v for k, v in params.items() if v not in (None, "")})
-        give_up_at = time.monotonic() + limit if limit else None
+        give_up_at = self.clock() + limit if limit else None
         pool = self._ensure_pool()
         headers = HTTPHeaderDict(self._headers)
         headers["Accept"] = accept
@@ -379,7 +383,7 @@ class Client:
         timeout bounds each socket read, not the whole response)."""
         timeout: urllib3.Timeout | None = None  # the pool's default
         if give_up_at is not None:
-            left = give_up_at - time.monotonic()
+            left = give_up_at - self.clock()
             if left <= 0:
                 raise _OutOfTime
             timeout = urllib3.Timeout(connect=min(left, CONNECT_TIMEOUT), read=left)
@@ -391,7 +395,7 @@ class Client:
         try:
             while chunk := read(CHUNK_SIZE):
                 chunks.append(chunk)
-                if give_up_at is not None and time.monotonic() > give_up_at:
+                if give_up_at is not None and self.clock() > give_up_at:
                     raise _OutOfTime
         except BaseException:
             response.close()  # a half-read connection must not be reused
@@ -408,11 +412,11 @@ class Client:
         delay = min(BACKOFF * 2 ** (attempt - 1), MAX_BACKOFF)
         if retry_after and retry_after.strip().isdigit():  # seconds; HTTP dates are rare here
             delay = min(float(retry_after), MAX_RETRY_AFTER)
-        if give_up_at is not None and time.monotonic() + delay >= give_up_at:
+        if give_up_at is not None and self.clock() + delay >= give_up_at:
             return False
         with self.stats.lock:
             self.stats.retries += 1
-        time.sleep(delay)
+        self.sleep(delay)
         return True
 
     def _unreachable(self, exc: Exception) -> Unreachable:
@@ -475,7 +479,7 @@ class Client:
         try:
             while chunk := read(CHUNK_SIZE):
                 size += len(chunk)
-                if give_up_at is not None and time.monotonic() > give_up_at:
+                if give_up_at is not None and self.clock() > give_up_at:
                     raise _OutOfTime
                 yield chunk
         except (urllib3.exceptions.HTTPError, _OutOfTime) as exc:
@@ -497,7 +501,7 @@ class Client:
         headers: Mapping[str, str],
         method: str = "GET",
     ) -> None:
-        elapsed = time.monotonic() - started
+        elapsed = self.clock() - started
         self.stats.add(size, elapsed)
         self._alive = True
         if self.verbosity >= 6:  # one write per line: threads must not interleave them
@@ -527,7 +531,7 @@ class Client:
         twice. Returns the status and the decoded answer; raises the typed errors of get()."""
         pool, url, headers, _ = self._prepare(path, None, ACCEPT_JSON, self.request_timeout)
         headers["Content-Type"] = content_type
-        started = time.monotonic()
+        started = self.clock()
         try:
             response = pool.request(method, url, headers=headers, body=json.dumps(body).encode())
         except urllib3.exceptions.HTTPError as exc:

@@ -10,22 +10,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import fields
 from typing import IO, TYPE_CHECKING
 
-from kubectl_terminating.errors import ApiError, TerminatingError, Unauthorized, UsageError
+from kubectl_terminating.errors import (
+    ApiError,
+    ExitStatus,
+    TerminatingError,
+    Unauthorized,
+    UsageError,
+)
 from kubectl_terminating.options import Options
+from kubectl_terminating.terminal import safe
 
 if TYPE_CHECKING:
     from kubectl_terminating.client import Client
 
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = ExitStatus.INTERRUPTED
 
 
 def error_line(error: TerminatingError) -> str:
     """The one line kubectl would print for this error."""
-    from kubectl_terminating.render.style import safe
-
     if isinstance(error, ApiError) and error.reason and not isinstance(error, Unauthorized):
         return f"Error from server ({error.reason}): {safe(error.message)}"
     return f"error: {safe(error.message)}"
@@ -47,7 +51,7 @@ def connect(options: Options, err: IO[str]) -> Client:
     import logging
 
     from kubectl_terminating.client import Client, parse_duration
-    from kubectl_terminating.kubeconfig import Overrides, Selection, resolve
+    from kubectl_terminating.kubeconfig import Selection, resolve
 
     root = logging.getLogger()
     if not root.handlers:  # a library's log record never reaches stderr (logging.lastResort)
@@ -64,8 +68,7 @@ def connect(options: Options, err: IO[str]) -> Client:
             cluster=options.cluster,
             user=options.user,
             namespace=options.namespace,
-            # every connection flag has the same name in Options and Overrides
-            overrides=Overrides(**{f.name: getattr(options, f.name) for f in fields(Overrides)}),
+            overrides=options.overrides,
         )
     )
     return Client(connection, request_timeout=timeout, verbosity=options.verbosity, log=err)

@@ -6,6 +6,7 @@ import sys
 from typing import IO, TYPE_CHECKING
 
 from kubectl_terminating.connection import connected, guarded
+from kubectl_terminating.errors import ExitStatus
 from kubectl_terminating.options import Options, Request, complete
 
 if TYPE_CHECKING:
@@ -23,11 +24,9 @@ def _run(options: Options, path: str, err: IO[str]) -> int:
 
 
 def _dump(request: Request, client: Client, path: str, err: IO[str]) -> int:
-    from kubectl_terminating.explain.objects import explain_object
-    from kubectl_terminating.find import find_all
-    from kubectl_terminating.live import LiveView
+    from kubectl_terminating.live import LiveSource
     from kubectl_terminating.render.style import safe
-    from kubectl_terminating.resources import NAMESPACES
+    from kubectl_terminating.run import collect, print_problems
     from kubectl_terminating.snapshot import (
         Capture,
         RecordingView,
@@ -38,24 +37,21 @@ def _dump(request: Request, client: Client, path: str, err: IO[str]) -> int:
     )
     from kubectl_terminating.source import Scope
 
-    scope = Scope(request.namespace, (), request.options.selector)
-    live = LiveView(client)
     capture = Capture()
-    recorder = RecordingView(live, capture)
-    objects, warnings = find_all(client, recorder, scope)
-    live.expect_content([obj for resource, obj in objects if resource == NAMESPACES])
-    for resource, obj in objects:
-        capture.add(obj, resource)
-    # The explainers' reads are what make the snapshot complete: run them all.
-    client.map(lambda pair: explain_object(pair[1], pair[0], recorder), objects)
+    source = LiveSource(client)
+    source.view = RecordingView(source.live, capture)
+    # The explainers' reads are what make the snapshot complete: `all` runs them all, each
+    # object isolated as in any run (one that cannot be explained is still saved, with a
+    # warning), and the terminating objects themselves are kept as they are found.
+    result = collect(request, source, err, on_found=lambda pair: capture.add(pair[1], pair[0]))
     version = str(client.get("/version").get("gitVersion", "unknown"))
-    data = bundle(capture, header(live.now, version, client.connection.context, scope))
+    scope = Scope(request.namespace, (), request.options.selector)
+    data = bundle(capture, header(source.live.now, version, client.connection.context, scope))
     size = write_bundle(path, data)
-    for warning in warnings:
-        print(f"Warning: {safe(warning)}", file=err)
+    print_problems(result, err)
     print(
-        f"saved {len(capture.objects)} objects for {len(objects)} terminating objects to "
-        f"{safe(path)} ({dump_size_note(size)}); Secret and ConfigMap data not included",
+        f"saved {len(capture.objects)} objects for {len(result.findings)} terminating objects "
+        f"to {safe(path)} ({dump_size_note(size)}); Secret and ConfigMap data not included",
         file=err,
     )
-    return 0
+    return ExitStatus.OK

@@ -1,12 +1,26 @@
-"""Typed errors: each knows the one line a user sees and the exit code."""
+"""Typed errors: each knows the one line a user sees and its exit status (ExitStatus, the
+one list of exit codes: README.md, "Exit codes")."""
 
 from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitStatus(IntEnum):
+    """Every exit code of every command."""
+
+    OK = 0  # ran (found or not); fix: done, nothing to do, or a dry run
+    ERROR = 1  # one line on stderr; a named object not found
+    USAGE = 2
+    STUCK = 3  # pods/ns/all --exit-code: stuck objects found; fix: refused or changed
+    INTERRUPTED = 130  # Ctrl-C
+
 
 
 class TerminatingError(Exception):
     """Base of every error the CLI reports as one line on stderr."""
 
-    exit_code = 1
+    exit_code = ExitStatus.ERROR
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -21,7 +35,7 @@ class ConfigError(TerminatingError):
 
 
 class UsageError(TerminatingError):
-    exit_code = 2
+    exit_code = ExitStatus.USAGE
 
 
 class ApiError(TerminatingError):

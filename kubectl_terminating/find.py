@@ -24,7 +24,6 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Callable, Generator, Iterable, Iterator
-from functools import partial
 from typing import Any
 
 from kubectl_terminating.client import ACCEPT_METADATA, ACCEPT_TABLE, Client
@@ -305,9 +304,11 @@ def _pod_lookups(
     return lookups
 
 
-def find_pods(client: Client, scope: Scope, brief: ClusterView | None = None) -> Found:
-    """The terminating pods in scope. With `brief` (the table, --summary, -o name: what needs
-    no pod's spec or status beyond its node), the pods of a node that `brief` shows down (gone,
+def find_pods(
+    client: Client, scope: Scope, node_down: Callable[[str], bool] | None = None
+) -> Found:
+    """The terminating pods in scope. With `node_down` (the table, --summary, -o name: what
+    needs no pod's spec or status beyond its node), the pods of a node it shows down (gone,
     or NotReady without a live kubelet) are read metadata only: every pod there is held by
     its node, which its metadata and node name explain alone (the node, containers, volumes
     and hooks explainers ask nothing more of a pod on a dead node), at about half the bytes
@@ -328,7 +329,6 @@ def find_pods(client: Client, scope: Scope, brief: ClusterView | None = None) ->
     # (only a phase change between the two lists makes it both: then `pods` dedupes it).
     # Candidates carry no namespace, so no name may be skipped here: a pod of the same name
     # in another namespace could be the terminal one.
-    node_down = None if brief is None else partial(_node_down, brief)
     lookups: list[Callable[[], Iterable[JSON]]] = [
         *_pod_lookups(client, scope, candidates, node_down),
         *(lambda k=k: _whole(client, *k) for k in exact),
@@ -343,15 +343,6 @@ def find_pods(client: Client, scope: Scope, brief: ClusterView | None = None) ->
         for pod in batch:
             pods[_key(pod)] = pod
     return Found(sorted(pods.values(), key=_key), [], [])
-
-
-def _node_down(view: ClusterView, name: str) -> bool:
-    """No kubelet will act on the node's pods: it is gone, or unhealthy with no sign of life
-    (the same check, memoised, that the pod explainers make)."""
-    from kubectl_terminating.explain.pod_facts import node_check
-
-    check, _ = node_check(view, name)
-    return check.unhealthy and check.kubelet_alive is None
 
 
 def find_namespaces(client: Client, names: tuple[str, ...]) -> Found:

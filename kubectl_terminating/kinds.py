@@ -25,7 +25,8 @@ from kubectl_terminating.resources import NAMESPACES, PODS, Resource
 
 if TYPE_CHECKING:
     from kubectl_terminating.model import JSON, Finding
-    from kubectl_terminating.options import PrintOptions, Request
+    from kubectl_terminating.options import Request
+    from kubectl_terminating.render.table import PrintOptions
     from kubectl_terminating.source import Found, Source
     from kubectl_terminating.view import ClusterView
 
@@ -72,10 +73,15 @@ def _targets(found: Found, resource: Resource) -> Targets:
 
 
 def _find_pods(source: Source, request: Request) -> Targets:
+    from kubectl_terminating.explain.pod_facts import node_down, read_ahead
     from kubectl_terminating.source import Scope
 
-    o = request.options
-    return _targets(source.find_pods(Scope(request.namespace, o.names, o.selector)), PODS)
+    o, view = request.options, source.view
+    # only the table, --summary or names will be shown: pods of a dead node are read brief
+    down = (lambda name: node_down(view, name)) if request.brief else None
+    found = source.find_pods(Scope(request.namespace, o.names, o.selector), down)
+    read_ahead(view, found.objects, source.map)
+    return _targets(found, PODS)
 
 
 def _find_namespaces(source: Source, request: Request) -> Targets:
@@ -135,3 +141,8 @@ def by_command(command: str) -> Kind:
 def of_finding(finding: Finding) -> Kind:
     """The entry a finding's kind has, the generic one for any other kind."""
     return next((k for k in KINDS if k.matches(finding)), ANY)
+
+
+def json_extras(finding: Finding) -> JSON:
+    """The fields of the finding's `-o json` item that its kind adds (Finding.to_json)."""
+    return of_finding(finding).json_extras(finding)

@@ -12,14 +12,12 @@ all of them instead of once per namespace: see LiveView.expect_content.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timezone
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from kubectl_terminating import reads
 from kubectl_terminating.client import ACCEPT_METADATA, Client
 from kubectl_terminating.discovery import discover
 from kubectl_terminating.errors import ApiError, Forbidden, NotFound, Unauthorized
@@ -28,6 +26,9 @@ from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import NAMESPACES, Resource, typed
 from kubectl_terminating.source import Found, Scope
 from kubectl_terminating.view import EVERYTHING, ContentListing, Discovery, ReadFailed, Selectors
+
+if TYPE_CHECKING:
+    from kubectl_terminating.view import ClusterView
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -200,51 +201,22 @@ class LiveView:
 class LiveSource:
     """Terminating objects found on a live cluster, explained through a LiveView."""
 
-    def __init__(self, client: Client, brief: bool = False) -> None:
-        """brief: only the table, --summary or names will be shown (see find.find_pods)."""
+    def __init__(self, client: Client) -> None:
         self.client = client
-        self.view = LiveView(client)
-        self.brief = brief
+        self.live = LiveView(client)
+        self.view: ClusterView = self.live  # what finders and explainers read through
 
-    def find_pods(self, scope: Scope) -> Found:
-        found = find_pods(self.client, scope, self.view if self.brief else None)
-        self._read_ahead(found.objects)
-        return found
-
-    def _read_ahead(self, pods: Sequence[JSON]) -> None:
-        """Read concurrently, before the pods are explained, what their explainers will ask
-        for first: each pod's namespace, and the node of each pod whose kubelet has yet to
-        confirm (the same memoised reads, so no more of them). Explained in order, the
-        threads would otherwise all wait on each namespace's read in turn: 20,000 pods in
-        200 namespaces, 200 round trips one after the other."""
-        from kubectl_terminating.explain.pod_facts import node_check
-
-        namespaces, nodes = set(), set()
-        for pod in pods:
-            m, spec = pod.get("metadata") or {}, pod.get("spec") or {}
-            namespaces.add(str(m.get("namespace") or ""))
-            if spec.get("nodeName") and m.get("deletionGracePeriodSeconds") != 0:
-                nodes.add(str(spec["nodeName"]))
-
-        def read(what: tuple[str, str]) -> None:
-            kind, name = what
-            if kind == "Node":
-                node_check(self.view, name)  # failed reads stay in the memo, as warnings
-            elif name:
-                with contextlib.suppress(ReadFailed):  # remembered: the explainer reports it
-                    reads.namespace(self.view, name)
-
-        work = sorted({("Namespace", ns) for ns in namespaces} | {("Node", n) for n in nodes})
-        self.client.map(read, work)
+    def find_pods(self, scope: Scope, node_down: Callable[[str], bool] | None = None) -> Found:
+        return find_pods(self.client, scope, node_down)
 
     def find_namespaces(self, names: tuple[str, ...]) -> Found:
         found = find_namespaces(self.client, names)
-        self.view.expect_content(found.objects)
+        self.live.expect_content(found.objects)
         return found
 
     def find_all(self, scope: Scope) -> tuple[list[tuple[Resource, JSON]], list[str]]:
         objects, warnings = find_all(self.client, self.view, scope)
-        self.view.expect_content([obj for resource, obj in objects if resource == NAMESPACES])
+        self.live.expect_content([obj for resource, obj in objects if resource == NAMESPACES])
         return objects, warnings
 
     def map(self, function: Callable[[T], R], inputs: Sequence[T]) -> list[R]:

@@ -3,76 +3,85 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+# The blocker types, their rank and all else known of each: one table, causes.py.
+from kubectl_terminating.causes import (
+    APISERVICE_UNAVAILABLE,
+    CONTAINERS_RUNNING,
+    CONTENT_REMAINING,
+    CONVERSION_WEBHOOK,
+    CSI_DRIVER_MISSING,
+    FINALIZER,
+    GRACE_PERIOD,
+    LIFECYCLE_HOOK,
+    NAMESPACE_CONDITION,
+    NAMESPACE_CONTROLLER,
+    NAMESPACE_FINALIZER,
+    NAMESPACE_TERMINATING,
+    NETWORK_TEARDOWN,
+    NODE_MISSING,
+    NODE_NOT_READY,
+    OWNER_DEPENDENTS,
+    PROTECTION_IN_USE,
+    RUNTIME_UNAVAILABLE,
+    TABLE,
+    UNKNOWN,
+    VOLUME_ATTACHMENT,
+    VOLUMES_NOT_RECLAIMED,
+    WEBHOOK,
+)
+from kubectl_terminating.causes import (
+    rank as type_rank,
+)
 
 JSON = dict[str, Any]
 
 API_VERSION = "terminating.kubectl.io/v1"
 
-# Stable blocker types: public API of `-o json`. Add new ones, never rename one.
-FINALIZER = "finalizer"
-OWNER_DEPENDENTS = "owner-dependents"
-NODE_MISSING = "node-missing"
-NODE_NOT_READY = "node-not-ready"
-RUNTIME_UNAVAILABLE = "runtime-unavailable"
-LIFECYCLE_HOOK = "lifecycle-hook"
-NETWORK_TEARDOWN = "network-teardown"
-CONTAINERS_RUNNING = "containers-running"
-VOLUMES_NOT_RECLAIMED = "volumes-not-reclaimed"
-CSI_DRIVER_MISSING = "csi-driver-missing"
-VOLUME_ATTACHMENT = "volume-attachment"
-WEBHOOK = "webhook"
-APISERVICE_UNAVAILABLE = "apiservice-unavailable"
-CONVERSION_WEBHOOK = "conversion-webhook"
-CONTENT_REMAINING = "content-remaining"
-NAMESPACE_FINALIZER = "namespace-finalizer"
-NAMESPACE_CONTROLLER = "namespace-controller"
-NAMESPACE_TERMINATING = "namespace-terminating"
-NAMESPACE_CONDITION = "namespace-condition"
-PROTECTION_IN_USE = "protection-in-use"
-GRACE_PERIOD = "grace-period"
-UNKNOWN = "unknown"
+# re-exported: the explainers' names for the types
+__all__ = [
+    "APISERVICE_UNAVAILABLE",
+    "CONTAINERS_RUNNING",
+    "CONTENT_REMAINING",
+    "CONVERSION_WEBHOOK",
+    "CSI_DRIVER_MISSING",
+    "FINALIZER",
+    "GRACE_PERIOD",
+    "LIFECYCLE_HOOK",
+    "NAMESPACE_CONDITION",
+    "NAMESPACE_CONTROLLER",
+    "NAMESPACE_FINALIZER",
+    "NAMESPACE_TERMINATING",
+    "NETWORK_TEARDOWN",
+    "NODE_MISSING",
+    "NODE_NOT_READY",
+    "OWNER_DEPENDENTS",
+    "PROTECTION_IN_USE",
+    "RUNTIME_UNAVAILABLE",
+    "UNKNOWN",
+    "VOLUMES_NOT_RECLAIMED",
+    "VOLUME_ATTACHMENT",
+    "WEBHOOK",
+]
 
-# Which blocker is "the" blocker in one-line views: the most specific root cause first.
-# A cause that explains others (an unavailable APIService stalls every namespace) ranks above
-# the symptoms it produces (content remaining, finalizers left).
-PRIORITY: tuple[str, ...] = (
-    NODE_MISSING,
-    NODE_NOT_READY,
-    RUNTIME_UNAVAILABLE,
-    APISERVICE_UNAVAILABLE,
-    CONVERSION_WEBHOOK,
-    WEBHOOK,
-    CSI_DRIVER_MISSING,
-    VOLUME_ATTACHMENT,
-    LIFECYCLE_HOOK,
-    NETWORK_TEARDOWN,
-    VOLUMES_NOT_RECLAIMED,
-    CONTAINERS_RUNNING,
-    OWNER_DEPENDENTS,
-    PROTECTION_IN_USE,
-    FINALIZER,
-    NAMESPACE_CONTROLLER,
-    NAMESPACE_CONDITION,
-    CONTENT_REMAINING,
-    NAMESPACE_FINALIZER,
-    NAMESPACE_TERMINATING,
-    UNKNOWN,
-    GRACE_PERIOD,
-)
+PRIORITY: tuple[str, ...] = tuple(cause.type for cause in TABLE)  # main blocker first
 
 
 def priority(blocker_type: str) -> int:
-    """Rank of a blocker type; unknown types rank just before `grace-period`."""
-    try:
-        return PRIORITY.index(blocker_type)
-    except ValueError:
-        return len(PRIORITY) - 1
+    """Rank of a blocker type (causes.py); a type from elsewhere ranks last but one."""
+    return type_rank(blocker_type)
 
 
-def rank(blocker: Blocker) -> tuple[bool, int]:
+def _set(out: JSON, **optional: object) -> JSON:
+    """out with each optional field that is set (`-o json` leaves the others out)."""
+    out.update((key, value) for key, value in optional.items() if value)
+    return out
+
+
+def blocker_rank(blocker: Blocker) -> tuple[bool, int]:
     """Blockers the evidence proves come before those that could not be checked, then by type."""
     return blocker.unchecked is not None, priority(blocker.type)
 
@@ -90,11 +99,33 @@ class ObjectRef:
 
     def to_json(self) -> JSON:
         out: JSON = {"kind": self.kind, "name": self.name}
-        if self.namespace:
-            out["namespace"] = self.namespace
-        if self.api_version:
-            out["apiVersion"] = self.api_version
-        return out
+        return _set(out, namespace=self.namespace, apiVersion=self.api_version)
+
+
+# Kinds of Subject beyond the API's own (APIService, Service, webhook configurations, ...).
+FINALIZER_ON = "finalizer"  # a finalizer, on the object Subject.holder
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a piece of evidence is about, typed, for the code that acts on blockers (`fix`,
+    the summary): they read these, never an evidence's wording, fields or order. Not in
+    `-o json`, where the evidence's object and fields say the same."""
+
+    kind: str  # FINALIZER_ON, or the kind of an object: APIService, Service, ...
+    name: str
+    namespace: str | None = None
+    holder: ObjectRef | None = None  # FINALIZER_ON: the object that carries it
+    spec: bool = False  # FINALIZER_ON: in a namespace's spec.finalizers (/finalize removes it)
+    backend: ObjectRef | None = None  # an APIService: the Service that serves it
+    exists: bool | None = None  # a Service: False when it is known to be gone
+
+
+class FailedCheck(str):
+    """A finding's warning that says a check could not be made (a read failed): the table
+    counts these (`2 checks not possible`); other warnings are notes."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True)
@@ -104,6 +135,8 @@ class Evidence:
     message: str
     object: ObjectRef | None = None
     fields: Mapping[str, Any] = field(default_factory=dict)
+    about: Subject | None = field(default=None, compare=False)  # what it is about, typed
+    failed_read: bool = field(default=False, compare=False)  # a read it needed failed
 
     def to_json(self) -> JSON:
         out: JSON = {"message": self.message}
@@ -125,11 +158,7 @@ class Remedy:
 
     def to_json(self) -> JSON:
         out: JSON = {"description": self.description, "destructive": self.destructive}
-        if self.command:
-            out["command"] = self.command
-        if self.when:
-            out["when"] = self.when
-        return out
+        return _set(out, command=self.command, when=self.when)
 
 
 @dataclass(frozen=True)
@@ -141,6 +170,16 @@ class Blocker:
     # set when the blocker is only possible: the read that would prove or clear it is missing
     unchecked: str | None = None
 
+    @property
+    def subjects(self) -> tuple[Subject, ...]:
+        """What the blocker is about, typed (its evidence's subjects, in order)."""
+        return tuple(e.about for e in self.evidence if e.about is not None)
+
+    @property
+    def failed_reads(self) -> tuple[Evidence, ...]:
+        """Its evidence that says a read it needed failed."""
+        return tuple(e for e in self.evidence if e.failed_read)
+
     def to_json(self) -> JSON:
         out: JSON = {
             "type": self.type,
@@ -149,7 +188,7 @@ class Blocker:
             "remedy": [r.to_json() for r in self.remedy],
         }
         if self.unchecked is not None:
-            out["unchecked"] = self.unchecked
+            out["unchecked"] = str(self.unchecked)  # plain (a FailedCheck is a str too)
         return out
 
 
@@ -210,7 +249,7 @@ class Finding:
             grace = [b for b in self.blockers if b.type == GRACE_PERIOD]
             if grace:
                 return grace[0]
-        return min(self.blockers, key=rank)
+        return min(self.blockers, key=blocker_rank)
 
     @property
     def stuck(self) -> bool:
@@ -227,11 +266,10 @@ class Finding:
         return sum(c.count for c in self.remaining)
 
     def sort_blockers(self) -> None:
-        self.blockers.sort(key=rank)
+        self.blockers.sort(key=blocker_rank)
 
-    def to_json(self) -> JSON:
-        from kubectl_terminating.kinds import of_finding
-
+    def to_json(self, extras: Callable[[Finding], JSON]) -> JSON:
+        """The `-o json` item; extras: the fields of its kind (kinds.json_extras)."""
         out: JSON = {
             "kind": self.kind,
             "apiVersion": self.api_version,
@@ -243,15 +281,15 @@ class Finding:
             "terminatingSeconds": self.terminating_seconds,
             "finalizers": list(self.finalizers),
             "blockers": [b.to_json() for b in self.blockers],
-            "warnings": list(self.warnings),
+            "warnings": [str(w) for w in self.warnings],
         }
         if self.unknowns:
             out["unknowns"] = list(self.unknowns)
-        out.update(of_finding(self).json_extras(self))  # its kind's own fields (kinds.py)
+        out.update(extras(self))
         if self.conditions is not None:
             out["conditions"] = list(self.conditions)
         if self.remaining is not None:
             out["remaining"] = [c.to_json() for c in self.remaining]
         if self.children:
-            out["pods"] = [c.to_json() for c in self.children]
+            out["pods"] = [c.to_json(extras) for c in self.children]
         return out

@@ -6,11 +6,11 @@ the flags are validated (`Options.from_flags`), then completed once where to loo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from kubectl_terminating.errors import UsageError
-from kubectl_terminating.render.style import Style
+from kubectl_terminating.kubeconfig import Overrides
 
 KINDS = ("pods", "namespaces", "all")
 OUTPUTS = ("wide", "json", "yaml", "name")
@@ -35,26 +35,19 @@ class Options:
     user: str | None = None
     request_timeout: str = "0"
     verbosity: int = 0
-    server: str | None = None
-    token: str | None = None
-    impersonate: str | None = None
-    impersonate_groups: tuple[str, ...] = ()
-    impersonate_uid: str | None = None
-    impersonate_extra: tuple[str, ...] = ()  # KEY=VALUE
-    username: str | None = None
-    password: str | None = None
-    certificate_authority: str | None = None
-    client_certificate: str | None = None
-    client_key: str | None = None
-    insecure_skip_tls_verify: bool = False
-    tls_server_name: str | None = None
-    disable_compression: bool = False
+    # the connection flags (--server, --token, --as, ...), declared once: kubeconfig.Overrides,
+    # which the kubeconfig resolution applies as they are
+    overrides: Overrides = field(default_factory=Overrides)
     from_file: str | None = None
     now: bool = False
 
     @classmethod
     def from_flags(cls, kind: str, names: tuple[str, ...], flags: dict[str, Any]) -> Options:
-        options = cls(kind=kind, names=names, **flags)
+        """The flags as click parsed them, named after the fields (the connection flags
+        after those of Overrides)."""
+        flags = dict(flags)
+        connecting = {f.name: flags.pop(f.name) for f in fields(Overrides) if f.name in flags}
+        options = cls(kind=kind, names=names, overrides=Overrides(**connecting), **flags)
         options.validate()
         return options
 
@@ -74,16 +67,6 @@ class Options:
 
 
 @dataclass(frozen=True)
-class PrintOptions:
-    """How a table is printed: one value instead of positional booleans."""
-
-    all_namespaces: bool = False  # a NAMESPACE column for namespaced kinds
-    wide: bool = False  # -o wide: the extra columns
-    no_headers: bool = False
-    style: Style = field(default_factory=Style)
-
-
-@dataclass(frozen=True)
 class Request:
     """One run, completed: every default decided, nothing left to settle."""
 
@@ -100,10 +83,6 @@ class Request:
         """Only the table (not wide), --summary or names will be shown: no pod's spec or
         status beyond its node (find.find_pods reads pods on a dead node metadata only)."""
         return not self.options.explain and self.options.output in (None, "", "name")
-
-    def print_options(self, style: Style) -> PrintOptions:
-        o = self.options
-        return PrintOptions(o.all_namespaces, o.output == "wide", o.no_headers, style)
 
 
 def complete(options: Options, context_namespace: str | None) -> Request:

@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO
 
 from kubectl_terminating import kinds
 from kubectl_terminating.connection import connected, guarded
-from kubectl_terminating.errors import TerminatingError
-from kubectl_terminating.model import JSON, Finding
+from kubectl_terminating.errors import ExitStatus, TerminatingError
+from kubectl_terminating.model import JSON, FailedCheck, Finding
 from kubectl_terminating.options import Options, Request, complete
 from kubectl_terminating.resources import Resource
 from kubectl_terminating.source import Source
 from kubectl_terminating.view import ClusterView
 
-EXIT_STUCK = 3
+EXIT_STUCK = ExitStatus.STUCK
 
 
 @dataclass
@@ -70,15 +71,24 @@ def _run(options: Options, out: IO[str], err: IO[str]) -> int:
 
     with connected(options, err) as client:
         request = complete(options, client.connection.namespace)
-        result = collect(request, LiveSource(client, brief=request.brief), err)
+        result = collect(request, LiveSource(client), err)
     return report(request, result, out, err)
 
 
-def collect(request: Request, source: Source, err: IO[str]) -> Result:
-    """The terminating objects of the request's kind, each explained."""
+def collect(
+    request: Request,
+    source: Source,
+    err: IO[str],
+    on_found: Callable[[tuple[Resource, JSON]], None] | None = None,
+) -> Result:
+    """The terminating objects of the request's kind, each explained (and first passed to
+    on_found: `dump` keeps them)."""
     kind = kinds.by_command(request.options.kind)
     view, detailed = source.view, request.detailed
     found = kind.find(source, request)
+    if on_found is not None:
+        for pair in found.objects:
+            on_found(pair)
     progress = Progress(err, len(found.objects), kind.progress)
 
     def one(pair: tuple[Resource, JSON]) -> Finding:
@@ -108,8 +118,10 @@ def _unexplained(obj: JSON, resource: Resource, view: ClusterView, error: Except
 
     finding = base_finding(obj, view, resource.kind, resource.api_version)
     finding.warnings.append(
-        f"could not explain it: internal error {type(error).__name__}: {error} "
-        "(a bug in kubectl-terminating: please report it)"
+        FailedCheck(
+            f"could not explain it: internal error {type(error).__name__}: {error} "
+            "(a bug in kubectl-terminating: please report it)"
+        )
     )
     return finding
 
@@ -135,14 +147,14 @@ def report(request: Request, result: Result, out: IO[str], err: IO[str]) -> int:
 
     warnings = print_problems(result, err)
     findings = result.findings
-    show = printer(request, kinds.by_command(request.options.kind), out)
+    show = printer(request, kinds.by_command(request.options.kind).table, kinds.json_extras, out)
     if findings or show.prints_empty:
         out.write(show.render(findings, warnings))
     elif not result.missing:
         where = f" in {safe(result.namespace)} namespace" if result.namespace else ""
         print(f"No resources found{where}.", file=err)
     if result.missing:
-        return 1
+        return ExitStatus.ERROR
     if request.options.exit_code and any(f.stuck for f in findings):
         return EXIT_STUCK
-    return 0
+    return ExitStatus.OK

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kubectl_terminating.causes import cause_of
-from kubectl_terminating.model import JSON, UNKNOWN, Blocker, Finding, priority
+from kubectl_terminating.model import FINALIZER_ON, JSON, UNKNOWN, Blocker, Finding, priority
 
 # Kinds of evidence object that many stuck objects can share.
 SHARED_KINDS = (
@@ -63,11 +63,9 @@ def subject_of(blocker: Blocker, finding: Finding) -> tuple[str, str] | None:
     """The (kind, name) many stuck objects can share behind this blocker, if any."""
     if cause_of(blocker.type).on_node and finding.node:
         return "Node", finding.node
-    for evidence in blocker.evidence:
-        for key in ("finalizer", "specFinalizer"):
-            value = evidence.fields.get(key)
-            if isinstance(value, str) and value:
-                return "finalizer", value
+    for subject in blocker.subjects:
+        if subject.kind == FINALIZER_ON and subject.name:
+            return FINALIZER_ON, subject.name
     for evidence in blocker.evidence:
         if evidence.object is not None and evidence.object.kind in SHARED_KINDS:
             return evidence.object.kind, evidence.object.name

@@ -43,22 +43,23 @@ def human_duration(seconds: float | None) -> str:
         return f"{s}s"
     minutes = s // 60
     if minutes < 10:
-        rest = s % 60
-        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
+        return _pair(minutes, "m", s % 60, "s")
     if minutes < 60 * 3:
         return f"{minutes}m"
     hours = s // 3600
     if hours < 8:
-        rest = minutes % 60
-        return f"{hours}h{rest}m" if rest else f"{hours}h"
+        return _pair(hours, "h", minutes % 60, "m")
     if hours < 48:
         return f"{hours}h"
     if hours < 24 * 8:
-        rest = hours % 24
-        return f"{hours // 24}d{rest}h" if rest else f"{hours // 24}d"
+        return _pair(hours // 24, "d", hours % 24, "h")
     if hours < 24 * 365 * 2:
         return f"{hours // 24}d"
     if hours < 24 * 365 * 8:
-        days = hours // 24 % 365
-        return f"{hours // 24 // 365}y{days}d" if days else f"{hours // 24 // 365}y"
+        return _pair(hours // 24 // 365, "y", hours // 24 % 365, "d")
     return f"{hours // 24 // 365}y"
+
+
+def _pair(big: int, unit: str, rest: int, rest_unit: str) -> str:
+    """`5m30s`, or `5m` when the rest is 0."""
+    return f"{big}{unit}{rest}{rest_unit}" if rest else f"{big}{unit}"

@@ -12,7 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from kubectl_terminating.model import GRACE_PERIOD, JSON, Blocker, Evidence, Finding, ObjectRef
+from kubectl_terminating.model import (
+    GRACE_PERIOD,
+    JSON,
+    Blocker,
+    Evidence,
+    FailedCheck,
+    Finding,
+    ObjectRef,
+)
 from kubectl_terminating.resources import meta
 from kubectl_terminating.timeutil import parse_time, seconds_since
 from kubectl_terminating.view import NO_CAPTURE_TIME, ClusterView, ReadFailed, undated
@@ -20,7 +28,6 @@ from kubectl_terminating.view import NO_CAPTURE_TIME, ClusterView, ReadFailed, u
 T = TypeVar("T")
 D = TypeVar("D")
 
-HOLDS_WHILE = {GRACE_PERIOD: "context only: the deletionTimestamp is still in the future"}
 AGE_UNKNOWN = f"age unknown: {NO_CAPTURE_TIME}"
 DELETION_TIME_UNKNOWN = "age unknown: the object has no deletionTimestamp (a partial paste)"
 
@@ -96,7 +103,9 @@ class Facts:
         self.finding = finding
 
     def warn(self, warning: str | ReadFailed) -> None:
-        add_warning(self.finding, str(warning))
+        """A note, or a read that failed (a FailedCheck: the table counts those)."""
+        failed = isinstance(warning, ReadFailed | FailedCheck)
+        add_warning(self.finding, FailedCheck(warning) if failed else str(warning))
 
     def read(self, load: Callable[[], T], default: D) -> T | D:
         """load(), or default when the read fails: the failure becomes a warning."""

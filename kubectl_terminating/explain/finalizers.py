@@ -20,6 +20,7 @@ from kubectl_terminating.explain.knowledge import FinalizerOwner, lookup
 from kubectl_terminating.explain.webhooks import ready_endpoints, slices_ready
 from kubectl_terminating.model import (
     FINALIZER,
+    FINALIZER_ON,
     JSON,
     OWNER_DEPENDENTS,
     PROTECTION_IN_USE,
@@ -27,6 +28,7 @@ from kubectl_terminating.model import (
     Evidence,
     ObjectRef,
     Remedy,
+    Subject,
 )
 from kubectl_terminating.resources import PODS, PVCS, Resource
 from kubectl_terminating.timeutil import human_duration, seconds_since
@@ -42,11 +44,6 @@ UNKNOWN_STATE = "unknown"
 LEASE_GRACE_FACTOR = 3
 MIN_STALE_SECONDS = 60
 MAX_LISTED = 10  # dependents / pods named one by one in evidence
-HOLDS_WHILE = {
-    FINALIZER: "the finalizer is still in metadata.finalizers",
-    OWNER_DEPENDENTS: "foregroundDeletion is set and dependents are left (or could not be listed)",
-    PROTECTION_IN_USE: "a pod bound to a node uses the claim / the volume is Bound to a claim",
-}
 
 
 @dataclass(frozen=True)
@@ -82,7 +79,7 @@ def try_read(read: Callable[[], T]) -> tuple[T | None, Evidence | None]:
     try:
         return read(), None
     except ReadFailed as failed:
-        return None, Evidence(message=f"{failed}", fields={"readFailed": failed.what})
+        return None, Evidence(f"{failed}", fields={"readFailed": failed.what}, failed_read=True)
 
 
 def kubectl_target(obj: JSON, resource: Resource) -> str:
@@ -351,6 +348,7 @@ class Held:
             f"has finalizer {self.finalizer}",
             self.ref,
             {"finalizer": self.finalizer, "index": self.index},
+            about=Subject(FINALIZER_ON, self.finalizer, holder=self.ref),
         )
 
     def remove(self, when: str, risk: str = "") -> Remedy:
@@ -494,7 +492,7 @@ def foreground_blocker(held: Held, view: ClusterView) -> Blocker | None:
     missing = None
     if not dependents:
         # only possible: the read that would show them is missing, so it ranks after the
-        # blockers the evidence proves (model.rank) and says which read that is
+        # blockers the evidence proves (model.blocker_rank) and says which read that is
         missing = unchecked[0].message if held.namespace else "cluster-scoped: not listed"
         summary = f"foregroundDeletion: dependents not checked ({missing})"
     more = len(dependents) - MAX_LISTED

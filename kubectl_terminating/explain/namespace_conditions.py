@@ -22,6 +22,7 @@ from kubectl_terminating.model import (
     Evidence,
     ObjectRef,
     Remedy,
+    Subject,
 )
 from kubectl_terminating.timeutil import human_duration, seconds_since
 
@@ -56,12 +57,6 @@ REMAINING_REASONS = frozenset(
     {"SomeResourcesRemain", "SomeFinalizersRemain", "SomeFinalizerRemain"}
 )
 SILENT_CONTROLLER_SECONDS = 300  # the controller writes conditions within seconds of a delete
-# When each blocker raised here can still hold the namespace (namespaces.py checks the phase)
-HOLDS_WHILE = {
-    APISERVICE_UNAVAILABLE: "kubernetes is in spec.finalizers: discovery runs on every pass",
-    NAMESPACE_CONDITION: "kubernetes is in spec.finalizers and the failure condition is True",
-    NAMESPACE_CONTROLLER: "kubernetes is in spec.finalizers and no condition was ever written",
-}
 SUMMARY_WIDTH = 70
 # "Failed to delete all resource types, 1 remaining: Internal error occurred: ..."
 BOILERPLATE = re.compile(
@@ -219,6 +214,7 @@ def apiservice_blocker(apiservice: JSON) -> Blocker | None:
     spec = as_dict(apiservice.get("spec"))
     service = as_dict(spec.get("service"))
     reason, message = text(condition.get("reason")), text(condition.get("message"))
+    backend = ObjectRef("Service", text(service.get("name")), text(service.get("namespace")))
     evidence = Evidence(
         f"Available={condition.get('status')} ({reason}): {message}",
         ObjectRef("APIService", name, None, "apiregistration.k8s.io/v1"),
@@ -231,6 +227,9 @@ def apiservice_blocker(apiservice: JSON) -> Blocker | None:
             if service
             else None,
         },
+        about=Subject(
+            "APIService", name, backend=backend if backend.name and backend.namespace else None
+        ),
     )
     return Blocker(
         APISERVICE_UNAVAILABLE,

@@ -36,6 +36,7 @@ from kubectl_terminating.model import (
     Blocker,
     ContentType,
     Evidence,
+    FailedCheck,
     ObjectRef,
     Remedy,
 )
@@ -48,12 +49,6 @@ T = TypeVar("T")
 
 MAX_EXPLAINED_PER_TYPE = 20  # objects per type whose finalizers are explained one by one
 MAX_MERGED = 10  # objects named in one merged blocker
-# When each blocker raised here can still hold the namespace (namespaces.py checks the phase)
-HOLDS_WHILE = {
-    CONTENT_REMAINING: "kubernetes is in spec.finalizers and objects (or unlistable types) remain",
-    CONVERSION_WEBHOOK: "kubernetes is in spec.finalizers; the CRD's objects are here, fail to "
-    "list in conversion, or a condition names it",
-}
 
 
 def finalizers_of(obj: JSON) -> list[str]:
@@ -156,7 +151,9 @@ class Content:
         return [content_type(c) for c in self.listings if c.items or c.error]
 
     def warnings(self) -> list[str]:
-        return [f"could not list {c.resource.qualified}: {c.error}" for c in self.unlisted]
+        return [
+            FailedCheck(f"could not list {c.resource.qualified}: {c.error}") for c in self.unlisted
+        ]
 
 
 def type_evidence(listing: ContentListing) -> Evidence:

@@ -63,17 +63,6 @@ from kubectl_terminating.model import (
 )
 from kubectl_terminating.view import ClusterView
 
-# what each blocker type raised here needs to still hold the namespace
-HOLDS_WHILE = {
-    CONTENT_REMAINING: "kubernetes is in spec.finalizers and the controller's current "
-    "NamespaceContentRemaining condition names the type",
-    FINALIZER: "kubernetes is in spec.finalizers and NamespaceFinalizersRemaining names it",
-    APISERVICE_UNAVAILABLE: "kubernetes is in spec.finalizers and discovery of the group fails",
-    WEBHOOK: "kubernetes is in spec.finalizers and the controller's deletes are rejected by it",
-    CONVERSION_WEBHOOK: "kubernetes is in spec.finalizers and the controller's lists or deletes "
-    "of the kind fail in its conversion webhook",
-}
-
 # "widgets.example.com has 2 resource instances"; the core group leaves "pods." (empty group)
 REMAINING_TYPE = re.compile(r"([a-z0-9][a-z0-9-]*)\.([a-z0-9.-]*) has (\d+) resource instances?")
 # "example.com/cleanup in 2 resource instances"

@@ -28,11 +28,13 @@ from kubectl_terminating.explain.namespace_conditions import (
 )
 from kubectl_terminating.model import (
     FINALIZER,
+    FINALIZER_ON,
     JSON,
     NAMESPACE_FINALIZER,
     Blocker,
     Evidence,
     Remedy,
+    Subject,
 )
 from kubectl_terminating.resources import NAMESPACES
 from kubectl_terminating.view import ClusterView
@@ -41,8 +43,6 @@ if TYPE_CHECKING:
     from kubectl_terminating.explain.namespace_facts import NamespaceFacts
 
 KUBERNETES_FINALIZER = "kubernetes"
-# `kubernetes` only once nothing is left (listing and conditions agree); the others always
-HOLDS_WHILE = {NAMESPACE_FINALIZER: "the finalizer is in the namespace's spec or metadata"}
 
 
 # -- the namespace's own finalizers ----------------------------------------------------------
@@ -93,7 +93,12 @@ def foreign_spec_finalizer_blocker(
     held = Held(ns, NAMESPACES, finalizer, index)
     owner = lookup(finalizer)
     liveness = owner_liveness(owner, finalizer, NAMESPACES, view)
-    fact = Evidence(f"spec.finalizers lists {finalizer}", ns_ref(ns), {"specFinalizer": finalizer})
+    fact = Evidence(
+        f"spec.finalizers lists {finalizer}",
+        ns_ref(ns),
+        {"specFinalizer": finalizer},
+        about=Subject(FINALIZER_ON, finalizer, holder=ns_ref(ns), spec=True),
+    )
     finalize = Remedy(
         f"LAST RESORT: remove spec finalizer {finalizer} through /finalize",
         finalize_command(held.name, finalizer),

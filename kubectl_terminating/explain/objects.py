@@ -34,7 +34,16 @@ from kubectl_terminating.explain.namespaces import (
 )
 from kubectl_terminating.explain.pods import explain_pod
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
-from kubectl_terminating.model import FINALIZER, JSON, UNKNOWN, Blocker, Evidence, Finding, Remedy
+from kubectl_terminating.model import (
+    FINALIZER,
+    JSON,
+    UNKNOWN,
+    Blocker,
+    Evidence,
+    FailedCheck,
+    Finding,
+    Remedy,
+)
 from kubectl_terminating.resources import CRDS, Resource
 from kubectl_terminating.view import ClusterView
 
@@ -177,5 +186,5 @@ def explain_object(
         finding = base_finding(whole, view, resource.kind, resource.api_version)
         run_causes(ObjectFacts(whole, resource, view, finding, detailed), OBJECT_CAUSES)
     if warning is not None:
-        add_warning(finding, warning)
+        add_warning(finding, FailedCheck(warning))  # the whole object could not be read
     return finding

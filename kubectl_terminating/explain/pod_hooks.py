@@ -23,12 +23,6 @@ from kubectl_terminating.explain.pod_facts import (
 )
 from kubectl_terminating.model import JSON, LIFECYCLE_HOOK, Blocker, Evidence, Remedy
 
-# checked by explain_hooks through facts.kubelet_overdue
-HOLDS_WHILE = {
-    LIFECYCLE_HOOK: "the kubelet has not confirmed, is past the deadline and the hook's container "
-    "still waits to start"
-}
-
 
 @dataclass(frozen=True)
 class HungHook:

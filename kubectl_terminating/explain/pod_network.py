@@ -19,10 +19,6 @@ from kubectl_terminating.explain.common import text
 from kubectl_terminating.explain.pod_facts import PodFacts, event_evidence, newest_event
 from kubectl_terminating.model import JSON, NETWORK_TEARDOWN, Blocker, Evidence, Remedy
 
-HOLDS_WHILE = {
-    NETWORK_TEARDOWN: "the kubelet has not confirmed, is past the deadline and an event says the "
-    "CNI plugin fails its DEL"
-}
 TEARDOWN_PHRASES = ("failed to destroy network for", "failed to teardown pod")
 # `plugin type="calico"` in the runtime's error (its quotes escaped inside the event message)
 _PLUGIN = re.compile(r'plugin type=\\*"([\w.-]+)')

@@ -24,12 +24,6 @@ from kubectl_terminating.model import (
 )
 
 OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"
-# checked by explain_node through facts.kubelet_pending
-HOLDS_WHILE = {
-    NODE_MISSING: "the kubelet has not confirmed (deletionGracePeriodSeconds is not 0)",
-    NODE_NOT_READY: "the kubelet has not confirmed (deletionGracePeriodSeconds is not 0)",
-    RUNTIME_UNAVAILABLE: "the kubelet has not confirmed and its node says the runtime is down",
-}
 
 
 # -- node missing / not ready ------------------------------------------------------------------

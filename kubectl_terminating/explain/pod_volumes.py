@@ -39,13 +39,6 @@ from kubectl_terminating.model import (
 from kubectl_terminating.resources import PODS
 from kubectl_terminating.view import ReadFailed
 
-# checked by explain_volumes: facts.kubelet_overdue and no container still running
-HOLDS_WHILE = {
-    VOLUMES_NOT_RECLAIMED: "the kubelet has not confirmed and every container has exited",
-    CSI_DRIVER_MISSING: "the kubelet has not confirmed and its volume teardown needs the driver",
-    VOLUME_ATTACHMENT: "the kubelet has not confirmed and the volume is still attached to the node",
-}
-
 # kubelet event reasons (pkg/kubelet/events) about volume set-up and teardown; some drivers and
 # older releases spell the unmount one "FailedUnmount".
 VOLUME_EVENT_REASONS = frozenset(

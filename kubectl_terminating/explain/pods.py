@@ -16,6 +16,7 @@ import shlex
 from collections.abc import Callable
 
 from kubectl_terminating import reads
+from kubectl_terminating.causes import TABLE
 from kubectl_terminating.explain.common import (
     as_dict,
     base_finding,
@@ -45,7 +46,6 @@ from kubectl_terminating.explain.pod_node import explain_node
 from kubectl_terminating.explain.pod_volumes import explain_volumes
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
 from kubectl_terminating.model import (
-    GRACE_PERIOD,
     JSON,
     NAMESPACE_TERMINATING,
     UNKNOWN,
@@ -59,13 +59,7 @@ from kubectl_terminating.resources import PODS
 from kubectl_terminating.view import ClusterView, ReadFailed
 
 # Blockers that give context but are not a cause of their own.
-CONTEXT_TYPES = frozenset({GRACE_PERIOD, NAMESPACE_TERMINATING})
-# containers-running is raised by pod_containers.explain_containers (facts.kubelet_overdue)
-HOLDS_WHILE = {
-    "containers-running": "the kubelet has not confirmed and is past the deadline, node healthy",
-    NAMESPACE_TERMINATING: "context only: the pod's namespace is terminating",
-    UNKNOWN: "context only: no known cause found while the pod is past its deadline",
-}
+CONTEXT_TYPES = frozenset(c.type for c in TABLE if c.context)
 
 PodCause = Callable[[PodFacts], list[Blocker]]
 

@@ -16,17 +16,21 @@ from typing import Any
 
 from kubectl_terminating import reads
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
-from kubectl_terminating.model import JSON, WEBHOOK, Blocker, Evidence, ObjectRef, Remedy
+from kubectl_terminating.model import (
+    JSON,
+    WEBHOOK,
+    Blocker,
+    Evidence,
+    ObjectRef,
+    Remedy,
+    Subject,
+)
 from kubectl_terminating.resources import Resource
 from kubectl_terminating.view import ClusterView, ReadFailed
 
 ALL = "*"
 ADMISSION_API = "admissionregistration.k8s.io/v1"
 Labels = Mapping[str, str]
-# callers pass only the writes still to be made (pending_writes, pending_operations)
-HOLDS_WHILE = {
-    WEBHOOK: "a write deletion still needs (finalizer UPDATE, content or kubelet DELETE) matches it"
-}
 
 
 @dataclass(frozen=True)
@@ -322,7 +326,12 @@ def backend_problem(hook: MatchedWebhook, view: ClusterView) -> BackendProblem |
     if service is None:
         return BackendProblem(
             "missing",
-            Evidence(f"Service {namespace}/{name} does not exist", ref, {"exists": False}),
+            Evidence(
+                f"Service {namespace}/{name} does not exist",
+                ref,
+                {"exists": False},
+                about=Subject("Service", name, namespace, exists=False),
+            ),
             Remedy(
                 f"restore Service {namespace}/{name}: repair or reinstall the operator that "
                 "serves the webhook",
@@ -340,6 +349,7 @@ def backend_problem(hook: MatchedWebhook, view: ClusterView) -> BackendProblem |
             f"Service {namespace}/{name} has no ready endpoints",
             ref,
             {"readyEndpoints": 0, "endpointSlices": len(slices)},
+            about=Subject("Service", name, namespace, exists=True),
         ),
         Remedy(
             "find why the webhook's pods are not ready and restore them",
@@ -372,6 +382,7 @@ def _webhook_blocker(hook: MatchedWebhook, problem: BackendProblem, resource: Re
                 "backend is down (failurePolicy Fail)",
                 hook.config_ref,
                 hook.fields(resource),
+                about=Subject(hook.config_kind, hook.config_name),
             ),
             problem.evidence,
         ),

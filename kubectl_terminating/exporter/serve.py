@@ -59,7 +59,7 @@ def run_once(options: Options, metrics: Metrics, err: IO[str]) -> None:
     try:
         client = connect(options, err)
         request = complete(options, client.connection.namespace)
-        result = collect(request, LiveSource(client, brief=request.brief), io.StringIO())
+        result = collect(request, LiveSource(client), io.StringIO())
     except TerminatingError as error:
         print(error_line(error), file=err, flush=True)
         metrics.record_failure(time.monotonic() - started, client.stats.failed if client else [])

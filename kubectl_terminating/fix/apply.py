@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from kubectl_terminating.errors import ApiError, Forbidden, TerminatingError
+from kubectl_terminating.errors import ApiError, ExitStatus, Forbidden, TerminatingError
 from kubectl_terminating.explain.common import meta, text
 from kubectl_terminating.fix.audit import Actor, AuditLog, record, response_summary
 from kubectl_terminating.fix.observe import Outcome, Planned, Reader, evaluate
 from kubectl_terminating.model import JSON
 
-EXIT_DONE = 0
-EXIT_ERROR = 1
-EXIT_REFUSED = 3
+EXIT_DONE = ExitStatus.OK
+EXIT_ERROR = ExitStatus.ERROR
+EXIT_REFUSED = ExitStatus.STUCK  # refused or changed
 CONFLICT_STATUSES = frozenset({409, 422})  # a precondition or a `test` op failed
 
 DONE = "done"

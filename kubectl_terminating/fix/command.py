@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import IO
 
 from kubectl_terminating.connection import connected, guarded
-from kubectl_terminating.errors import ApiError, NotFound
+from kubectl_terminating.errors import ApiError, ExitStatus, NotFound
 from kubectl_terminating.fix.apply import DONE, EXIT_REFUSED, FORBIDDEN, apply_plan
 from kubectl_terminating.fix.audit import Actor, AuditLog
 from kubectl_terminating.fix.digest import digest
+from kubectl_terminating.fix.flags import FixOptions
 from kubectl_terminating.fix.observe import Planned, observe, planned
 from kubectl_terminating.fix.plan import TAINT_OUT_OF_SERVICE as TAINT
 from kubectl_terminating.fix.plan import Proposal, Resolver, known_resource, plan
-from kubectl_terminating.fix.render import dry_run_footer, plan_json, plan_text, results_text
+from kubectl_terminating.fix.render import fix_printer
 from kubectl_terminating.model import JSON
 from kubectl_terminating.options import Options, complete
 from kubectl_terminating.render.style import Style, safe, use_color
@@ -25,16 +26,6 @@ from kubectl_terminating.run import collect, print_problems
 from kubectl_terminating.view import ClusterView, ReadFailed
 
 TYPE_THE_NAME = "Type the name {name!r} to {what} (anything else stops): "
-
-
-@dataclass(frozen=True)
-class FixOptions:
-    apply: bool = False
-    confirm: str | None = None
-    node_down: tuple[str, ...] = ()
-    audit_file: str | None = None
-    output: str | None = None  # None (text) or "json"
-    command: str = "kubectl terminating fix"  # the dry run's command line, shown for --apply
 
 
 class LiveReader:
@@ -118,7 +109,7 @@ def _run(options: Options, fix: FixOptions, out: IO[str], err: IO[str], into: IO
         result = collect(request, source, err)
         warnings = print_problems(result, err)
         if result.missing:
-            return 1
+            return ExitStatus.ERROR
         reader = LiveReader(client)
         sections = observe(plan(result.findings, fix.node_down, resolver(source.view)), reader)
         actions = planned(sections)
@@ -134,19 +125,14 @@ def _run(options: Options, fix: FixOptions, out: IO[str], err: IO[str], into: IO
                     f"Warning: --node-down {safe(node)}: no stuck pod here is held by it", file=err
                 )
         code = digest(actions)
-        style = Style(color=use_color("auto", out))
-        if fix.output != "json":
-            out.write(plan_text(sections, code, style))
+        show = fix_printer(fix.output, Style(color=use_color("auto", out)), fix.command, warnings)
+        out.write(show.plan(sections, code))
         if not fix.apply or not actions:
-            if fix.output == "json":
-                out.write(plan_json(sections, code, False, warnings=warnings))
-            else:
-                out.write(dry_run_footer(code, len(actions), fix.command))
-            return 0
+            out.write(show.dry_run(sections, code, len(actions)))
+            return ExitStatus.OK
         refusal = _confirmation_refused(fix, code, into)
         if refusal:
-            if fix.output == "json":
-                out.write(plan_json(sections, code, False, warnings=warnings))
+            out.write(show.refused(sections, code))
             print(f"error: nothing was written: {refusal}", file=err)
             return EXIT_REFUSED
         confirm = (lambda _action: True) if fix.confirm else prompt(into, err)
@@ -154,10 +140,7 @@ def _run(options: Options, fix: FixOptions, out: IO[str], err: IO[str], into: IO
         results, exit_code = apply_plan(
             actions, reader, client.write, audit, whoami(reader), code, confirm
         )
-        if fix.output == "json":
-            out.write(plan_json(sections, code, True, results, warnings))
-        else:
-            out.write("\n" + results_text(results))
+        out.write(show.applied(sections, code, results))
         for failed in results:
             if failed.result == FORBIDDEN:
                 print(f"Error from server (Forbidden): {safe(failed.message)}", file=err)

@@ -17,19 +17,15 @@ from kubectl_terminating.explain.knowledge import lookup
 from kubectl_terminating.fix.gone import installed_names
 from kubectl_terminating.model import (
     APISERVICE_UNAVAILABLE,
-    CONVERSION_WEBHOOK,
     FINALIZER,
-    GRACE_PERIOD,
+    FINALIZER_ON,
     JSON,
     NAMESPACE_FINALIZER,
-    NAMESPACE_TERMINATING,
     NODE_MISSING,
     NODE_NOT_READY,
     WEBHOOK,
     Blocker,
-    Evidence,
     Finding,
-    ObjectRef,
 )
 from kubectl_terminating.resources import (
     APISERVICES,
@@ -79,10 +75,6 @@ KNOWN: tuple[Resource, ...] = (
     VALIDATING_WEBHOOKS,
     MUTATING_WEBHOOKS,
 )
-
-CONTEXT = frozenset({GRACE_PERIOD, NAMESPACE_TERMINATING})
-CLUSTER_WIDE = frozenset({APISERVICE_UNAVAILABLE, CONVERSION_WEBHOOK, WEBHOOK})
-
 
 def known_resource(api_version: str, kind: str) -> Resource | None:
     return next((r for r in KNOWN if r.api_version == api_version and r.kind == kind), None)
@@ -234,7 +226,7 @@ def step_key(step: Step) -> tuple[str, ...]:
     cluster-wide cause (an APIService, a webhook); other refusals are each object's own."""
     if isinstance(step, Proposal):
         return step.key
-    own = "" if step.blocker.type in CLUSTER_WIDE else step.subject.path
+    own = "" if cause_of(step.blocker.type).cluster_wide else step.subject.path
     return "refused", own, step.blocker.type, step.blocker.summary, step.reason
 
 
@@ -281,36 +273,32 @@ def _taint(
     yield Proposal(TAINT_OUT_OF_SERVICE, target_of(NODES, node), subject, blocker, (check,))
 
 
-def _split_service(value: object) -> tuple[str, str]:
-    namespace, _, name = str(value or "").partition("/")
-    return namespace, name
-
-
 def _backend_gone(namespace: str, name: str) -> tuple[Check, ...]:
     return absent(SERVICES, name, namespace), namespace_gone(namespace)
 
 
 def _apiservice(subject: Target, blocker: Blocker) -> Iterator[Step]:
-    first = blocker.evidence[0] if blocker.evidence else Evidence("")
-    namespace, name = _split_service(first.fields.get("service"))
-    if first.object is None or not namespace or not name:
+    api = next((s for s in blocker.subjects if s.kind == APISERVICES.kind), None)
+    service = api.backend if api is not None else None
+    if api is None or service is None:
         yield Refusal(subject, blocker, "the APIService names no backing Service")
         return
-    target = target_of(APISERVICES, first.object.name)
-    yield Proposal(DELETE_APISERVICE, target, subject, blocker, _backend_gone(namespace, name))
+    checks = _backend_gone(service.namespace or "", service.name)
+    yield Proposal(DELETE_APISERVICE, target_of(APISERVICES, api.name), subject, blocker, checks)
 
 
 def _webhook(subject: Target, blocker: Blocker) -> Iterator[Step]:
     objects = [e.object for e in blocker.evidence if e.object is not None]
-    configs = [o for o in objects if o.kind.endswith("WebhookConfiguration")]
-    services = [e for e in blocker.evidence if e.object is not None and e.object.kind == "Service"]
+    types = {r.kind: r for r in (MUTATING_WEBHOOKS, VALIDATING_WEBHOOKS)}
+    configs = [s for s in blocker.subjects if s.kind in types]
+    services = [s for s in blocker.subjects if s.kind == SERVICES.kind]
     if objects and all(o.kind == "Pod" for o in objects):
         return  # a pod's blocker raised to its namespace: planned under the pod
-    if not configs or not services or services[0].object is None:
+    if not configs or not services:
         yield Refusal(subject, blocker, "the webhook's backing Service is not named")
         return
-    service = services[0].object
-    if services[0].fields.get("exists") is not False:
+    service = services[0]
+    if service.exists is not False:
         yield Refusal(
             subject,
             blocker,
@@ -320,8 +308,7 @@ def _webhook(subject: Target, blocker: Blocker) -> Iterator[Step]:
         return
     checks = _backend_gone(service.namespace or "", service.name)
     for config in dict.fromkeys(configs):
-        resource = MUTATING_WEBHOOKS if config.kind.startswith("Mutating") else VALIDATING_WEBHOOKS
-        target = target_of(resource, config.name)
+        target = target_of(types[config.kind], config.name)
         yield Proposal(DELETE_WEBHOOK_CONFIGURATION, target, subject, blocker, checks)
 
 
@@ -347,21 +334,15 @@ def _owner_checks(finalizer: str, resource: Resource) -> tuple[tuple[Check, ...]
     ), ""
 
 
-def _held(evidence: Evidence) -> tuple[ObjectRef, str] | None:
-    """(object, finalizer) of a `has finalizer X` or `spec.finalizers lists X` fact."""
-    finalizer = evidence.fields.get("finalizer") or evidence.fields.get("specFinalizer")
-    if evidence.object is None or not isinstance(finalizer, str):
-        return None
-    return evidence.object, finalizer
-
-
 def _finalizers(subject: Target, blocker: Blocker, resolve: Resolver) -> Iterator[Step]:
-    facts = [h for h in map(_held, blocker.evidence) if h is not None]
-    if not facts:
+    held = [(s.holder, s) for s in blocker.subjects if s.kind == FINALIZER_ON and s.holder]
+    if not held:
         yield Refusal(subject, blocker, "no finalizer named in the evidence")
         return
-    failed = [e.message for e in blocker.evidence if e.fields.get("readFailed")]
-    for ref, finalizer in facts:
+    failed = [e.message for e in blocker.failed_reads]
+    in_spec = {s.name for _, s in held if s.spec}
+    for ref, fact in held:
+        finalizer = fact.name
         resource = resolve(ref.api_version or "", ref.kind)
         if resource is None:
             yield Refusal(subject, blocker, f"type of {ref} unknown to the API server")
@@ -373,32 +354,42 @@ def _finalizers(subject: Target, blocker: Blocker, resolve: Resolver) -> Iterato
         if why:
             yield Refusal(subject, blocker, f"{finalizer}: {why}", target)
             continue
-        spec = any(e.fields.get("specFinalizer") == finalizer for e in blocker.evidence)
-        action = FINALIZE_NAMESPACE if spec else REMOVE_FINALIZER
+        action = FINALIZE_NAMESPACE if finalizer in in_spec else REMOVE_FINALIZER
         yield Proposal(action, target, subject, blocker, checks, finalizer)
 
 
-def steps_for(
-    subject: Target,
-    finding: Finding,
-    blocker: Blocker,
-    node_down: Collection[str],
-    resolve: Resolver,
-) -> Iterator[Step]:
-    if blocker.type in CONTEXT:
+@dataclass(frozen=True)
+class Ask:
+    """What a proposer is given: one blocker of one stuck object, and the user's word."""
+
+    subject: Target
+    finding: Finding
+    blocker: Blocker
+    node_down: Collection[str]
+    resolve: Resolver
+
+
+# The proposer of each type whose row in causes.py is PROPOSED (tests/unit/test_causes.py).
+PROPOSERS: dict[str, Callable[[Ask], Iterator[Step]]] = {
+    NODE_MISSING: lambda a: _force_delete(a.subject, a.finding, a.blocker),
+    NODE_NOT_READY: lambda a: _taint(a.subject, a.finding, a.blocker, a.node_down),
+    APISERVICE_UNAVAILABLE: lambda a: _apiservice(a.subject, a.blocker),
+    WEBHOOK: lambda a: _webhook(a.subject, a.blocker),
+    FINALIZER: lambda a: _finalizers(a.subject, a.blocker, a.resolve),
+    NAMESPACE_FINALIZER: lambda a: _finalizers(a.subject, a.blocker, a.resolve),
+}
+
+
+def steps_for(ask: Ask) -> Iterator[Step]:
+    """The row of the blocker's type (causes.py) says: nothing, its proposer, or a refusal."""
+    cause = cause_of(ask.blocker.type)
+    if cause.context:
         return iter(())
-    if blocker.type == NODE_MISSING:
-        return _force_delete(subject, finding, blocker)
-    if blocker.type == NODE_NOT_READY:
-        return _taint(subject, finding, blocker, node_down)
-    if blocker.type == APISERVICE_UNAVAILABLE:
-        return _apiservice(subject, blocker)
-    if blocker.type == WEBHOOK:
-        return _webhook(subject, blocker)
-    if blocker.type in (FINALIZER, NAMESPACE_FINALIZER):
-        return _finalizers(subject, blocker, resolve)
-    reason = cause_of(blocker.type).refusal or NOT_AUTOMATED
-    return iter((Refusal(subject, blocker, reason),))
+    proposer = PROPOSERS.get(cause.type)
+    if proposer is not None and cause.refusal is None:
+        return proposer(ask)
+    reason = cause.refusal or NOT_AUTOMATED
+    return iter((Refusal(ask.subject, ask.blocker, reason),))
 
 
 def _raised_from_pods(finding: Finding, blocker: Blocker) -> bool:
@@ -436,7 +427,7 @@ def plan(
         for blocker in finding.blockers:
             if _raised_from_pods(finding, blocker):
                 continue
-            for step in steps_for(subject, finding, blocker, node_down, resolve):
+            for step in steps_for(Ask(subject, finding, blocker, node_down, resolve)):
                 key = step_key(step)
                 if key in seen:
                     shared = Shared(step_text(step), seen[key])

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from kubectl_terminating.fix.apply import Result
 from kubectl_terminating.fix.observe import ObservedSection, Planned, canonical, planned
@@ -151,3 +152,33 @@ def plan_json(
         "warnings": list(warnings),
     }
     return json.dumps(doc, indent=4, ensure_ascii=True) + "\n"
+
+
+@dataclass(frozen=True)
+class FixPrinter:
+    """What `fix` prints at each point of a run, chosen once from -o (fix_printer)."""
+
+    plan: Callable[[Sequence[ObservedSection], str], str]  # (sections, digest) first
+    dry_run: Callable[[Sequence[ObservedSection], str, int], str]  # (..., writes planned)
+    refused: Callable[[Sequence[ObservedSection], str], str]  # --apply not confirmed
+    applied: Callable[[Sequence[ObservedSection], str, Sequence[Result]], str]
+
+
+def fix_printer(
+    output: str | None, style: Style, command: str, warnings: Sequence[str]
+) -> FixPrinter:
+    """-o json: one FixPlan document at the end; text: the plan, then the footer or results.
+    command: the dry run's command line, repeated with --apply --confirm in the footer."""
+    if output == "json":
+        return FixPrinter(
+            plan=lambda _sections, _digest: "",
+            dry_run=lambda s, d, _count: plan_json(s, d, False, warnings=warnings),
+            refused=lambda s, d: plan_json(s, d, False, warnings=warnings),
+            applied=lambda s, d, results: plan_json(s, d, True, results, warnings),
+        )
+    return FixPrinter(
+        plan=lambda s, d: plan_text(s, d, style),
+        dry_run=lambda _s, d, count: dry_run_footer(d, count, command),
+        refused=lambda _s, _d: "",  # the plan above says it all; stderr says why
+        applied=lambda _s, _d, results: "\n" + results_text(results),
+    )

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kubectl_terminating.kinds import POD
 from kubectl_terminating.model import Blocker, ContentType, Finding
+from kubectl_terminating.render.structured import Extras
 from kubectl_terminating.render.style import Style, safe
 from kubectl_terminating.timeutil import human_duration
 
 INDENT = "  "
 
 
-def explain_text(findings: Sequence[Finding], style: Style) -> str:
-    return "\n".join(_finding(f, style, 0) for f in findings)
+def explain_text(findings: Sequence[Finding], style: Style, extras: Extras) -> str:
+    """extras: the fields each finding's kind adds to it (kinds.json_extras): a kind whose
+    findings carry a node (pods) has its node and phase printed."""
+    return "\n".join(_finding(f, style, extras, 0) for f in findings)
 
 
 def _title(finding: Finding) -> str:
@@ -25,10 +27,10 @@ def _field(lines: list[str], pad: str, label: str, value: str) -> None:
     lines.append(f"{pad}{INDENT}{label + ':':<14}{value}")
 
 
-def _finding(finding: Finding, style: Style, depth: int) -> str:
+def _finding(finding: Finding, style: Style, extras: Extras, depth: int) -> str:
     pad = INDENT * depth
     lines = [pad + style.bold(safe(_title(finding)))]
-    if POD.matches(finding):
+    if "node" in extras(finding):
         _field(lines, pad, "Node", safe(finding.node or "<none>"))
         _field(lines, pad, "Phase", safe(finding.phase or "<unknown>"))
     when = safe(finding.deletion_timestamp) or "<unknown>"
@@ -74,7 +76,7 @@ def _finding(finding: Finding, style: Style, depth: int) -> str:
         lines.extend(f"{pad}{INDENT * 2}- {safe(w)}" for w in finding.warnings)
     text = "\n".join(lines) + "\n"
     for child in finding.children:
-        text += "\n" + _finding(child, style, depth + 1)
+        text += "\n" + _finding(child, style, extras, depth + 1)
     return text
 
 

@@ -1,4 +1,8 @@
-"""Which printer a run uses, decided in this one place from the completed request."""
+"""Which printer a run uses, decided in this one place from the completed request.
+
+The printers take data: the kind's table and the fields each finding's kind adds are given
+(run.report passes the kind registry's), never looked up here.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO
 
-from kubectl_terminating.kinds import Kind
 from kubectl_terminating.model import Finding
 from kubectl_terminating.options import Request
+from kubectl_terminating.render import explain, structured
+from kubectl_terminating.render.structured import Extras
+from kubectl_terminating.render.style import Style, use_color
+from kubectl_terminating.render.summary import SUMMARY_AFTER_ROWS, summary_text
+from kubectl_terminating.render.table import PrintOptions
 
 Render = Callable[[Sequence[Finding], Sequence[str]], str]  # (findings, warnings) -> text
+Table = Callable[[Sequence[Finding], PrintOptions], str]  # a kind's table (kinds.Kind.table)
 
 
 @dataclass(frozen=True)
@@ -19,30 +28,27 @@ class Printer:
     prints_empty: bool = False  # an empty List is output; otherwise "No resources found"
 
 
-def printer(request: Request, kind: Kind, out: IO[str]) -> Printer:
-    from kubectl_terminating.render import explain, structured
-    from kubectl_terminating.render.style import Style, use_color
-    from kubectl_terminating.render.summary import SUMMARY_AFTER_ROWS, summary_text
-
+def printer(request: Request, table: Table, extras: Extras, out: IO[str]) -> Printer:
     options = request.options
     if options.output == "json":
-        return Printer(structured.to_json, prints_empty=True)
+        return Printer(lambda findings, w: structured.to_json(findings, w, extras), True)
     if options.output == "yaml":
-        return Printer(structured.to_yaml, prints_empty=True)
+        return Printer(lambda findings, w: structured.to_yaml(findings, w, extras), True)
     if options.output == "name":
         return Printer(lambda findings, _: structured.to_names(findings))
     style = Style(color=use_color(options.color, out))
     if options.explain:
-        return Printer(lambda findings, _: explain.explain_text(findings, style))
+        return Printer(lambda findings, _: explain.explain_text(findings, style, extras))
     if options.summary:
         return Printer(lambda findings, _: summary_text(findings))
-    printing = request.print_options(style)
+    wide = options.output == "wide"
+    printing = PrintOptions(options.all_namespaces, wide, options.no_headers, style)
 
-    def table(findings: Sequence[Finding], _warnings: Sequence[str]) -> str:
-        text = kind.table(findings, printing)
+    def rows(findings: Sequence[Finding], _warnings: Sequence[str]) -> str:
+        text = table(findings, printing)
         # a long table ends with its causes; --no-headers output stays rows only (scripts)
         if not printing.no_headers and len(findings) > SUMMARY_AFTER_ROWS:
             text += "\n" + summary_text(findings)
         return text
 
-    return Printer(table)
+    return Printer(rows)

@@ -3,32 +3,36 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from kubectl_terminating.model import API_VERSION, JSON, Finding
 from kubectl_terminating.summary import group_by_cause
 
+Extras = Callable[[Finding], JSON]  # the fields a finding's kind adds (kinds.json_extras)
 
-def list_document(findings: Sequence[Finding], warnings: Sequence[str]) -> JSON:
+
+def list_document(findings: Sequence[Finding], warnings: Sequence[str], extras: Extras) -> JSON:
     return {
         "apiVersion": API_VERSION,
         "kind": "List",
-        "items": [f.to_json() for f in findings],
-        "warnings": list(warnings),
+        "items": [f.to_json(extras) for f in findings],
+        "warnings": [str(w) for w in warnings],  # plain strings (a FailedCheck is one too)
         "summary": [group.to_json() for group in group_by_cause(findings)],
     }
 
 
-def to_json(findings: Sequence[Finding], warnings: Sequence[str]) -> str:
+def to_json(findings: Sequence[Finding], warnings: Sequence[str], extras: Extras) -> str:
     # ensure_ascii keeps control characters escaped: safe to print to a terminal
-    return json.dumps(list_document(findings, warnings), indent=4, ensure_ascii=True) + "\n"
+    document = list_document(findings, warnings, extras)
+    return json.dumps(document, indent=4, ensure_ascii=True) + "\n"
 
 
-def to_yaml(findings: Sequence[Finding], warnings: Sequence[str]) -> str:
+def to_yaml(findings: Sequence[Finding], warnings: Sequence[str], extras: Extras) -> str:
     import yaml
 
     # yaml.safe_dump escapes non-printable characters in double-quoted scalars
-    return yaml.safe_dump(list_document(findings, warnings), sort_keys=False, allow_unicode=False)
+    document = list_document(findings, warnings, extras)
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=False)
 
 
 def to_names(findings: Sequence[Finding]) -> str:

@@ -1,24 +1,15 @@
-"""Terminal safety and colour: every string from the cluster passes through `safe`."""
+"""Colour, and terminal safety: every string from the cluster passes through `safe`
+(terminal.py; the renderers import it from here)."""
 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import IO
 
-# C0/C1 controls, DEL and the bidirectional overrides that can disguise text in a terminal.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+from kubectl_terminating.terminal import safe
 
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group(0))
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def safe(value: object) -> str:
-    """value as text with control characters escaped (no terminal escape injection)."""
-    return _UNSAFE.sub(_escape, "" if value is None else str(value))
+__all__ = ["Style", "safe", "use_color"]
 
 
 def use_color(mode: str, stream: IO[str], environ: dict[str, str] | None = None) -> bool:

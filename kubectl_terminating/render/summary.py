@@ -4,15 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kubectl_terminating.model import (
-    APISERVICE_UNAVAILABLE,
-    CONVERSION_WEBHOOK,
-    CSI_DRIVER_MISSING,
-    FINALIZER,
-    NAMESPACE_FINALIZER,
-    WEBHOOK,
-    Finding,
-)
+from kubectl_terminating.causes import cause_of
+from kubectl_terminating.model import Finding
 from kubectl_terminating.render.style import safe
 from kubectl_terminating.summary import CauseGroup, group_by_cause
 
@@ -29,22 +22,10 @@ def _noun(findings: Sequence[Finding], count: int) -> str:
     return word if count == 1 else word + "s"
 
 
-# How a cause reads with the one object its group shares (`CSI driver X not installed`);
-# other causes read `cause (X)`.
-WITH_SUBJECT = {
-    CSI_DRIVER_MISSING: "CSI driver {} not installed",
-    FINALIZER: "finalizer {}",
-    NAMESPACE_FINALIZER: "namespace finalizer {}",
-    APISERVICE_UNAVAILABLE: "APIService {} unavailable",
-    CONVERSION_WEBHOOK: "conversion webhook of {} down",
-    WEBHOOK: "admission webhook {} down",
-}
-
-
 def _cause_text(group: CauseGroup) -> str:
     names = [safe(name) for name in group.subjects]
     if group.subject_kind != "Node" and len(names) == 1:
-        template = WITH_SUBJECT.get(group.type)
+        template = cause_of(group.type).shared  # `CSI driver X not installed`
         return template.format(names[0]) if template else f"{group.cause} ({names[0]})"
     if not names:
         return group.cause

@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from kubectl_terminating.model import GRACE_PERIOD, Finding
-from kubectl_terminating.options import PrintOptions
+from kubectl_terminating.model import GRACE_PERIOD, FailedCheck, Finding
 from kubectl_terminating.render.structured import kind_group
 from kubectl_terminating.render.style import Style, safe
 from kubectl_terminating.timeutil import human_duration
 
 COLUMN_GAP = "   "
-FAILED_CHECK = "could not "  # how every read that failed is worded (view.ReadFailed, lists)
 _SGR = re.compile(r"\x1b\[[0-9;]*m")  # colour codes take no room on the screen
+
+
+@dataclass(frozen=True)
+class PrintOptions:
+    """How a table is printed: one value instead of positional booleans."""
+
+    all_namespaces: bool = False  # a NAMESPACE column for namespaced kinds
+    wide: bool = False  # -o wide: the extra columns
+    no_headers: bool = False
+    style: Style = field(default_factory=Style)
 
 
 def _width(cell: str) -> int:
@@ -48,7 +56,7 @@ def not_possible(finding: Finding, style: Style) -> str:
     may then be incomplete, and the table must say so, not only stderr (`--explain` and
     `-o json` name each check). Other warnings (content a namespace will leave behind, pods
     not all explained) are not failed checks."""
-    count = sum(w.startswith(FAILED_CHECK) for w in finding.warnings)
+    count = sum(isinstance(w, FailedCheck) for w in finding.warnings)
     if not count:
         return ""
     return " " + style.yellow(f"({count} check{'' if count == 1 else 's'} not possible)")

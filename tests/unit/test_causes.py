@@ -1,25 +1,108 @@
-"""Every blocker type has its row in the causes table: the summary names it and groups it
-where it happens, and `fix` says why it does not act on it."""
+"""Every blocker type has its row in the causes table (causes.py), and the rest of the code
+reads the row: the rank, the summary's name and grouping, while what it holds, `fix`'s
+proposer or refusal."""
 
 from __future__ import annotations
 
+import ast
+import importlib
+import json
+import pkgutil
+import re
+from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
-from kubectl_terminating import model
-from kubectl_terminating.causes import CAUSES, NOT_AUTOMATED, cause_of
-from kubectl_terminating.fix.plan import Refusal, plan
+import kubectl_terminating
+from kubectl_terminating import causes, model
+from kubectl_terminating.causes import CAUSES, NOT_AUTOMATED, TABLE, cause_of
+from kubectl_terminating.fix.plan import PROPOSERS, Refusal, plan
 from kubectl_terminating.model import NETWORK_TEARDOWN
 from kubectl_terminating.summary import group_by_cause
 from tests.unit.test_render_pods import network_teardown
 
+ROOT = Path(__file__).resolve().parents[2]
+TYPE = re.compile(r"^[a-z]+(-[a-z]+)*$")
 
-def test_every_blocker_type_has_a_row() -> None:
-    assert set(model.PRIORITY) <= set(CAUSES)
+
+def _modules() -> Iterator[tuple[Any, ast.Module]]:
+    for info in pkgutil.walk_packages(kubectl_terminating.__path__, "kubectl_terminating."):
+        if info.name.endswith("__main__"):
+            continue  # runs the CLI
+        module = importlib.import_module(info.name)
+        yield module, ast.parse(Path(str(module.__file__)).read_text())
+
+
+def _types_in_code() -> Iterator[tuple[str, str]]:
+    """(where, type) of every blocker type the code names: the type of each Blocker(...) it
+    builds, when that is a constant, and each `X.type == Y` comparison's constant."""
+    for module, tree in _modules():
+        for node in ast.walk(tree):
+            named: list[ast.expr] = []
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Blocker":
+                named = node.args[:1] + [k.value for k in node.keywords if k.arg == "type"]
+            elif isinstance(node, ast.Compare) and getattr(node.left, "attr", "") == "type":
+                named = list(node.comparators)
+            for expr in named:
+                value: object = None
+                if isinstance(expr, ast.Constant):
+                    value = expr.value
+                elif isinstance(expr, ast.Name):
+                    value = getattr(module, expr.id, None)  # a local variable: None
+                if isinstance(value, str):
+                    yield f"{module.__name__}:{expr.lineno}", value
+
+
+def _types_in_goldens() -> Iterator[tuple[str, str]]:
+    def walk(value: Any, where: str) -> Iterator[tuple[str, str]]:
+        if isinstance(value, dict):
+            for blocker in value.get("blockers") or ():
+                if isinstance(blocker, dict):
+                    yield where, str(blocker.get("type"))
+            for item in value.values():
+                yield from walk(item, where)
+        elif isinstance(value, list):
+            for item in value:
+                yield from walk(item, where)
+
+    for path in sorted((ROOT / "tests").rglob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except ValueError:
+            continue
+        yield from walk(data, str(path.relative_to(ROOT)))
+
+
+def test_every_type_used_anywhere_has_a_row() -> None:
+    used = [*_types_in_code(), *_types_in_goldens()]
+    assert len({t for _, t in used}) >= 15  # the walk does find them
+    assert [(where, t) for where, t in used if t not in CAUSES] == []
+
+
+def test_every_type_constant_has_a_row_and_model_ranks_by_the_table() -> None:
+    constants = {v for k, v in vars(causes).items() if k.isupper() and isinstance(v, str)}
+    assert {t for t in constants if TYPE.match(t)} == set(CAUSES)
+    assert tuple(c.type for c in TABLE) == model.PRIORITY
+    assert [model.priority(c.type) for c in TABLE] == list(range(len(TABLE)))
+
+
+def test_each_row_says_while_what_it_holds_in_one_line() -> None:
+    for cause in TABLE:
+        line = cause.holds_while
+        assert line and "\n" not in line and len(line) <= 120, cause.type
+        assert cause.label and "\n" not in cause.label, cause.type
+
+
+def test_fix_has_a_proposer_exactly_for_the_rows_that_say_so() -> None:
+    proposed = {c.type for c in TABLE if c.refusal is None and not c.context}
+    assert set(PROPOSERS) == proposed
 
 
 def test_a_type_from_elsewhere_is_named_after_itself() -> None:
     assert cause_of("new-kind-of-stuck").label == "new kind of stuck"
     assert cause_of("new-kind-of-stuck").refusal == NOT_AUTOMATED
+    assert model.priority("new-kind-of-stuck") == model.priority(model.GRACE_PERIOD)
 
 
 def test_network_teardown_is_grouped_by_node_and_refused_with_its_reason() -> None:

@@ -44,8 +44,9 @@ def test_global_flags_before_and_after_the_command_mean_the_same(
     before = parsed(monkeypatch, *flags, "pods", "web-0")
     after = parsed(monkeypatch, "pods", "web-0", *flags)
     assert before == after
-    assert (before.context, before.namespace, before.impersonate) == ("prod", "shop", "jane")
-    assert (before.server, before.verbosity, before.names) == ("https://h:6443", 6, ("web-0",))
+    assert (before.context, before.namespace, before.verbosity) == ("prod", "shop", 6)
+    assert before.names == ("web-0",)
+    assert (before.overrides.impersonate, before.overrides.server) == ("jane", "https://h:6443")
 
 
 def test_after_the_command_wins_and_repeated_groups_add_up(
@@ -64,8 +65,8 @@ def test_after_the_command_wins_and_repeated_groups_add_up(
         "--insecure-skip-tls-verify",
     )
     assert options.context == "b"
-    assert options.impersonate_groups == ("g1", "g2")
-    assert options.insecure_skip_tls_verify
+    assert options.overrides.impersonate_groups == ("g1", "g2")
+    assert options.overrides.insecure_skip_tls_verify
 
 
 def test_pflag_spellings(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,7 +80,8 @@ def test_pflag_spellings(monkeypatch: pytest.MonkeyPatch) -> None:
         "-A=false",
     )
     assert options.verbosity == 6 and options.namespace == "shop"
-    assert options.insecure_skip_tls_verify and not options.disable_compression
+    assert options.overrides.insecure_skip_tls_verify
+    assert not options.overrides.disable_compression
     assert not options.all_namespaces
     # after `--` nothing is rewritten; a value that is no boolean is left for click to refuse
     assert pflag_style(["--", "-v=6"], set()) == ["--", "-v=6"]
@@ -142,7 +144,9 @@ def test_library_log_records_never_reach_stderr_once_connected() -> None:
     connect = (
         "import io; from kubectl_terminating.connection import connect; "
         "from kubectl_terminating.options import Options; "
-        "connect(Options(kind='pods', server='https://h:1', token='t'), io.StringIO()); "
+        "from kubectl_terminating.kubeconfig import Overrides; "
+        "connect(Options('pods', overrides=Overrides(server='https://h:1', token='t')), "
+        "io.StringIO()); "
     )
     assert _stderr_of(connect + noise) == ""
 

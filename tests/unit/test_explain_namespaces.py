@@ -16,6 +16,7 @@ from kubectl_terminating.explain.namespaces import (
     explain_namespace,
     merge_blockers,
 )
+from kubectl_terminating.kinds import json_extras
 from kubectl_terminating.model import JSON, Blocker, Evidence, Finding, Remedy
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.view import ContentListing, ReadFailed
@@ -208,7 +209,7 @@ def test_remaining_content_by_type_with_finalizers_and_owners() -> None:
     assert not of_type(
         finding, model.NAMESPACE_FINALIZER
     )  # content is left: `kubernetes` is expected
-    assert finding.to_json()["remaining"][0]["count"] == 2
+    assert finding.to_json(json_extras)["remaining"][0]["count"] == 2
 
 
 def test_broken_webhook_old_reason_strings_and_a_running_owner() -> None:
@@ -307,7 +308,7 @@ def test_remaining_pods_are_explained_as_children() -> None:
     held = one(finding, model.PROTECTION_IN_USE)
     assert held.summary == "pvc-protection: claim in use by pod postgres-0"
     assert held.remedy[0].command == "kubectl terminating pods -n db postgres-0 --explain"
-    assert finding.to_json()["pods"][0]["name"] == "postgres-0"
+    assert finding.to_json(json_extras)["pods"][0]["name"] == "postgres-0"
     assert explained("pods-left", explain_pods=False).children == []
 
 

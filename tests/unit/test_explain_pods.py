@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubectl_terminating.explain.pods import container_states, explain_pod
+from kubectl_terminating.kinds import json_extras
 from kubectl_terminating.model import JSON, Blocker, Finding, Remedy
 from kubectl_terminating.staticview import StaticView
 from tests.unit.builders import PODS_NOW as NOW  # the pod is 10m past its deadline
@@ -513,7 +514,7 @@ def test_container_states_for_wide_output() -> None:
 
 
 def test_finding_fields_for_the_json_contract() -> None:
-    out = explain(pod(), cluster()).to_json()
+    out = explain(pod(), cluster()).to_json(json_extras)
     assert (out["node"], out["phase"], out["overdueSeconds"]) == ("worker-1", "Running", 600)
     assert out["containers"][0]["state"] == "running"
     assert out["blockers"][0]["type"] == "containers-running"

@@ -8,6 +8,7 @@ import pytest
 
 from kubectl_terminating import kinds, kubeconfig
 from kubectl_terminating.dump import run_dump
+from kubectl_terminating.kinds import json_extras
 from kubectl_terminating.model import Finding
 from kubectl_terminating.options import Options, complete
 
@@ -20,13 +21,13 @@ def test_a_finding_takes_its_kinds_entry_and_any_other_the_generic_one() -> None
     assert kinds.of_finding(finding("Pod", "v1")) is kinds.POD
     assert kinds.of_finding(finding("Namespace", "v1")) is kinds.NAMESPACE
     assert kinds.of_finding(finding("Widget", "example.com/v1")) is kinds.ANY
-    assert finding("Pod", "v1").to_json()["node"] == "n1"
+    assert finding("Pod", "v1").to_json(json_extras)["node"] == "n1"
 
 
 def test_a_custom_kind_named_pod_is_no_pod_in_json() -> None:
     # matched by group and kind, not by the kind's name alone
     assert kinds.of_finding(finding("Pod", "example.com/v1")) is kinds.ANY
-    assert "node" not in finding("Pod", "example.com/v1").to_json()
+    assert "node" not in finding("Pod", "example.com/v1").to_json(json_extras)
 
 
 @pytest.mark.parametrize(

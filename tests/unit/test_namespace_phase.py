@@ -16,7 +16,7 @@ from kubectl_terminating.explain.namespace_evidence import (
     remaining_finalizers,
     remaining_types,
 )
-from kubectl_terminating.model import JSON, Finding
+from kubectl_terminating.model import JSON, FailedCheck, Finding
 from kubectl_terminating.render.style import Style
 from kubectl_terminating.render.table import blocker_cell
 from kubectl_terminating.view import Discovery
@@ -144,7 +144,9 @@ def test_content_left_behind_is_no_failed_check_in_the_table() -> None:
     assert any("left behind" in w for w in finding.warnings)
     cell = blocker_cell(finding, Style(color=False))
     assert "not possible" not in cell, cell
-    finding.warnings.append("could not read leases.coordination.k8s.io: forbidden")
+    finding.warnings.append("could not say more (a note: its wording does not count)")
+    assert "not possible" not in blocker_cell(finding, Style(color=False))
+    finding.warnings.append(FailedCheck("read leases.coordination.k8s.io: forbidden"))
     assert blocker_cell(finding, Style(color=False)).endswith("(1 check not possible)")
 
 

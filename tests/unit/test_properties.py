@@ -31,6 +31,7 @@ from kubectl_terminating.explain.namespaces import explain_namespace
 from kubectl_terminating.explain.objects import explain_object
 from kubectl_terminating.explain.pods import explain_pod
 from kubectl_terminating.explain.webhooks import webhook_blockers
+from kubectl_terminating.kinds import json_extras
 from kubectl_terminating.model import (
     PRIORITY,
     Blocker,
@@ -40,10 +41,11 @@ from kubectl_terminating.model import (
     ObjectRef,
     Remedy,
 )
-from kubectl_terminating.options import Options, PrintOptions
+from kubectl_terminating.options import Options
 from kubectl_terminating.reads import RELATED
 from kubectl_terminating.render import explain, structured, table
 from kubectl_terminating.render.style import Style
+from kubectl_terminating.render.table import PrintOptions
 from kubectl_terminating.resources import Resource
 from kubectl_terminating.run import run
 from kubectl_terminating.staticview import StaticView
@@ -610,7 +612,7 @@ def render_everything(findings: list[Finding]) -> None:
     for color in (False, True):
         style = Style(color=color)
         outputs = [
-            explain.explain_text(findings, style),
+            explain.explain_text(findings, style, json_extras),
             table.pods_table(findings, PrintOptions(all_namespaces=True, wide=True, style=style)),
             table.pods_table(findings, PrintOptions(no_headers=True, style=style)),
             table.namespaces_table(findings, PrintOptions(wide=True, style=style)),
@@ -618,10 +620,11 @@ def render_everything(findings: list[Finding]) -> None:
         ]
         for output in outputs:
             assert_terminal_safe(output, color)
-    as_json = structured.to_json(findings, warnings)
+    as_json = structured.to_json(findings, warnings, json_extras)
     assert_terminal_safe(as_json, False)
-    assert json.loads(as_json)["items"] == json.loads(json.dumps([f.to_json() for f in findings]))
-    as_yaml = structured.to_yaml(findings, warnings)
+    items = [f.to_json(json_extras) for f in findings]
+    assert json.loads(as_json)["items"] == json.loads(json.dumps(items))
+    as_yaml = structured.to_yaml(findings, warnings, json_extras)
     assert_terminal_safe(as_yaml, False)
     assert len(yaml.safe_load(as_yaml)["items"]) == len(findings)
     names = structured.to_names(findings)
@@ -633,7 +636,7 @@ def check_finding(finding: Finding) -> None:
     assert isinstance(finding, Finding)
     assert all(isinstance(b, Blocker) for b in finding.blockers)
     assert all(isinstance(w, str) for w in finding.warnings)
-    json.dumps(finding.to_json())  # serialisable, whatever the input held
+    json.dumps(finding.to_json(json_extras))  # serialisable, whatever the input held
     for child in finding.children:
         check_finding(child)
 
@@ -783,7 +786,7 @@ def test_known_escape_sequences_are_escaped_not_sent() -> None:
         "Pod", "v1", evil, evil, "uid", evil, 60, 90, [evil], warnings=[f"could not {evil}"]
     )
     found.blockers.append(Blocker("unknown-source", evil, (Evidence(evil),), (Remedy(evil),)))
-    text = explain.explain_text([found], Style(color=False))
+    text = explain.explain_text([found], Style(color=False), json_extras)
     assert "\\x1b[2J\\x1b]0;pwned\\x07web-0\\x0d\\x9b31m\\u202e" in text
     render_everything([found])
 

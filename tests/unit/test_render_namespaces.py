@@ -15,12 +15,12 @@ import pytest
 from kubectl_terminating.explain.common import base_finding, meta
 from kubectl_terminating.explain.namespaces import explain_namespace
 from kubectl_terminating.explain.objects import explain_object
+from kubectl_terminating.kinds import json_extras
 from kubectl_terminating.model import JSON, Finding
-from kubectl_terminating.options import PrintOptions
 from kubectl_terminating.render.explain import explain_text
 from kubectl_terminating.render.structured import to_json, to_names
 from kubectl_terminating.render.style import Style
-from kubectl_terminating.render.table import namespaces_table, objects_table
+from kubectl_terminating.render.table import PrintOptions, namespaces_table, objects_table
 from kubectl_terminating.resources import NAMESPACES, PODS, Resource
 from tests.unit.builders import NAMESPACES_NOW as NOW
 from tests.unit.golden import assert_golden
@@ -81,18 +81,18 @@ def test_namespaces_table_without_headers() -> None:
 
 
 def test_explain_text() -> None:
-    assert_golden("namespaces/explain.txt", explain_text(findings(), PLAIN))
+    assert_golden("namespaces/explain.txt", explain_text(findings(), PLAIN, json_extras))
 
 
 def test_explain_text_in_colour_differs_only_by_escapes() -> None:
-    coloured = explain_text(findings(), Style(color=True))
-    assert coloured != explain_text(findings(), PLAIN)
-    assert SGR.sub("", coloured) == explain_text(findings(), PLAIN)
+    coloured = explain_text(findings(), Style(color=True), json_extras)
+    assert coloured != explain_text(findings(), PLAIN, json_extras)
+    assert SGR.sub("", coloured) == explain_text(findings(), PLAIN, json_extras)
 
 
 def test_json_list() -> None:
     found = findings()
-    out = to_json(found, warnings(found))
+    out = to_json(found, warnings(found), json_extras)
     assert_golden("namespaces/list.json", out)
     data = json.loads(out)
     assert [i["name"] for i in data["items"]] == [f.name for f in found]

@@ -14,12 +14,12 @@ from collections.abc import Callable
 
 import pytest
 
+from kubectl_terminating.kinds import json_extras
 from kubectl_terminating.model import JSON, Finding
-from kubectl_terminating.options import PrintOptions
 from kubectl_terminating.render.explain import explain_text
 from kubectl_terminating.render.structured import to_json, to_names
 from kubectl_terminating.render.style import Style
-from kubectl_terminating.render.table import pods_table
+from kubectl_terminating.render.table import PrintOptions, pods_table
 from tests.unit.builders import explain_pod_among as explained
 from tests.unit.builders import healthy_cluster, pod_fixture, terminated, web_0_events
 from tests.unit.golden import assert_golden
@@ -217,7 +217,7 @@ def test_table_header_is_kubectl_like(findings: list[Finding]) -> None:
 
 
 def test_explain(findings: list[Finding]) -> None:
-    text = explain_text(findings, PLAIN)
+    text = explain_text(findings, PLAIN, json_extras)
     assert_golden("pods/explain.txt", text)
     assert text.count("DESTRUCTIVE: ") == sum(
         r.destructive for f in findings for b in f.blockers for r in b.remedy
@@ -225,7 +225,7 @@ def test_explain(findings: list[Finding]) -> None:
 
 
 def test_json(findings: list[Finding]) -> None:
-    text = to_json(findings, [])
+    text = to_json(findings, [], json_extras)
     assert_golden("pods/list.json", text)
     data = json.loads(text)
     assert data["apiVersion"] == "terminating.kubectl.io/v1" and data["kind"] == "List"
@@ -281,7 +281,7 @@ def test_control_characters_are_escaped(color: bool) -> None:
     assert "\x1b[2J" in finding.main_blocker.evidence[-1].message  # the data really has them
     style = Style(color=color)
     table = pods_table([finding], PrintOptions(all_namespaces=True, wide=True, style=style))
-    text = explain_text([finding], style)
+    text = explain_text([finding], style, json_extras)
     for out in (table, text):
         _no_raw_controls(SGR.sub("", out) if color else out)  # only our own colour codes
         assert "web-\\x1b]0;owned\\x07-0\\u202e" in out
@@ -292,10 +292,10 @@ def test_control_characters_are_escaped(color: bool) -> None:
 
 def test_control_characters_in_json_and_names_are_escaped() -> None:
     finding = evil()
-    for out in (to_json([finding], []), to_names([finding])):
+    for out in (to_json([finding], [], json_extras), to_names([finding])):
         _no_raw_controls(out)
         assert "\x1b" not in out and "\u202e" not in out
-    assert json.loads(to_json([finding], []))["items"][0]["name"] == EVIL_NAME
+    assert json.loads(to_json([finding], [], json_extras))["items"][0]["name"] == EVIL_NAME
 
 
 # -- one cause on its own --------------------------------------------------------------------
@@ -328,4 +328,4 @@ def network_teardown() -> Finding:
 def test_explain_network_teardown() -> None:
     finding = network_teardown()
     assert [b.type for b in finding.blockers] == ["network-teardown"]
-    assert_golden("pods/explain-network-teardown.txt", explain_text([finding], PLAIN))
+    assert_golden("pods/explain-network-teardown.txt", explain_text([finding], PLAIN, json_extras))

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from kubectl_terminating.kinds import json_extras
 from kubectl_terminating.model import Finding
 from kubectl_terminating.render.structured import list_document
 from kubectl_terminating.render.summary import summary_text
@@ -93,7 +94,7 @@ def test_summary_lines(outage: list[Finding]) -> None:
 
 
 def test_json_summary_block(outage: list[Finding]) -> None:
-    summary = list_document(outage, [])["summary"]
+    summary = list_document(outage, [], json_extras)["summary"]
     assert [g["count"] for g in summary] == [45, 4, 3, 2, 1]
     first = summary[0]
     assert first["type"] == "node-not-ready"

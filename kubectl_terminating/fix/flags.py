@@ -1,0 +1,51 @@
+"""The flags of `kubectl terminating fix`, owned here: their click options and the value they
+make (FixOptions). Light on purpose: cli.py imports it to declare the command."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import click
+
+FIX_KINDS = ("pods", "pod", "po", "namespaces", "namespace", "ns", "all")
+
+FIX_OPTIONS = [
+    click.option(
+        "--apply", is_flag=True, help="Carry out the plan (without it: a dry run, nothing written)."
+    ),
+    click.option(
+        "--confirm",
+        metavar="DIGEST",
+        help="The digest the dry run printed: --apply then runs without asking, and refuses "
+        "if anything it covers changed.",
+    ),
+    click.option(
+        "--node-down",
+        "node_down",
+        multiple=True,
+        metavar="NODE",
+        help="You know NODE's machine is shut down: allow the out-of-service taint on it.",
+    ),
+    click.option(
+        "--audit-file", metavar="PATH", help="Append the audit record of each write to PATH."
+    ),
+    click.option("-o", "--output", type=click.Choice(("json",)), help="Output format: json."),
+]
+
+
+@dataclass(frozen=True)
+class FixOptions:
+    apply: bool = False
+    confirm: str | None = None
+    node_down: tuple[str, ...] = ()
+    audit_file: str | None = None
+    output: str | None = None  # None (text) or "json"
+    command: str = "kubectl terminating fix"  # the dry run's command line, shown for --apply
+
+    @classmethod
+    def from_flags(cls, flags: dict[str, Any], command: str) -> FixOptions:
+        """Its own flags, taken out of flags (the rest are the scope and connection flags)."""
+        mine = {f.name: flags.pop(f.name) for f in fields(cls) if f.name in flags}
+        mine["node_down"] = tuple(mine.get("node_down") or ())
+        return cls(**mine, command=command)

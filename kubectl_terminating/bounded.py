@@ -90,7 +90,8 @@ def parse_size(text: str) -> int:
 
 
 def megabytes(size: int) -> str:
-    return f"{size // MB}" if size % MB == 0 else f"{size / MB:.1f}"
+    """`500`, `1073.742`, `0.005`."""
+    return f"{size / MB:.3f}".rstrip("0").rstrip(".")
 
 
 def _corrupt(name: str) -> ConfigError:

@@ -7,7 +7,7 @@ The objects are the benchmark's (hack/bench/objects.py: production-weight pods w
 env, probes, Helm labels), completed with what the API server adds (uid, resourceVersion,
 defaults, the kube-api-access volume) and managedFields in the server's fieldsV1 shape.
 Default: a `dump` bundle (compact JSON, as `dump` writes it) in which `--stuck` pods are
-terminating with two events each, with their nodes and leases. `--kubectl-get`: the whole
+terminating with two events each, with their nodes. `--kubectl-get`: the whole
 `kubectl get pods -A -o json` instead (indented, no managedFields: kubectl hides them).
 The default of --max-file-size (kubectl_terminating/bounded.py) is chosen from these sizes.
 """
@@ -237,7 +237,7 @@ def main() -> int:
         with open(args.output, "wb") as out:
             out.write(packed if args.output.endswith(".gz") else raw)
     print(
-        f"{len(raw) / 2**20:.1f} MiB expanded, {len(packed) / 2**20:.1f} MiB gzip", file=sys.stderr
+        f"{len(raw) / 1e6:.1f} MB expanded, {len(packed) / 1e6:.1f} MB gzip", file=sys.stderr
     )
     return 0
 

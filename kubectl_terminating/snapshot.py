@@ -5,7 +5,8 @@ every object, list and failed read they asked for: so a snapshot holds exactly w
 diagnosis needs. `--from-file` serves those reads from a StaticView, with ages computed from
 the capture time. Plain `kubectl get -o json` output (a List or several concatenated
 documents) and `kubectl cluster-info dump --output-directory` folders load the same way;
-kinds they lack are reported as checks not possible, never read as "absent".
+kinds they lack are reported as checks not possible, never read as "absent". Files are read
+with bounded memory (bounded.py) and their entries checked for shape (gather.py).
 """
 
 from __future__ import annotations

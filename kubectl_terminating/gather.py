@@ -76,7 +76,7 @@ def _is_list(document: object) -> bool:
 @dataclass
 class Gathered:
     objects: list[JSON] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # "WHERE (WHY)"
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (where, why)
 
     def entry(self, entry: Any, where: str) -> None:
         """Keep entry if it is a Kubernetes object, flatten it if it is a List (iteratively:
@@ -90,7 +90,7 @@ class Gathered:
                 if problem is None:
                     self.objects.append(item)
                 else:
-                    self.skipped.append(f"{at} ({problem})")
+                    self.skipped.append((at, problem))
                 continue
             of_kind = item["kind"][: -len("List")]
             for number, inner in reversed(list(enumerate(item["items"]))):
@@ -112,10 +112,17 @@ class Gathered:
         del self.objects[before:]
         return kept
 
+    def why_none(self, source: str) -> str:
+        """Why no object was found in source: the reason if one entry was skipped."""
+        if len(self.skipped) != 1:
+            return ""
+        where, why = self.skipped[0]
+        return f" ({why})" if where == source else f" ({where}: {why})"
+
     def warnings(self) -> list[str]:
         if not self.skipped:
             return []
-        shown = ", ".join(self.skipped[:SHOWN])
+        shown = ", ".join(f"{where} ({why})" for where, why in self.skipped[:SHOWN])
         more = f" and {len(self.skipped) - SHOWN} more" if len(self.skipped) > SHOWN else ""
         count = len(self.skipped)
         return [

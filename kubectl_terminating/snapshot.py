@@ -385,8 +385,9 @@ def _from_documents(documents: list[Any], source: Path) -> Loaded:
     gathered = Gathered()
     gathered.documents(documents, str(source))
     if not gathered.objects:
-        reason = f" ({gathered.skipped[0]})" if len(gathered.skipped) == 1 else ""
-        raise ConfigError(f"cannot read {source}: no Kubernetes objects in it{reason}")
+        raise ConfigError(
+            f"cannot read {source}: no Kubernetes objects in it{gathered.why_none(str(source))}"
+        )
     loaded = _loose(gathered.objects)
     loaded.warnings[:0] = gathered.warnings()
     return loaded

@@ -185,7 +185,8 @@ def test_a_file_with_no_object_says_why(tmp_path: Path) -> None:
     path.write_text(json.dumps({"kind": "Pod", "metadata": ["web-0"]}))
     code, _, err = run_captured(from_file=str(path))
     assert code == 1 and one_error_line(err)
-    assert "no Kubernetes objects in it (" in err and "metadata is a list, not an object" in err
+    why = "metadata is a list, not an object"
+    assert err == f"error: cannot read {path}: no Kubernetes objects in it ({why})\n"
 
 
 def test_invalid_utf8_is_read_with_a_warning(tmp_path: Path) -> None:

@@ -111,6 +111,12 @@ OUTPUT_OPTIONS = [
         is_flag=True,
         help="With --from-file: compute ages from the current time, not the capture time.",
     ),
+    click.option(
+        "--max-file-size",
+        metavar="SIZE",
+        help="With --from-file: the most the file (or folder) may expand to, as a quantity "
+        "(800M, 1Gi) or MB; beyond it the file is refused (default: 500 MB).",
+    ),
 ]
 
 # kubectl's global flags (k8s.io/cli-runtime ConfigFlags, same help texts): every command

@@ -40,6 +40,7 @@ class Options:
     overrides: Overrides = field(default_factory=Overrides)
     from_file: str | None = None
     now: bool = False
+    max_file_size: str | None = None  # --max-file-size: a quantity or MB (bounded.parse_size)
 
     @classmethod
     def from_flags(cls, kind: str, names: tuple[str, ...], flags: dict[str, Any]) -> Options:
@@ -58,12 +59,33 @@ class Options:
             raise UsageError("`all` takes no names; use -n/-A and -l to narrow it")
         if self.now and not self.from_file:
             raise UsageError("--now only applies with --from-file")
+        if self.max_file_size is not None:
+            if not self.from_file:
+                raise UsageError("--max-file-size only applies with --from-file")
+            file_size_cap(self.max_file_size)  # a bad size is a usage error, before any read
         if self.explain and self.output in ("json", "yaml", "name"):
             raise UsageError(f"--explain prints text; -o {self.output} already has every detail")
         if self.summary and self.explain:
             raise UsageError("--summary and --explain cannot be combined")
         if self.summary and self.output in ("json", "yaml", "name"):
             raise UsageError(f"--summary prints text; -o {self.output} has no summary of its own")
+
+    @property
+    def max_file_bytes(self) -> int:
+        """The cap on what --from-file expands to, in bytes."""
+        return file_size_cap(self.max_file_size)
+
+
+def file_size_cap(flag: str | None) -> int:
+    """Bytes of --max-file-size (its default when not given); a bad value is a UsageError."""
+    from kubectl_terminating.bounded import DEFAULT_MAX_BYTES, parse_size
+
+    if flag is None:
+        return DEFAULT_MAX_BYTES
+    try:
+        return parse_size(flag)
+    except ValueError as error:
+        raise UsageError(f"--max-file-size: {error}") from None
 
 
 @dataclass(frozen=True)

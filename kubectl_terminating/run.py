@@ -65,7 +65,7 @@ def _run(options: Options, out: IO[str], err: IO[str]) -> int:
         from kubectl_terminating.snapshot import SnapshotSource
 
         request = complete(options, None)
-        source = SnapshotSource.open(options.from_file, use_now=options.now)
+        source = SnapshotSource.open(options.from_file, options.now, options.max_file_bytes)
         return report(request, collect(request, source, err), out, err)
     from kubectl_terminating.live import LiveSource
 

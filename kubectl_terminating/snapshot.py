@@ -5,7 +5,8 @@ every object, list and failed read they asked for: so a snapshot holds exactly w
 diagnosis needs. `--from-file` serves those reads from a StaticView, with ages computed from
 the capture time. Plain `kubectl get -o json` output (a List or several concatenated
 documents) and `kubectl cluster-info dump --output-directory` folders load the same way;
-kinds they lack are reported as checks not possible, never read as "absent".
+kinds they lack are reported as checks not possible, never read as "absent". Files are read
+with bounded memory (bounded.py) and their entries checked for shape (gather.py).
 """
 
 from __future__ import annotations
@@ -13,15 +14,16 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
 from kubectl_terminating import __version__
+from kubectl_terminating.bounded import DEFAULT_MAX_BYTES, TooLarge, json_documents, read_file
 from kubectl_terminating.errors import ConfigError
+from kubectl_terminating.gather import Gathered
 from kubectl_terminating.model import JSON
 from kubectl_terminating.reads import RELATED
 from kubectl_terminating.resources import Resource, is_terminating, meta, typed
@@ -43,6 +45,8 @@ SNAPSHOT_KIND = "Snapshot"
 NOT_IN_FILE = "not in the snapshot"
 # Never saved: what a support bundle must not carry.
 SECRET_FIELDS = {"Secret": ("data", "stringData"), "ConfigMap": ("data", "binaryData")}
+
+SHOWN_FILES = 5  # unreadable files of a folder named one by one
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -220,54 +224,6 @@ class Loaded:
     estimated: bool = False
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            return gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error):
-            raise ConfigError(
-                f"cannot read {path}: the gzip data is truncated or corrupt"
-            ) from None
-    return raw
-
-
-def _documents(text: str, source: Path) -> Iterator[Any]:
-    """Every JSON document in text (kubectl prints several back to back)."""
-    decoder = json.JSONDecoder()
-    index = 0
-    while True:
-        while index < len(text) and text[index].isspace():
-            index += 1
-        if index >= len(text):
-            return
-        try:
-            document, index = decoder.raw_decode(text, index)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(
-                f"cannot read {source}: not valid JSON at line {exc.lineno} column {exc.colno}"
-                + (" (truncated?)" if exc.pos >= len(text) - 1 else "")
-            ) from None
-        yield document
-
-
-def _flatten(document: Any) -> Iterator[JSON]:
-    if not isinstance(document, dict):
-        return
-    items = document.get("items")
-    if isinstance(items, list) and str(document.get("kind", "")).endswith("List"):
-        item_kind = str(document.get("kind"))[: -len("List")]
-        for item in items:
-            if isinstance(item, dict):
-                yield from _flatten({"kind": item_kind, **item} if item_kind else item)
-        return
-    if "kind" in document and isinstance(document.get("metadata"), dict):
-        yield document
-
-
 def _guess_plural(kind: str) -> str:
     lower = kind.lower()
     if lower.endswith("y") and not lower.endswith("ey"):
@@ -347,6 +303,7 @@ def _loose(objects: list[JSON]) -> Loaded:
 
 
 def _from_bundle(data: JSON, source: Path) -> Loaded:
+    gathered = Gathered()
     try:
         captured = parse_time((data.get("header") or {}).get("capturedAt"))
         disc = data.get("discovery") or {}
@@ -358,41 +315,72 @@ def _from_bundle(data: JSON, source: Path) -> Loaded:
             str(ns): [
                 ContentListing(
                     _resource(listing["resource"]),
-                    tuple(i for i in listing.get("items") or [] if isinstance(i, dict)),
+                    tuple(
+                        gathered.entries(
+                            listing.get("items") or [], f"{source} namespaceContent.{ns}.items"
+                        )
+                    ),
                     listing.get("error"),
                 )
                 for listing in listings
             ]
             for ns, listings in (data.get("namespaceContent") or {}).items()
         }
-        objects = [o for o in data.get("objects") or [] if isinstance(o, dict)]
+        objects = gathered.entries(data.get("objects") or [], f"{source} objects")
         unreadable = {str(k): str(v) for k, v in (data.get("unreadable") or {}).items()}
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ConfigError(f"cannot read {source}: malformed snapshot ({exc})") from None
     if captured is None:  # a dump whose header lost its time: judged like a `kubectl get` file
         estimated = newest_timestamp(objects)
-        return Loaded(objects, estimated, discovery, unreadable, content, estimated=True)
-    return Loaded(objects, captured, discovery, unreadable, content)
+        return Loaded(
+            objects, estimated, discovery, unreadable, content, gathered.warnings(), estimated=True
+        )
+    return Loaded(objects, captured, discovery, unreadable, content, gathered.warnings())
 
 
-def _from_directory(path: Path) -> Loaded:
-    objects: list[JSON] = []
-    files = sorted(p for p in path.rglob("*.json") if p.is_file())
-    if not files:
+def _json_files(path: Path, skipped: list[str]) -> list[Path]:
+    """The .json files under path, sorted; folders that cannot be listed go to skipped."""
+    found: list[Path] = []
+
+    def unlistable(error: OSError) -> None:
+        skipped.append(f"cannot read {error.filename}: {error.strerror} (skipped)")
+
+    for folder, _, names in os.walk(path, onerror=unlistable):
+        found += [Path(folder, n) for n in names if n.endswith(".json")]
+    return sorted(f for f in found if f.is_file())
+
+
+def _from_directory(path: Path, max_bytes: int) -> Loaded:
+    """The objects of a `cluster-info dump` folder; files that cannot be read are skipped
+    with a warning each, but the cap holds for all files together."""
+    skipped: list[str] = []
+    files = _json_files(path, skipped)
+    if not files and not skipped:
         raise ConfigError(f"cannot read {path}: no .json files (expected a cluster-info dump)")
+    gathered, warnings, used = Gathered(), [], 0
     for file in files:
-        text = _read_bytes(file).decode("utf-8", "replace")
-        for document in _documents(text, file):
-            objects.extend(_flatten(document))
-    return _loose(objects)
+        try:
+            data = read_file(file, max_bytes - used)
+            used += len(data)
+            decoded = json_documents(data, str(file))
+        except TooLarge:
+            raise TooLarge(str(path), max_bytes) from None
+        except ConfigError as error:
+            skipped.append(f"{error.message} (skipped)")
+            continue
+        warnings += decoded.warnings
+        gathered.documents(decoded.documents, str(file))
+    if not gathered.objects:
+        reason = f": {skipped[0]}" if skipped else ""
+        raise ConfigError(f"cannot read {path}: no Kubernetes objects in it{reason}")
+    loaded = _loose(gathered.objects)
+    loaded.warnings[:0] = skipped[:SHOWN_FILES] + warnings + gathered.warnings()
+    if len(skipped) > SHOWN_FILES:
+        loaded.warnings.insert(SHOWN_FILES, f"{len(skipped) - SHOWN_FILES} more files skipped")
+    return loaded
 
 
-def load(path: str) -> Loaded:
-    source = Path(path)
-    if source.is_dir():
-        return _from_directory(source)
-    text = _read_bytes(source).decode("utf-8", "replace")
-    documents = list(_documents(text, source))
+def _from_documents(documents: list[Any], source: Path) -> Loaded:
     if not documents:
         raise ConfigError(f"cannot read {source}: the file is empty")
     first = documents[0]
@@ -402,10 +390,28 @@ def load(path: str) -> Loaded:
                 f"cannot read {source}: unknown snapshot version {first.get('apiVersion')}"
             )
         return _from_bundle(first, source)
-    objects = [obj for document in documents for obj in _flatten(document)]
-    if not objects:
-        raise ConfigError(f"cannot read {source}: no Kubernetes objects in it")
-    return _loose(objects)
+    gathered = Gathered()
+    gathered.documents(documents, str(source))
+    if not gathered.objects:
+        raise ConfigError(
+            f"cannot read {source}: no Kubernetes objects in it{gathered.why_none(str(source))}"
+        )
+    loaded = _loose(gathered.objects)
+    loaded.warnings[:0] = gathered.warnings()
+    return loaded
+
+
+def load(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Loaded:
+    """A snapshot file or folder, read with bounded memory (bounded.py): past max_bytes
+    expanded, TooLarge; anything malformed, one ConfigError line or the objects that could
+    be read with warnings naming the rest."""
+    source = Path(path)
+    if source.is_dir():
+        return _from_directory(source, max_bytes)
+    decoded = json_documents(read_file(source, max_bytes), str(source))
+    loaded = _from_documents(decoded.documents, source)
+    loaded.warnings[:0] = decoded.warnings
+    return loaded
 
 
 # -- the offline source --------------------------------------------------------------------------
@@ -435,8 +441,10 @@ class SnapshotSource:
         )
 
     @classmethod
-    def open(cls, path: str, use_now: bool = False) -> SnapshotSource:
-        loaded = load(path)
+    def open(
+        cls, path: str, use_now: bool = False, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> SnapshotSource:
+        loaded = load(path, max_bytes)
         now = datetime.now(timezone.utc)
         if loaded.captured_at is not None and not use_now:
             now = loaded.captured_at

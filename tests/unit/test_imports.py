@@ -17,9 +17,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "kubectl_terminating"
 # Lowest first. Within a floor modules may import one another (never in a cycle).
 FLOORS: tuple[tuple[str, ...], ...] = (
     # what every floor may read: the blocker table, errors, times, types, terminal safety
-    ("kubectl_terminating", "causes", "errors", "timeutil", "resources", "terminal"),
+    ("kubectl_terminating", "causes", "errors", "timeutil", "resources", "terminal", "bounded"),
     ("model", "selectors", "kubeconfig", "options"),
-    ("view", "proxy", "socks"),
+    ("view", "proxy", "socks", "gather"),
     ("client", "reads", "source", "staticview", "discovery"),
     # where terminating objects come from: no explainer, no renderer
     ("find", "live", "snapshot"),

@@ -112,6 +112,22 @@ OUTPUT_OPTIONS = [
     ),
 ]
 
+# Several clusters in one run (fleet.py): global like --context, which they replace.
+FLEET_OPTIONS = [
+    click.option(
+        "--contexts",
+        metavar="NAME,...",
+        help="Comma-separated names of kubeconfig contexts to read, concurrently, each with its "
+        "own credentials (pods, namespaces, all, dump).",
+    ),
+    click.option(
+        "--all-contexts",
+        is_flag=True,
+        help="Read every context of the kubeconfig, concurrently, each with its own "
+        "credentials (pods, namespaces, all, dump).",
+    ),
+]
+
 # kubectl's global flags (k8s.io/cli-runtime ConfigFlags, same help texts): every command
 # takes them, before or after its name (see GlobalGroup).
 GLOBAL_OPTIONS = [
@@ -119,6 +135,7 @@ GLOBAL_OPTIONS = [
         "--kubeconfig", metavar="PATH", help="Path to the kubeconfig file to use for CLI requests."
     ),
     click.option("--context", metavar="NAME", help="The name of the kubeconfig context to use."),
+    *FLEET_OPTIONS,
     click.option("--cluster", metavar="NAME", help="The name of the kubeconfig cluster to use."),
     click.option("--user", metavar="NAME", help="The name of the kubeconfig user to use."),
     click.option(
@@ -434,6 +451,10 @@ def dump(filename: str, **flags: Any) -> None:
     from kubectl_terminating.dump import run_dump
 
     options = Options(kind="all", **flags)
+    try:
+        options.validate_fleet()
+    except UsageError as error:
+        raise click.UsageError(error.message) from None
     sys.exit(run_dump(options, filename))
 
 
@@ -506,6 +527,8 @@ def fix(ctx: click.Context, /, kind: str, names: tuple[str, ...], **flags: Any) 
     )
     if fix_options.confirm is not None and not fix_options.apply:
         raise click.UsageError("--confirm only applies with --apply", ctx)
+    if flags.get("contexts") is not None or flags.get("all_contexts"):
+        raise click.UsageError("fix works on one cluster at a time: use --context", ctx)
     try:
         options = Options.from_flags(AliasedGroup.aliases.get(kind, kind), names, flags)
     except UsageError as error:

@@ -7,10 +7,13 @@ the flags are validated (`Options.from_flags`), then completed once where to loo
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_terminating.errors import UsageError
 from kubectl_terminating.render.style import Style
+
+if TYPE_CHECKING:
+    from kubectl_terminating.render.table import Column
 
 KINDS = ("pods", "namespaces", "all")
 OUTPUTS = ("wide", "json", "yaml", "name")
@@ -31,6 +34,8 @@ class Options:
     exit_code: bool = False
     kubeconfig: str | None = None
     context: str | None = None
+    contexts: str | None = None  # --contexts a,b,c (fleet.py)
+    all_contexts: bool = False
     cluster: str | None = None
     user: str | None = None
     request_timeout: str = "0"
@@ -71,6 +76,41 @@ class Options:
             raise UsageError("--summary and --explain cannot be combined")
         if self.summary and self.output in ("json", "yaml", "name"):
             raise UsageError(f"--summary prints text; -o {self.output} has no summary of its own")
+        self.validate_fleet()
+
+    @property
+    def fleet(self) -> bool:
+        """Whether the run spans several kubeconfig contexts (fleet.py)."""
+        return self.contexts is not None or self.all_contexts
+
+    def validate_fleet(self) -> None:
+        if not self.fleet:
+            return
+        if self.contexts is not None and self.all_contexts:
+            raise UsageError("--contexts and --all-contexts cannot be combined")
+        if self.contexts is not None and not [c for c in self.contexts.split(",") if c.strip()]:
+            raise UsageError("--contexts needs at least one context name")
+        fleet_flag = "--all-contexts" if self.all_contexts else "--contexts"
+        # each context brings its own cluster and credentials: a flag that names one cluster
+        # or one credential would apply it to every cluster
+        for flag, value in (
+            ("--context", self.context),
+            ("--cluster", self.cluster),
+            ("--user", self.user),
+            ("--server", self.server),
+            ("--token", self.token),
+            ("--username", self.username),
+            ("--password", self.password),
+            ("--client-certificate", self.client_certificate),
+            ("--client-key", self.client_key),
+            ("--certificate-authority", self.certificate_authority),
+            ("--tls-server-name", self.tls_server_name),
+            ("--from-file", self.from_file),
+        ):
+            if value:
+                raise UsageError(f"{flag} cannot be combined with {fleet_flag}")
+        if self.output == "name":
+            raise UsageError("-o name cannot say which context an object is in; use -o json")
 
 
 @dataclass(frozen=True)
@@ -81,6 +121,7 @@ class PrintOptions:
     wide: bool = False  # -o wide: the extra columns
     no_headers: bool = False
     style: Style = field(default_factory=Style)
+    leading: tuple[Column, ...] = ()  # columns before all others (CONTEXT in a fleet run)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from kubectl_terminating import kinds
 from kubectl_terminating.connection import connected, guarded
@@ -19,6 +19,9 @@ from kubectl_terminating.options import Options, Request, complete
 from kubectl_terminating.resources import Resource
 from kubectl_terminating.source import Source
 from kubectl_terminating.view import ClusterView
+
+if TYPE_CHECKING:
+    from kubectl_terminating.render.printer import Printer
 
 EXIT_STUCK = 3
 
@@ -60,11 +63,19 @@ def run(options: Options, stdout: IO[str] | None = None, stderr: IO[str] | None 
 
 
 def _run(options: Options, out: IO[str], err: IO[str]) -> int:
+    if options.fleet:  # several contexts: the layer above this one
+        from kubectl_terminating.fleet import run_fleet
+
+        return run_fleet(options, out, err)
     if options.from_file:
         from kubectl_terminating.snapshot import SnapshotSource
 
-        request = complete(options, None)
         source = SnapshotSource.open(options.from_file, use_now=options.now)
+        if source.loaded.contexts:  # a `dump --contexts` file
+            from kubectl_terminating.fleet import run_snapshots
+
+            return run_snapshots(options, source.loaded, out, err)
+        request = complete(options, None)
         return report(request, collect(request, source, err), out, err)
     from kubectl_terminating.live import LiveSource
 
@@ -114,28 +125,43 @@ def _unexplained(obj: JSON, resource: Resource, view: ClusterView, error: Except
     return finding
 
 
-def print_problems(result: Result, err: IO[str]) -> list[str]:
-    """Each warning once (the run's, then its findings'), then each name not found, on err;
-    returns the warnings."""
-    from kubectl_terminating.render.style import safe
-
+def problems(result: Result) -> list[str]:
+    """Each warning once: the run's, then its findings'."""
     seen = dict.fromkeys(result.warnings)
     for finding in result.findings:
         seen.update(dict.fromkeys(finding.warnings))
-    for warning in seen:
-        print(f"Warning: {safe(warning)}", file=err)
-    for missing in result.missing:
-        print(f"Error from server (NotFound): {safe(missing)} not found", file=err)
     return list(seen)
 
 
-def report(request: Request, result: Result, out: IO[str], err: IO[str]) -> int:
+def print_problems(result: Result, err: IO[str], warnings: list[str] | None = None) -> list[str]:
+    """The warnings (default: the result's, see problems), then each name not found, on
+    err; returns the warnings."""
+    from kubectl_terminating.render.style import safe
+
+    shown = problems(result) if warnings is None else warnings
+    for warning in shown:
+        print(f"Warning: {safe(warning)}", file=err)
+    for missing in result.missing:
+        print(f"Error from server (NotFound): {safe(missing)} not found", file=err)
+    return shown
+
+
+def report(
+    request: Request,
+    result: Result,
+    out: IO[str],
+    err: IO[str],
+    show: Printer | None = None,
+    warnings: list[str] | None = None,
+) -> int:
+    """Print the result; show: the printer (default: the request's), warnings: those to
+    print instead of the result's (a run over several contexts names each one's)."""
     from kubectl_terminating.render.printer import printer
     from kubectl_terminating.render.style import safe
 
-    warnings = print_problems(result, err)
+    warnings = print_problems(result, err, warnings)
     findings = result.findings
-    show = printer(request, kinds.by_command(request.options.kind), out)
+    show = show or printer(request, kinds.by_command(request.options.kind), out)
     if findings or show.prints_empty:
         out.write(show.render(findings, warnings))
     elif not result.missing:

@@ -162,6 +162,13 @@ def run_snapshots(options: Options, loaded: Loaded, out: IO[str], err: IO[str]) 
     return report_fleet(parts, out, err, loaded.warnings)
 
 
+def _print_logs(parts: Sequence[Part], err: IO[str]) -> None:
+    """What each context's run wrote on stderr (-v), each line naming its context."""
+    for part in parts:
+        for line in part.log.splitlines():
+            print(f'context "{part.context}": {line}', file=err)
+
+
 def _failures(parts: Sequence[Part], saved: Sequence[str]) -> list[str]:
     return [*saved, *(f'context "{p.context}": {p.error}' for p in parts if p.error)]
 
@@ -181,8 +188,7 @@ def report_fleet(
     recorded (contexts that could not be saved)."""
     from kubectl_terminating.render.fleet import fleet_printer
 
-    for part in parts:
-        err.write(part.log)
+    _print_logs(parts, err)
     warnings = _failures(parts, saved)
     read = [(p, p.request, p.result) for p in parts if p.request and p.result]
     if not read:
@@ -211,8 +217,7 @@ def dump_fleet(options: Options, path: str, err: IO[str]) -> int:
         return Part(client.connection.context, bundle=capture(request, client))
 
     parts = gather(context_names(options), lambda name: _on_context(options, name, read))
-    for part in parts:
-        err.write(part.log)
+    _print_logs(parts, err)
     failures = _failures(parts, ())
     done = [(p.context, p.bundle) for p in parts if p.bundle is not None]
     if not done:

@@ -112,6 +112,28 @@ OUTPUT_OPTIONS = [
     ),
 ]
 
+# kubectl get's watch flags, same help texts (watch.py)
+WATCH_OPTIONS = [
+    click.option(
+        "-w",
+        "--watch",
+        is_flag=True,
+        help="After listing/getting the requested object, watch for changes: a line when an "
+        "object starts terminating, when what holds it changes and when it is gone.",
+    ),
+    click.option(
+        "--watch-only",
+        is_flag=True,
+        help="Watch for changes to the requested object(s), without listing/getting first.",
+    ),
+    click.option(
+        "--output-watch-events",
+        is_flag=True,
+        help="Output watch event objects when --watch or --watch-only is used (with -o json). "
+        "Existing objects are output as initial ADDED events.",
+    ),
+]
+
 # Several clusters in one run (fleet.py): global like --context, which they replace.
 FLEET_OPTIONS = [
     click.option(
@@ -397,7 +419,7 @@ def cli(**_global_options: Any) -> None:
 def _command(kind: str, summary: str) -> Callable[[F], click.Command]:
     def wrap(function: F) -> click.Command:
         @click.argument("names", nargs=-1, metavar="[NAME]...")
-        @with_options(SCOPE_OPTIONS, OUTPUT_OPTIONS)
+        @with_options(SCOPE_OPTIONS, OUTPUT_OPTIONS, WATCH_OPTIONS)
         @click.pass_context
         def command(ctx: click.Context, /, names: tuple[str, ...], **flags: Any) -> None:
             try:

@@ -56,6 +56,9 @@ class Options:
     disable_compression: bool = False
     from_file: str | None = None
     now: bool = False
+    watch: bool = False  # -w (watch.py)
+    watch_only: bool = False
+    output_watch_events: bool = False
 
     @classmethod
     def from_flags(cls, kind: str, names: tuple[str, ...], flags: dict[str, Any]) -> Options:
@@ -77,6 +80,30 @@ class Options:
         if self.summary and self.output in ("json", "yaml", "name"):
             raise UsageError(f"--summary prints text; -o {self.output} has no summary of its own")
         self.validate_fleet()
+        self.validate_watch()
+
+    @property
+    def watching(self) -> bool:
+        return self.watch or self.watch_only
+
+    def validate_watch(self) -> None:
+        if self.output_watch_events and not self.watching:
+            raise UsageError("--output-watch-events only applies with --watch or --watch-only")
+        if not self.watching:
+            return
+        for flag, given in (
+            ("--explain", self.explain),
+            ("--summary", self.summary),
+            ("--from-file", self.from_file),
+            ("--contexts/--all-contexts", self.fleet),
+            (f"-o {self.output}", self.output in ("yaml", "name")),
+        ):
+            if given:
+                raise UsageError(f"{flag} cannot be combined with --watch")
+        if self.kind not in ("pods", "namespaces"):
+            raise UsageError("--watch applies to pods and namespaces")
+        if self.output_watch_events and self.output != "json":
+            raise UsageError("--output-watch-events applies with -o json")
 
     @property
     def fleet(self) -> bool:

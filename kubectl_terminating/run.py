@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING
 
@@ -67,6 +68,10 @@ def _run(options: Options, out: IO[str], err: IO[str]) -> int:
         from kubectl_terminating.fleet import run_fleet
 
         return run_fleet(options, out, err)
+    if options.watching:  # the first table, then its changes: the layer above this one
+        from kubectl_terminating.watch import run_watch
+
+        return run_watch(options, out, err)
     if options.from_file:
         from kubectl_terminating.snapshot import SnapshotSource
 
@@ -85,8 +90,14 @@ def _run(options: Options, out: IO[str], err: IO[str]) -> int:
     return report(request, result, out, err)
 
 
-def collect(request: Request, source: Source, err: IO[str]) -> Result:
-    """The terminating objects of the request's kind, each explained."""
+def collect(
+    request: Request,
+    source: Source,
+    err: IO[str],
+    view_for: Callable[[ClusterView, JSON], ClusterView] | None = None,
+) -> Result:
+    """The terminating objects of the request's kind, each explained (through
+    view_for(view, object) when given: --watch notes what each explanation reads)."""
     kind = kinds.by_command(request.options.kind)
     view, detailed = source.view, request.detailed
     found = kind.find(source, request)
@@ -95,7 +106,8 @@ def collect(request: Request, source: Source, err: IO[str]) -> Result:
     def one(pair: tuple[Resource, JSON]) -> Finding:
         resource, obj = pair
         try:
-            finding = kind.explain(obj, resource, view, detailed)
+            seen = view_for(view, obj) if view_for else view
+            finding = kind.explain(obj, resource, seen, detailed)
         except TerminatingError:
             raise  # the server or the credentials are gone: the run's one error line
         except Exception as error:

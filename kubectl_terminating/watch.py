@@ -1,0 +1,475 @@
+"""`-w/--watch`: the table, then a line whenever an object starts terminating, what holds it
+changes, or it is gone (`shop/db-0 gone after 4m12s`).
+
+Built on watch requests, never on polling: one watch of the command's kind and one of each
+kind whose objects can change what holds a terminating object (RELATED: nodes, services,
+endpoint slices, webhooks, APIServices, CSI, volumes, CRDs). Each explanation notes what it
+read (DependencyView); a change of one of those objects re-explains only the objects that read
+it, and a change of a terminating object re-explains that object alone. Each watch resumes
+from its last resourceVersion (with bookmarks), lists again on 410 Gone and reconnects with
+backoff when the API server goes away. Leases and Events are not watched (every node renews
+its Lease every 10 s: that would re-explain all the time); a grace period that ends is a timer.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import queue
+import re
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import IO
+
+from kubectl_terminating import kinds
+from kubectl_terminating.client import ACCEPT_METADATA, Client
+from kubectl_terminating.connection import connected, error_line
+from kubectl_terminating.errors import ApiError, Forbidden, Gone, NotFound, TerminatingError
+from kubectl_terminating.kinds import Kind
+from kubectl_terminating.live import LiveSource, LiveView
+from kubectl_terminating.model import GRACE_PERIOD, JSON, Finding
+from kubectl_terminating.options import Options, Request, complete
+from kubectl_terminating.resources import (
+    APISERVICES,
+    CRDS,
+    CSI_DRIVERS,
+    CSI_NODES,
+    ENDPOINT_SLICES,
+    MUTATING_WEBHOOKS,
+    NODES,
+    PVCS,
+    PVS,
+    SERVICES,
+    VALIDATING_WEBHOOKS,
+    VOLUME_ATTACHMENTS,
+    Resource,
+    meta,
+    typed,
+)
+from kubectl_terminating.run import Result, collect, report
+from kubectl_terminating.view import EVERYTHING, ClusterView, ContentListing, Discovery, Selectors
+
+RELATED = (
+    NODES,
+    SERVICES,
+    ENDPOINT_SLICES,
+    VALIDATING_WEBHOOKS,
+    MUTATING_WEBHOOKS,
+    APISERVICES,
+    CSI_DRIVERS,
+    CSI_NODES,
+    VOLUME_ATTACHMENTS,
+    PVCS,
+    PVS,
+    CRDS,
+)
+# The server ends each watch request after this long (client-go: 5 to 10 minutes); the watch
+# goes on from the last resourceVersion seen.
+WATCH_SECONDS = 300
+FIRST_BACKOFF = 0.5
+MAX_BACKOFF = 30.0
+ACCEPT_WATCH_METADATA = (
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+)
+# The same blocker with other numbers (an age, a count of dependents left) is no change.
+_NUMBERS = re.compile(r"\d+")
+
+# (type, namespace, name) an explanation read; name None: a list (namespace None: all)
+Dependency = tuple[str, str | None, str | None]
+Key = tuple[str, str]  # (namespace or "", name)
+
+
+class DependencyView:
+    """A ClusterView that passes reads on and notes which objects and lists were read."""
+
+    def __init__(self, inner: ClusterView) -> None:
+        self.inner = inner
+        self.read: set[Dependency] = set()
+
+    @property
+    def now(self) -> datetime:
+        return self.inner.now
+
+    def get(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
+        self.read.add((resource.qualified, namespace or None, name))
+        return self.inner.get(resource, namespace, name)
+
+    def discovery(self) -> Discovery:
+        return self.inner.discovery()
+
+    def namespace_content(self, namespace: str) -> list[ContentListing]:
+        return self.inner.namespace_content(namespace)
+
+    def list(
+        self, resource: Resource, namespace: str | None = None, selectors: Selectors = EVERYTHING
+    ) -> list[JSON]:
+        self.read.add((resource.qualified, namespace or None, None))
+        return self.inner.list(resource, namespace, selectors)
+
+
+def depends_on(read: frozenset[Dependency], resource: Resource, obj: JSON) -> bool:
+    m = meta(obj)
+    namespace, name = m.get("namespace") or None, m.get("name")
+    kind = resource.qualified
+    return bool(read & {(kind, namespace, name), (kind, namespace, None), (kind, None, None)})
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a watch saw: ADDED, MODIFIED, DELETED (obj), RELISTED (after 410 Gone: items,
+    for the command's kind) or LOST (message: the watch is interrupted or impossible)."""
+
+    type: str
+    resource: Resource
+    obj: JSON = field(default_factory=dict)
+    items: tuple[JSON, ...] = ()
+    message: str = ""
+
+
+class Watcher:
+    """One resource type watched in a thread of its own; what it sees goes to `changes`."""
+
+    def __init__(
+        self,
+        client: Client,
+        resource: Resource,
+        namespace: str | None,
+        selectors: Selectors,
+        changes: queue.Queue[Change],
+        whole: bool,
+    ) -> None:
+        """whole: a relist reads every object (the command's kind); otherwise one item
+        gives the resourceVersion to go on from and every dependent is explained again."""
+        self.client, self.resource, self.changes, self.whole = client, resource, changes, whole
+        self.path = resource.path(namespace)
+        self.params = selectors.params()
+        self.accept = ACCEPT_WATCH_METADATA if whole else "application/json"
+
+    def resource_version(self) -> str | None:
+        """Where the watch starts: now (read before the first explanations, so nothing that
+        changes while they run is missed). None when the type cannot be listed."""
+        try:
+            page = self.client.get(self.path, {**self.params, "limit": 1}, ACCEPT_METADATA)
+        except ApiError as error:
+            self._lost(f"{self._what()}: {error_line(error)}; its changes are not followed")
+            return None
+        return str((page.get("metadata") or {}).get("resourceVersion") or "") or None
+
+    def start(self, version: str) -> None:
+        threading.Thread(
+            target=self._run, args=(version,), name=f"watch {self.resource.qualified}", daemon=True
+        ).start()
+
+    def _what(self) -> str:
+        return f"cannot watch {self.resource.qualified}"
+
+    def _lost(self, message: str) -> None:
+        self.changes.put(Change("LOST", self.resource, message=message))
+
+    def _run(self, version: str | None) -> None:
+        delay, interrupted = FIRST_BACKOFF, False
+        while True:
+            try:
+                if version is None:
+                    version = self._relist()
+                for kind, obj in self._events(version):
+                    version = str(meta(obj).get("resourceVersion") or version)
+                    delay, interrupted = FIRST_BACKOFF, False
+                    if kind in ("ADDED", "MODIFIED", "DELETED"):
+                        self.changes.put(Change(kind, self.resource, typed(obj, self.resource)))
+            except Gone:
+                version = None  # too old for the server: list again, then go on from there
+            except (Forbidden, NotFound) as error:
+                self._lost(f"{self._what()}: {error_line(error)}; its changes are not followed")
+                return
+            except TerminatingError as error:
+                if not interrupted:
+                    self._lost(
+                        f"watch of {self.resource.qualified} interrupted: "
+                        f"{error_line(error)}; reconnecting"
+                    )
+                    interrupted = True
+                time.sleep(delay)
+                delay = min(delay * 2, MAX_BACKOFF)
+
+    def _events(self, version: str) -> Iterator[tuple[str, JSON]]:
+        params = {
+            **self.params,
+            "resourceVersion": version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": WATCH_SECONDS,
+        }
+        for event in self.client.watch(self.path, params, self.accept):
+            kind, obj = str(event.get("type")), event.get("object")
+            if not isinstance(obj, dict):
+                continue
+            if kind == "ERROR":
+                if obj.get("code") == 410:
+                    raise Gone(str(obj.get("message") or "too old resource version"), 410)
+                raise ApiError(str(obj.get("message") or "watch error"), int(obj.get("code") or 0))
+            yield kind, obj
+
+    def _relist(self) -> str:
+        if not self.whole:
+            version = self.resource_version()
+            if version is None:
+                raise NotFound(f"{self.resource.qualified} can no longer be listed", 404)
+            self.changes.put(Change("RELISTED", self.resource))
+            return version
+        items: list[JSON] = []
+        version = ""
+        for page in self.client.pages(self.path, self.params, ACCEPT_METADATA):
+            version = version or str((page.get("metadata") or {}).get("resourceVersion") or "")
+            items += [typed(i, self.resource) for i in page.get("items") or []]
+        self.changes.put(Change("RELISTED", self.resource, items=tuple(items)))
+        return version
+
+
+def holds(finding: Finding) -> tuple[str, str]:
+    """What holds the object, as compared between two explanations."""
+    main = finding.main_blocker
+    if main is None:
+        return "", ""
+    return main.type, "" if main.type == GRACE_PERIOD else _NUMBERS.sub("#", main.summary)
+
+
+def key_of(obj: JSON) -> Key:
+    m = meta(obj)
+    return str(m.get("namespace") or ""), str(m.get("name") or "")
+
+
+def terminating_for(obj: JSON, now: float) -> float | None:
+    """Seconds since the deletion was asked for (deletionTimestamp less the grace period)."""
+    from kubectl_terminating.timeutil import parse_time
+
+    m = meta(obj)
+    deadline = parse_time(m.get("deletionTimestamp"))
+    if deadline is None:
+        return None
+    grace = m.get("deletionGracePeriodSeconds")
+    return now - deadline.timestamp() + (grace if isinstance(grace, int) else 0)
+
+
+class Lines:
+    """The lines after the table: text, or with -o json one JSON object (or event) a line."""
+
+    def __init__(self, options: Options, out: IO[str]) -> None:
+        from kubectl_terminating.render.style import Style, use_color
+
+        self.out, self.json, self.events = (
+            out,
+            options.output == "json",
+            options.output_watch_events,
+        )
+        self.style = Style(color=use_color(options.color, out))
+        self.lock = threading.Lock()
+
+    def emit(self, event: str, finding: Finding, text: str) -> None:
+        from kubectl_terminating.render.style import safe
+
+        if self.json:
+            document = finding.to_json()
+            if self.events:
+                document = {"type": event, "object": document}
+            line = json.dumps(document, ensure_ascii=True)
+        else:
+            where = f"{finding.namespace}/" if finding.namespace else ""
+            line = f"{safe(where + finding.name)} {text}"
+        with self.lock:
+            self.out.write(line + "\n")
+            self.out.flush()
+
+    def started(self, finding: Finding) -> None:
+        self.emit("ADDED", finding, f"terminating: {self._blocker(finding)}")
+
+    def changed(self, finding: Finding) -> None:
+        self.emit("MODIFIED", finding, f"now: {self._blocker(finding)}")
+
+    def gone(self, finding: Finding, seconds: float | None) -> None:
+        from kubectl_terminating.timeutil import human_duration
+
+        self.emit("DELETED", finding, f"gone after {human_duration(seconds)}")
+
+    def _blocker(self, finding: Finding) -> str:
+        from kubectl_terminating.render.table import blocker_cell
+
+        return blocker_cell(finding, self.style)
+
+
+@dataclass
+class Tracked:
+    finding: Finding
+    read: frozenset[Dependency]
+    version: str  # the resourceVersion explained
+    holds: tuple[str, str]  # what held it when last reported
+
+
+class Tracker:
+    """The terminating objects being watched: explained again only when they or what they
+    read change, a line printed when one starts, what holds it changes, or it goes."""
+
+    def __init__(self, request: Request, kind: Kind, client: Client, lines: Lines) -> None:
+        assert kind.resource is not None
+        self.request, self.kind, self.resource = request, kind, kind.resource
+        self.client, self.lines = client, lines
+        self.objects: dict[Key, Tracked] = {}
+        self.timers: list[tuple[float, Key]] = []
+        self.reads: dict[str, set[Dependency]] = {}  # by uid, in the first pass
+
+    def view_for(self, view: ClusterView, obj: JSON) -> ClusterView:
+        """For run.collect: each object explained through its own DependencyView."""
+        noting = DependencyView(view)
+        self.reads[str(meta(obj).get("uid"))] = noting.read
+        return noting
+
+    def start(self, result: Result) -> None:
+        """The first pass's findings, tracked without a line (their resourceVersion is not
+        known: the first change of each explains it again)."""
+        for finding in result.findings:
+            key = (finding.namespace or "", finding.name)
+            self._keep(key, {}, finding, frozenset(self.reads.get(finding.uid, ())))
+        self.reads.clear()
+
+    def _keep(self, key: Key, obj: JSON, finding: Finding, read: frozenset[Dependency]) -> None:
+        self.objects[key] = Tracked(
+            finding, read, str(meta(obj).get("resourceVersion")), holds(finding)
+        )
+        if finding.overdue_seconds is not None and finding.overdue_seconds < 0:
+            # nothing will be written when the grace period ends: look again then
+            heapq.heappush(self.timers, (time.monotonic() - finding.overdue_seconds + 1, key))
+
+    def wanted(self, key: Key) -> bool:
+        names = self.request.options.names
+        return not names or key[1] in names
+
+    def handle(self, change: Change) -> None:
+        if change.resource != self.resource:
+            self._related(change)
+        elif change.type == "RELISTED":
+            self._relisted(change.items)
+        elif self.wanted(key_of(change.obj)):
+            self._own(change)
+
+    def _own(self, change: Change) -> None:
+        key, m = key_of(change.obj), meta(change.obj)
+        if change.type == "DELETED":
+            self._gone(key, change.obj)
+            return
+        tracked = self.objects.get(key)
+        if m.get("deletionTimestamp") and (
+            tracked is None or tracked.version != str(m.get("resourceVersion"))
+        ):
+            self.refresh(key)
+
+    def _relisted(self, items: tuple[JSON, ...]) -> None:
+        present = {key_of(i): i for i in items}
+        for key in [k for k in self.objects if k not in present]:
+            self._gone(key, {})
+        for key, obj in present.items():
+            if self.wanted(key):
+                self._own(Change("MODIFIED", self.resource, obj))
+
+    def _related(self, change: Change) -> None:
+        kind = change.resource.qualified
+        for key, tracked in list(self.objects.items()):
+            if (change.type == "RELISTED" and any(r[0] == kind for r in tracked.read)) or (
+                change.type != "RELISTED" and depends_on(tracked.read, change.resource, change.obj)
+            ):
+                self.refresh(key)
+
+    def refresh(self, key: Key) -> None:
+        """Read the object again and explain it: a line if it started or what holds it
+        changed."""
+        namespace, name = key
+        try:
+            obj = self.client.get(self.resource.path(namespace or None, name))
+        except NotFound:
+            self._gone(key, {})
+            return
+        if not meta(obj).get("deletionTimestamp"):
+            return
+        noting = DependencyView(LiveView(self.client))
+        finding = self.kind.explain(obj, self.resource, noting, self.request.detailed)
+        before = self.objects.get(key)
+        self._keep(key, obj, finding, frozenset(noting.read))
+        if before is None:
+            self.lines.started(finding)
+        elif before.holds != holds(finding):
+            self.lines.changed(finding)
+        else:
+            self.objects[key].holds = before.holds
+
+    def _gone(self, key: Key, obj: JSON) -> None:
+        tracked = self.objects.pop(key, None)
+        if tracked is None:
+            return
+        seconds = terminating_for(obj, time.time()) if obj else None
+        if seconds is None and tracked.finding.terminating_seconds is not None:
+            seconds = tracked.finding.terminating_seconds
+        self.lines.gone(tracked.finding, seconds)
+
+    def wait(self) -> float | None:
+        """Seconds until the next timer (None: none)."""
+        return max(0.0, self.timers[0][0] - time.monotonic()) if self.timers else None
+
+    def fire(self) -> None:
+        while self.timers and self.timers[0][0] <= time.monotonic():
+            _, key = heapq.heappop(self.timers)
+            if key in self.objects:
+                self.refresh(key)
+
+
+def _first(request: Request, result: Result, lines: Lines, out: IO[str], err: IO[str]) -> None:
+    """The table (or with -o json each object, a line each); with --watch-only only the
+    warnings."""
+    from kubectl_terminating.run import print_problems
+
+    options = request.options
+    if options.watch_only or options.output == "json":
+        print_problems(result, err)
+        if not options.watch_only:
+            for finding in result.findings:
+                lines.started(finding)
+    else:
+        report(request, result, out, err)
+    out.flush()
+    err.flush()
+
+
+def run_watch(options: Options, out: IO[str], err: IO[str]) -> int:
+    """The table (unless --watch-only), then the lines, until Ctrl-C (exit 130)."""
+    from kubectl_terminating.render.style import safe
+
+    with connected(options, err) as client:
+        request = complete(options, client.connection.namespace)
+        kind = kinds.by_command(options.kind)
+        assert kind.resource is not None
+        changes: queue.Queue[Change] = queue.Queue()
+        # long-lived requests get their own connections: the explanations keep theirs
+        streams = Client(client.connection, 0.0, len(RELATED) + 2, options.verbosity, err)
+        namespace = request.namespace if kind.namespaced else None
+        selectors = Selectors(labels=options.selector or "")
+        watchers = [Watcher(streams, kind.resource, namespace, selectors, changes, True)]
+        watchers += [Watcher(streams, r, None, EVERYTHING, changes, False) for r in RELATED]
+        versions = streams.map(lambda w: w.resource_version(), watchers)
+        lines = Lines(options, out)
+        tracker = Tracker(request, kind, client, lines)
+        result = collect(request, LiveSource(client), err, tracker.view_for)
+        _first(request, result, lines, out, err)
+        tracker.start(result)
+        for watcher, version in zip(watchers, versions, strict=True):
+            if version is not None:
+                watcher.start(version)
+        while True:
+            try:
+                change = changes.get(timeout=tracker.wait())
+            except queue.Empty:
+                tracker.fire()
+                continue
+            if change.type == "LOST":
+                print(f"Warning: {safe(change.message)}", file=err, flush=True)
+            else:
+                tracker.handle(change)

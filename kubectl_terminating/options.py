@@ -100,8 +100,6 @@ class Options:
         ):
             if given:
                 raise UsageError(f"{flag} cannot be combined with --watch")
-        if self.kind not in ("pods", "namespaces"):
-            raise UsageError("--watch applies to pods and namespaces")
         if self.output_watch_events and self.output != "json":
             raise UsageError("--output-watch-events applies with -o json")
 

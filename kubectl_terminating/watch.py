@@ -27,7 +27,7 @@ from typing import IO
 from kubectl_terminating import kinds
 from kubectl_terminating.client import ACCEPT_METADATA, Client
 from kubectl_terminating.connection import connected, error_line
-from kubectl_terminating.errors import ApiError, Forbidden, Gone, NotFound, TerminatingError
+from kubectl_terminating.errors import ApiError, Gone, NotFound, TerminatingError
 from kubectl_terminating.kinds import Kind
 from kubectl_terminating.live import LiveSource, LiveView
 from kubectl_terminating.model import GRACE_PERIOD, JSON, Finding
@@ -69,7 +69,10 @@ RELATED = (
 # The server ends each watch request after this long (client-go: 5 to 10 minutes); the watch
 # goes on from the last resourceVersion seen.
 WATCH_SECONDS = 300
+# Statuses a watch will not get past by trying again (401, 403, 404, 405: no watch verb).
+PERMANENT = frozenset({401, 403, 404, 405})
 FIRST_BACKOFF = 0.5
+INTERRUPTED_EVERY = 60.0  # seconds between two "watch interrupted" warnings
 MAX_BACKOFF = 30.0
 ACCEPT_WATCH_METADATA = (
     "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
@@ -79,7 +82,7 @@ _NUMBERS = re.compile(r"\d+")
 
 # (type, namespace, name) an explanation read; name None: a list (namespace None: all)
 Dependency = tuple[str, str | None, str | None]
-Key = tuple[str, str]  # (namespace or "", name)
+Key = tuple[Resource, str, str]  # (type, namespace or "", name)
 
 
 class DependencyView:
@@ -120,7 +123,8 @@ def depends_on(read: frozenset[Dependency], resource: Resource, obj: JSON) -> bo
 @dataclass(frozen=True)
 class Change:
     """What a watch saw: ADDED, MODIFIED, DELETED (obj), RELISTED (after 410 Gone: items,
-    for the command's kind) or LOST (message: the watch is interrupted or impossible)."""
+    for the command's kind), INTERRUPTED (message: reconnecting) or LOST (message: the watch
+    is impossible)."""
 
     type: str
     resource: Resource
@@ -146,7 +150,6 @@ class Watcher:
         self.client, self.resource, self.changes, self.whole = client, resource, changes, whole
         self.path = resource.path(namespace)
         self.params = selectors.params()
-        self.accept = ACCEPT_WATCH_METADATA if whole else "application/json"
 
     def resource_version(self) -> str | None:
         """Where the watch starts: now (read before the first explanations, so nothing that
@@ -182,14 +185,13 @@ class Watcher:
                         self.changes.put(Change(kind, self.resource, typed(obj, self.resource)))
             except Gone:
                 version = None  # too old for the server: list again, then go on from there
-            except (Forbidden, NotFound) as error:
-                self._lost(f"{self._what()}: {error_line(error)}; its changes are not followed")
-                return
             except TerminatingError as error:
+                if isinstance(error, ApiError) and error.status in PERMANENT:
+                    self._lost(f"{self._what()}: {error_line(error)}; its changes are not followed")
+                    return
                 if not interrupted:
-                    self._lost(
-                        f"watch of {self.resource.qualified} interrupted: "
-                        f"{error_line(error)}; reconnecting"
+                    self.changes.put(
+                        Change("INTERRUPTED", self.resource, message=error_line(error))
                     )
                     interrupted = True
                 time.sleep(delay)
@@ -202,7 +204,8 @@ class Watcher:
             "allowWatchBookmarks": "true",
             "timeoutSeconds": WATCH_SECONDS,
         }
-        for event in self.client.watch(self.path, params, self.accept):
+        # metadata only: which object changed is all a watch tells; explaining reads the rest
+        for event in self.client.watch(self.path, params, ACCEPT_WATCH_METADATA):
             kind, obj = str(event.get("type")), event.get("object")
             if not isinstance(obj, dict):
                 continue
@@ -236,9 +239,9 @@ def holds(finding: Finding) -> tuple[str, str]:
     return main.type, "" if main.type == GRACE_PERIOD else _NUMBERS.sub("#", main.summary)
 
 
-def key_of(obj: JSON) -> Key:
+def key_of(resource: Resource, obj: JSON) -> Key:
     m = meta(obj)
-    return str(m.get("namespace") or ""), str(m.get("name") or "")
+    return resource, str(m.get("namespace") or ""), str(m.get("name") or "")
 
 
 def terminating_for(obj: JSON, now: float) -> float | None:
@@ -256,9 +259,11 @@ def terminating_for(obj: JSON, now: float) -> float | None:
 class Lines:
     """The lines after the table: text, or with -o json one JSON object (or event) a line."""
 
-    def __init__(self, options: Options, out: IO[str]) -> None:
+    def __init__(self, options: Options, out: IO[str], with_kind: bool = False) -> None:
+        """with_kind: each line names the object's kind (`all`)."""
         from kubectl_terminating.render.style import Style, use_color
 
+        self.with_kind = with_kind
         self.out, self.json, self.events = (
             out,
             options.output == "json",
@@ -276,7 +281,11 @@ class Lines:
                 document = {"type": event, "object": document}
             line = json.dumps(document, ensure_ascii=True)
         else:
+            from kubectl_terminating.render.structured import kind_group
+
             where = f"{finding.namespace}/" if finding.namespace else ""
+            if self.with_kind:
+                where = f"{kind_group(finding, finding.kind)} {where}"
             line = f"{safe(where + finding.name)} {text}"
         with self.lock:
             self.out.write(line + "\n")
@@ -311,10 +320,13 @@ class Tracker:
     """The terminating objects being watched: explained again only when they or what they
     read change, a line printed when one starts, what holds it changes, or it goes."""
 
-    def __init__(self, request: Request, kind: Kind, client: Client, lines: Lines) -> None:
-        assert kind.resource is not None
-        self.request, self.kind, self.resource = request, kind, kind.resource
-        self.client, self.lines = client, lines
+    def __init__(
+        self, request: Request, kind: Kind, own: list[Resource], client: Client, lines: Lines
+    ) -> None:
+        """own: the types whose terminating objects are followed (the command's kind, or
+        for `all` every listable type)."""
+        self.request, self.kind, self.client, self.lines = request, kind, client, lines
+        self.own = {(r.api_version, r.kind): r for r in own}
         self.objects: dict[Key, Tracked] = {}
         self.timers: list[tuple[float, Key]] = []
         self.reads: dict[str, set[Dependency]] = {}  # by uid, in the first pass
@@ -329,8 +341,10 @@ class Tracker:
         """The first pass's findings, tracked without a line (their resourceVersion is not
         known: the first change of each explains it again)."""
         for finding in result.findings:
-            key = (finding.namespace or "", finding.name)
-            self._keep(key, {}, finding, frozenset(self.reads.get(finding.uid, ())))
+            resource = self.own.get((finding.api_version, finding.kind))
+            if resource is not None:
+                key = (resource, finding.namespace or "", finding.name)
+                self._keep(key, {}, finding, frozenset(self.reads.get(finding.uid, ())))
         self.reads.clear()
 
     def _keep(self, key: Key, obj: JSON, finding: Finding, read: frozenset[Dependency]) -> None:
@@ -343,18 +357,20 @@ class Tracker:
 
     def wanted(self, key: Key) -> bool:
         names = self.request.options.names
-        return not names or key[1] in names
+        return not names or key[2] in names
 
     def handle(self, change: Change) -> None:
-        if change.resource != self.resource:
-            self._related(change)
-        elif change.type == "RELISTED":
-            self._relisted(change.items)
-        elif self.wanted(key_of(change.obj)):
-            self._own(change)
+        """A change of a watched object: its own (re-explained if terminating) or of one
+        that explanations read (those that read it are explained again)."""
+        if (change.resource.api_version, change.resource.kind) in self.own:
+            if change.type == "RELISTED":
+                self._relisted(change.resource, change.items)
+            elif self.wanted(key_of(change.resource, change.obj)):
+                self._own(change)
+        self._related(change)
 
     def _own(self, change: Change) -> None:
-        key, m = key_of(change.obj), meta(change.obj)
+        key, m = key_of(change.resource, change.obj), meta(change.obj)
         if change.type == "DELETED":
             self._gone(key, change.obj)
             return
@@ -364,13 +380,13 @@ class Tracker:
         ):
             self.refresh(key)
 
-    def _relisted(self, items: tuple[JSON, ...]) -> None:
-        present = {key_of(i): i for i in items}
-        for key in [k for k in self.objects if k not in present]:
+    def _relisted(self, resource: Resource, items: tuple[JSON, ...]) -> None:
+        present = {key_of(resource, i): i for i in items}
+        for key in [k for k in self.objects if k[0] == resource and k not in present]:
             self._gone(key, {})
         for key, obj in present.items():
             if self.wanted(key):
-                self._own(Change("MODIFIED", self.resource, obj))
+                self._own(Change("MODIFIED", resource, obj))
 
     def _related(self, change: Change) -> None:
         kind = change.resource.qualified
@@ -383,16 +399,16 @@ class Tracker:
     def refresh(self, key: Key) -> None:
         """Read the object again and explain it: a line if it started or what holds it
         changed."""
-        namespace, name = key
+        resource, namespace, name = key
         try:
-            obj = self.client.get(self.resource.path(namespace or None, name))
+            obj = self.client.get(resource.path(namespace or None, name))
         except NotFound:
             self._gone(key, {})
             return
         if not meta(obj).get("deletionTimestamp"):
             return
         noting = DependencyView(LiveView(self.client))
-        finding = self.kind.explain(obj, self.resource, noting, self.request.detailed)
+        finding = self.kind.explain(obj, resource, noting, self.request.detailed)
         before = self.objects.get(key)
         self._keep(key, obj, finding, frozenset(noting.read))
         if before is None:
@@ -439,6 +455,16 @@ def _first(request: Request, result: Result, lines: Lines, out: IO[str], err: IO
     err.flush()
 
 
+def _own_types(client: Client, kind: Kind, namespace: str | None) -> list[Resource]:
+    """The types whose objects the run follows: the command's, or for `all` every listable
+    type (cluster-scoped ones only across all namespaces, as find_all)."""
+    from kubectl_terminating.discovery import discover
+
+    if kind.resource is not None:
+        return [kind.resource]
+    return [r for r in discover(client).resources if r.namespaced or namespace is None]
+
+
 def run_watch(options: Options, out: IO[str], err: IO[str]) -> int:
     """The table (unless --watch-only), then the lines, until Ctrl-C (exit 130)."""
     from kubectl_terminating.render.style import safe
@@ -446,23 +472,29 @@ def run_watch(options: Options, out: IO[str], err: IO[str]) -> int:
     with connected(options, err) as client:
         request = complete(options, client.connection.namespace)
         kind = kinds.by_command(options.kind)
-        assert kind.resource is not None
+        own = _own_types(client, kind, request.namespace)
+        related = [r for r in RELATED if r not in own]
         changes: queue.Queue[Change] = queue.Queue()
         # long-lived requests get their own connections: the explanations keep theirs
-        streams = Client(client.connection, 0.0, len(RELATED) + 2, options.verbosity, err)
-        namespace = request.namespace if kind.namespaced else None
+        streams = Client(client.connection, 0.0, len(own) + len(related), options.verbosity, err)
         selectors = Selectors(labels=options.selector or "")
-        watchers = [Watcher(streams, kind.resource, namespace, selectors, changes, True)]
-        watchers += [Watcher(streams, r, None, EVERYTHING, changes, False) for r in RELATED]
+        watchers = [
+            Watcher(
+                streams, r, request.namespace if r.namespaced else None, selectors, changes, True
+            )
+            for r in own
+        ]
+        watchers += [Watcher(streams, r, None, EVERYTHING, changes, False) for r in related]
         versions = streams.map(lambda w: w.resource_version(), watchers)
-        lines = Lines(options, out)
-        tracker = Tracker(request, kind, client, lines)
+        lines = Lines(options, out, with_kind=kind.resource is None)
+        tracker = Tracker(request, kind, own, client, lines)
         result = collect(request, LiveSource(client), err, tracker.view_for)
         _first(request, result, lines, out, err)
         tracker.start(result)
         for watcher, version in zip(watchers, versions, strict=True):
             if version is not None:
                 watcher.start(version)
+        said = -INTERRUPTED_EVERY  # when an interruption was last told
         while True:
             try:
                 change = changes.get(timeout=tracker.wait())
@@ -471,5 +503,14 @@ def run_watch(options: Options, out: IO[str], err: IO[str]) -> int:
                 continue
             if change.type == "LOST":
                 print(f"Warning: {safe(change.message)}", file=err, flush=True)
+            elif change.type == "INTERRUPTED":
+                # every watch loses the server at once: one line, not one per watch
+                if time.monotonic() - said >= INTERRUPTED_EVERY:
+                    said = time.monotonic()
+                    print(
+                        f"Warning: watch interrupted, reconnecting: {safe(change.message)}",
+                        file=err,
+                        flush=True,
+                    )
             else:
                 tracker.handle(change)

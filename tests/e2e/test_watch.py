@@ -185,3 +185,25 @@ def test_watch_only_json_events(control_plane: ControlPlane, watching: list[Watc
     assert code == 130
     api.remove_finalizers(cp, f"/api/v1/namespaces/{ns}/pods/after-0")
     api.delete(cp, f"/api/v1/namespaces/{ns}")
+
+
+def test_watch_all_follows_any_kind(control_plane: ControlPlane, watching: list[Watching]) -> None:
+    """`all -w`: every listable type is watched; each line names the object's kind."""
+    cp = control_plane
+    ns = api.unique_ns("watch-all")
+    api.create_namespace(cp, ns)
+    api.create_configmap(cp, ns, "cm-0", finalizers=["example.com/keep"])
+    api.delete(cp, f"/api/v1/namespaces/{ns}/configmaps/cm-0")
+    watch = Watching(cp.kubeconfig_path, "all", "-n", ns, "-w")
+    watching.append(watch)
+    watch.expect(r"^KIND\s+NAME")
+    watch.expect(r"^ConfigMap\s+cm-0\s")
+    api.create_configmap(cp, ns, "cm-1", finalizers=["example.com/keep"])
+    api.delete(cp, f"/api/v1/namespaces/{ns}/configmaps/cm-1")
+    watch.expect(rf"^ConfigMap {ns}/cm-1 terminating: finalizer example.com/keep")
+    api.remove_finalizers(cp, f"/api/v1/namespaces/{ns}/configmaps/cm-0")
+    watch.expect(rf"^ConfigMap {ns}/cm-0 gone after \d+")
+    code, err = watch.interrupt()
+    assert code == 130, err
+    api.remove_finalizers(cp, f"/api/v1/namespaces/{ns}/configmaps/cm-1")
+    api.delete(cp, f"/api/v1/namespaces/{ns}")

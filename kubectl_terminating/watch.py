@@ -244,18 +244,6 @@ def key_of(resource: Resource, obj: JSON) -> Key:
     return resource, str(m.get("namespace") or ""), str(m.get("name") or "")
 
 
-def terminating_for(obj: JSON, now: float) -> float | None:
-    """Seconds since the deletion was asked for (deletionTimestamp less the grace period)."""
-    from kubectl_terminating.timeutil import parse_time
-
-    m = meta(obj)
-    deadline = parse_time(m.get("deletionTimestamp"))
-    if deadline is None:
-        return None
-    grace = m.get("deletionGracePeriodSeconds")
-    return now - deadline.timestamp() + (grace if isinstance(grace, int) else 0)
-
-
 class Lines:
     """The lines after the table: text, or with -o json one JSON object (or event) a line."""
 
@@ -314,6 +302,7 @@ class Tracked:
     read: frozenset[Dependency]
     version: str  # the resourceVersion explained
     holds: tuple[str, str]  # what held it when last reported
+    since: float | None  # when its deletion was first asked for (epoch seconds)
 
 
 class Tracker:
@@ -348,8 +337,15 @@ class Tracker:
         self.reads.clear()
 
     def _keep(self, key: Key, obj: JSON, finding: Finding, read: frozenset[Dependency]) -> None:
+        since = None
+        if finding.terminating_seconds is not None:
+            since = time.time() - finding.terminating_seconds
+        before = self.objects.get(key)
+        if before is not None and before.since is not None:
+            # a forced deletion moves deletionTimestamp to now: the first request counts
+            since = before.since if since is None else min(since, before.since)
         self.objects[key] = Tracked(
-            finding, read, str(meta(obj).get("resourceVersion")), holds(finding)
+            finding, read, str(meta(obj).get("resourceVersion")), holds(finding), since
         )
         if finding.overdue_seconds is not None and finding.overdue_seconds < 0:
             # nothing will be written when the grace period ends: look again then
@@ -372,7 +368,7 @@ class Tracker:
     def _own(self, change: Change) -> None:
         key, m = key_of(change.resource, change.obj), meta(change.obj)
         if change.type == "DELETED":
-            self._gone(key, change.obj)
+            self._gone(key)
             return
         tracked = self.objects.get(key)
         if m.get("deletionTimestamp") and (
@@ -383,7 +379,7 @@ class Tracker:
     def _relisted(self, resource: Resource, items: tuple[JSON, ...]) -> None:
         present = {key_of(resource, i): i for i in items}
         for key in [k for k in self.objects if k[0] == resource and k not in present]:
-            self._gone(key, {})
+            self._gone(key)
         for key, obj in present.items():
             if self.wanted(key):
                 self._own(Change("MODIFIED", resource, obj))
@@ -403,7 +399,7 @@ class Tracker:
         try:
             obj = self.client.get(resource.path(namespace or None, name))
         except NotFound:
-            self._gone(key, {})
+            self._gone(key)
             return
         if not meta(obj).get("deletionTimestamp"):
             return
@@ -418,13 +414,11 @@ class Tracker:
         else:
             self.objects[key].holds = before.holds
 
-    def _gone(self, key: Key, obj: JSON) -> None:
+    def _gone(self, key: Key) -> None:
         tracked = self.objects.pop(key, None)
         if tracked is None:
             return
-        seconds = terminating_for(obj, time.time()) if obj else None
-        if seconds is None and tracked.finding.terminating_seconds is not None:
-            seconds = tracked.finding.terminating_seconds
+        seconds = None if tracked.since is None else time.time() - tracked.since
         self.lines.gone(tracked.finding, seconds)
 
     def wait(self) -> float | None:

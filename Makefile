@@ -65,8 +65,12 @@ include hack/dist.mk
 #   make bench-outage                       the mass outage alone: 2,000 and 20,000 pods stuck on
 #                                           20 and 200 dead nodes among 20,000 and 50,000 healthy
 #                                           (OUTAGE_SIZES=20000:2000,50000:20000 to pick)
-.PHONY: bench bench-pods bench-outage
-bench: bench-pods bench-outage
+#   make bench-fleet                        --all-contexts over FLEET_N=3 control planes next to
+#                                           each context alone (FLEET_PODS, FLEET_STUCK per cluster)
+#   make bench-watch                        pods -A -w: requests and CPU over a quiet minute on
+#                                           WATCH_PODS=20000 pods (WATCH_SECONDS=60)
+.PHONY: bench bench-pods bench-outage bench-fleet bench-watch
+bench: bench-pods bench-outage bench-fleet bench-watch
 
 bench-pods: $(STAMP) control-plane
 	BENCH_SIZES="$(BENCH_SIZES)" N="$(N)" M="$(M)" K="$(K)" REPEAT="$(REPEAT)" \
@@ -75,3 +79,10 @@ bench-pods: $(STAMP) control-plane
 bench-outage: $(STAMP) control-plane
 	BENCH_SCENARIO=outage OUTAGE_SIZES="$(OUTAGE_SIZES)" REPEAT="$(REPEAT)" \
 	BENCH_BIN="$(BENCH_BIN)" BENCH_DIR=.bench/outage $(BIN)/python -m hack.bench
+
+bench-fleet: $(STAMP) control-plane
+	FLEET_N="$(FLEET_N)" FLEET_PODS="$(FLEET_PODS)" FLEET_STUCK="$(FLEET_STUCK)" REPEAT="$(REPEAT)" \
+	$(BIN)/python -m hack.bench.fleet
+
+bench-watch: $(STAMP) control-plane
+	WATCH_PODS="$(WATCH_PODS)" WATCH_SECONDS="$(WATCH_SECONDS)" $(BIN)/python -m hack.bench.watchidle

@@ -514,6 +514,19 @@ FIX_OPTIONS = [
         "--audit-file", metavar="PATH", help="Append the audit record of each write to PATH."
     ),
     click.option("-o", "--output", type=click.Choice(("json",)), help="Output format: json."),
+    click.option(
+        "--wait",
+        is_flag=True,
+        help="With --apply: then watch the objects it unstuck until they are gone, a line "
+        "each (exit 3 if some are still there after --timeout).",
+    ),
+    click.option(
+        "--timeout",
+        default="5m",
+        show_default=True,
+        metavar="DURATION",
+        help="How long --wait waits (e.g. 30s, 5m).",
+    ),
 ]
 
 
@@ -546,7 +559,11 @@ def fix(ctx: click.Context, /, kind: str, names: tuple[str, ...], **flags: Any) 
         audit_file=flags.pop("audit_file"),
         output=flags.pop("output"),
         command=" ".join([PROG, *(shlex.quote(a) for a in sys.argv[1:])]),
+        wait=flags.pop("wait"),
+        timeout=_duration(flags.pop("timeout"), ctx),
     )
+    if fix_options.wait and not fix_options.apply:
+        raise click.UsageError("--wait only applies with --apply", ctx)
     if fix_options.confirm is not None and not fix_options.apply:
         raise click.UsageError("--confirm only applies with --apply", ctx)
     if flags.get("contexts") is not None or flags.get("all_contexts"):
@@ -558,6 +575,15 @@ def fix(ctx: click.Context, /, kind: str, names: tuple[str, ...], **flags: Any) 
     from kubectl_terminating.fix.command import run_fix
 
     ctx.exit(run_fix(options, fix_options))
+
+
+def _duration(value: str, ctx: click.Context) -> float:
+    from kubectl_terminating.client import parse_duration
+
+    try:
+        return parse_duration(value)
+    except ValueError as error:
+        raise click.UsageError(str(error), ctx) from None
 
 
 def _restore_library_path() -> None:

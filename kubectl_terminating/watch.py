@@ -20,7 +20,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import IO
 
@@ -73,6 +73,7 @@ WATCH_SECONDS = 300
 PERMANENT = frozenset({401, 403, 404, 405})
 FIRST_BACKOFF = 0.5
 INTERRUPTED_EVERY = 60.0  # seconds between two "watch interrupted" warnings
+EXIT_STILL_THERE = 3  # fix --wait: objects still there after --timeout
 MAX_BACKOFF = 30.0
 ACCEPT_WATCH_METADATA = (
     "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
@@ -459,52 +460,110 @@ def _own_types(client: Client, kind: Kind, namespace: str | None) -> list[Resour
     return [r for r in discover(client).resources if r.namespaced or namespace is None]
 
 
-def run_watch(options: Options, out: IO[str], err: IO[str]) -> int:
-    """The table (unless --watch-only), then the lines, until Ctrl-C (exit 130)."""
-    from kubectl_terminating.render.style import safe
+class Session:
+    """The watches of one run and the tracker they feed: built (each watch's resourceVersion
+    read) before the first explanations, started after them."""
 
-    with connected(options, err) as client:
-        request = complete(options, client.connection.namespace)
+    def __init__(self, client: Client, request: Request, lines: Lines, err: IO[str]) -> None:
+        options = request.options
         kind = kinds.by_command(options.kind)
         own = _own_types(client, kind, request.namespace)
         related = [r for r in RELATED if r not in own]
-        changes: queue.Queue[Change] = queue.Queue()
+        self.changes: queue.Queue[Change] = queue.Queue()
         # long-lived requests get their own connections: the explanations keep theirs
         streams = Client(client.connection, 0.0, len(own) + len(related), options.verbosity, err)
         selectors = Selectors(labels=options.selector or "")
-        watchers = [
+        self.watchers = [
             Watcher(
-                streams, r, request.namespace if r.namespaced else None, selectors, changes, True
+                streams,
+                r,
+                request.namespace if r.namespaced else None,
+                selectors,
+                self.changes,
+                True,
             )
             for r in own
         ]
-        watchers += [Watcher(streams, r, None, EVERYTHING, changes, False) for r in related]
-        versions = streams.map(lambda w: w.resource_version(), watchers)
-        lines = Lines(options, out, with_kind=kind.resource is None)
-        tracker = Tracker(request, kind, own, client, lines)
-        result = collect(request, LiveSource(client), err, tracker.view_for)
-        _first(request, result, lines, out, err)
-        tracker.start(result)
-        for watcher, version in zip(watchers, versions, strict=True):
+        self.watchers += [
+            Watcher(streams, r, None, EVERYTHING, self.changes, False) for r in related
+        ]
+        self.versions = streams.map(lambda w: w.resource_version(), self.watchers)
+        self.tracker = Tracker(request, kind, own, client, lines)
+        self.err = err
+
+    def start(self) -> None:
+        for watcher, version in zip(self.watchers, self.versions, strict=True):
             if version is not None:
                 watcher.start(version)
+
+    def follow(self, until: float | None = None) -> None:
+        """Handle changes, forever or (until: a time.monotonic()) until then or until no
+        object is left."""
+        from kubectl_terminating.render.style import safe
+
         said = -INTERRUPTED_EVERY  # when an interruption was last told
-        while True:
+        tracker = self.tracker
+        while until is None or (tracker.objects and time.monotonic() < until):
+            waits = [
+                w for w in (tracker.wait(), until and until - time.monotonic()) if w is not None
+            ]
             try:
-                change = changes.get(timeout=tracker.wait())
+                change = self.changes.get(timeout=max(0.0, min(waits)) if waits else None)
             except queue.Empty:
                 tracker.fire()
                 continue
             if change.type == "LOST":
-                print(f"Warning: {safe(change.message)}", file=err, flush=True)
+                print(f"Warning: {safe(change.message)}", file=self.err, flush=True)
             elif change.type == "INTERRUPTED":
                 # every watch loses the server at once: one line, not one per watch
                 if time.monotonic() - said >= INTERRUPTED_EVERY:
                     said = time.monotonic()
                     print(
                         f"Warning: watch interrupted, reconnecting: {safe(change.message)}",
-                        file=err,
+                        file=self.err,
                         flush=True,
                     )
             else:
                 tracker.handle(change)
+
+
+def run_watch(options: Options, out: IO[str], err: IO[str]) -> int:
+    """The table (unless --watch-only), then the lines, until Ctrl-C (exit 130)."""
+    with connected(options, err) as client:
+        request = complete(options, client.connection.namespace)
+        lines = Lines(options, out, with_kind=kinds.by_command(options.kind).resource is None)
+        session = Session(client, request, lines, err)
+        result = collect(request, LiveSource(client), err, session.tracker.view_for)
+        _first(request, result, lines, out, err)
+        session.tracker.start(result)
+        session.start()
+        session.follow()
+    return 0  # not reached: Ctrl-C ends it (guarded: exit 130)
+
+
+def wait_gone(
+    client: Client,
+    request: Request,
+    findings: list[Finding],
+    timeout: float,
+    out: IO[str],
+    err: IO[str],
+) -> int:
+    """`fix --apply --wait`: the same watch over findings until all are gone (0), or exit 3
+    with the ones still there after timeout seconds."""
+    from kubectl_terminating.render.style import safe
+
+    with_kind = kinds.by_command(request.options.kind).resource is None
+    lines = Lines(replace(request.options, output=None), out, with_kind)
+    session = Session(client, request, lines, err)
+    session.tracker.start(Result(findings))
+    session.start()
+    # gone before the watches began? read each once (after their resourceVersion was taken)
+    for key in list(session.tracker.objects):
+        session.tracker.refresh(key)
+    session.follow(time.monotonic() + timeout)
+    left = [f"{safe(k[1] + '/' if k[1] else '')}{safe(k[2])}" for k in session.tracker.objects]
+    if left:
+        print(f"error: timed out waiting for {len(left)} to go: {', '.join(left)}", file=err)
+        return EXIT_STILL_THERE
+    return 0

@@ -111,6 +111,7 @@ def gather(
         gate.acquire()
         with changed:
             slot.started = time.monotonic()
+            changed.notify_all()  # its deadline now counts
         try:
             part = read(slot.context)
         except Exception as error:  # a bug on one context must not cost the others
@@ -126,15 +127,15 @@ def gather(
     with changed:
         while True:
             now = time.monotonic()
-            running = [s for s in slots if s.part is None and s.started is not None]
-            for slot in running:
-                if now - slot.started >= deadline:  # type: ignore[operator]
+            ends = {s: s.started + deadline for s in slots if s.part is None and s.started}
+            for slot, end in ends.items():
+                if now >= end:
                     slot.part = Part(slot.context, error=f"no answer within {deadline:g}s")
                     gate.release()
             if all(s.part is not None for s in slots):
                 return [s.part for s in slots if s.part is not None]
-            ends = [s.started + deadline for s in running if s.part is None and s.started]
-            changed.wait(max(0.0, min(ends) - now) if ends else None)
+            left = [end for slot, end in ends.items() if slot.part is None]
+            changed.wait(max(0.0, min(left) - now) if left else None)
 
 
 def run_fleet(options: Options, out: IO[str], err: IO[str]) -> int:

@@ -114,7 +114,7 @@ def collect(
             # An explainer bug on one odd object must not cost the answer for every other
             # one, nor print a traceback: the object is listed bare with a warning. (The
             # property tests in tests/unit/test_properties.py hunt for such bugs.)
-            finding = _unexplained(obj, resource, view, error)
+            finding = unexplained(obj, resource, view, error)
         progress.step()
         return finding
 
@@ -126,7 +126,7 @@ def collect(
     return Result(findings, found.warnings, found.missing, namespace)
 
 
-def _unexplained(obj: JSON, resource: Resource, view: ClusterView, error: Exception) -> Finding:
+def unexplained(obj: JSON, resource: Resource, view: ClusterView, error: Exception) -> Finding:
     from kubectl_terminating.explain.common import base_finding
 
     finding = base_finding(obj, view, resource.kind, resource.api_version)

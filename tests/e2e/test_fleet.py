@@ -209,6 +209,23 @@ def test_json_items_and_the_summary_name_their_cluster(fleet: Fleet) -> None:
     assert document["warnings"][0].startswith('context "gamma-stopped": unable to connect')
 
 
+def test_all_and_ns_run_on_each_context_too(fleet: Fleet) -> None:
+    result = run_fleet(
+        fleet, "all", "-n", fleet.namespace, "--contexts", "alpha,beta", "-o", "json"
+    )
+    assert result.returncode == 0, result.stderr
+    items = json.loads(result.stdout)["items"]
+    assert sorted((i["context"], i["kind"], i["name"]) for i in items) == [
+        ("alpha", "Pod", "job-a"),
+        ("beta", "Pod", "job-b1"),
+        ("beta", "Pod", "job-b2"),
+    ]
+    result = run_fleet(fleet, "ns", fleet.namespace, "--contexts", "alpha,beta")
+    # the namespace exists and is not terminating in either cluster
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("exists but is not terminating") == 2
+
+
 def test_summary_is_grouped_across_clusters(fleet: Fleet) -> None:
     result = run_fleet(fleet, "pods", "-n", fleet.namespace, "--all-contexts", "--summary")
     assert result.returncode == 0, result.stderr

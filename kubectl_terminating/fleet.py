@@ -73,7 +73,7 @@ def _on_context(options: Options, context: str, work: Work) -> Part:
     single = replace(options, context=context, contexts=None, all_contexts=False)
     log = io.StringIO()
     try:
-        with connected(single, log) as client:
+        with connected(single, log, interactive=False) as client:
             part = work(complete(single, client.connection.namespace), client, log)
     except TerminatingError as error:
         part = Part(context, error=_why(error))

@@ -197,3 +197,40 @@ def test_a_snapshot_list_is_explained_per_context(tmp_path: Path) -> None:
     assert "csi-driver-missing" in eu_blockers
     assert "csi-driver-missing" not in us_blockers
     assert 'Warning: context "down": unable to connect' in err.getvalue()
+
+
+# -- exec credential plugins never prompt in a fleet run ---------------------------------------
+
+
+def test_exec_plugin_of_a_fleet_context_runs_non_interactive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a terminal a single context's plugin may prompt (spec.interactive true); a fleet
+    context's gets spec.interactive false and stdin at end of file."""
+    from kubectl_terminating.errors import ConfigError
+    from kubectl_terminating.kubeconfig import Connection, run_exec_plugin
+
+    plugin = tmp_path / "plugin"
+    plugin.write_text(
+        "#!/bin/sh\n"
+        'case "$KUBERNETES_EXEC_INFO" in *\'"interactive": false\'*) mode=quiet;;'
+        " *) mode=asked;; esac\n"
+        "read answer && mode=read-a-line\n"
+        'printf \'{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",'
+        '"status":{"token":"%s"}}\' "$mode"\n'
+    )
+    plugin.chmod(0o755)
+    exec_config = {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin)}
+    monkeypatch.setattr(
+        "sys.stdout", type("Terminal", (io.StringIO,), {"isatty": lambda _: True})()
+    )
+    with (tmp_path / "stdin").open("w+") as stdin:
+        monkeypatch.setattr("sys.stdin", stdin)
+        connection = Connection("https://x", "c", "default", exec_config=exec_config)
+        assert run_exec_plugin(connection)["token"] == "asked"
+        connection.interactive = False
+        assert run_exec_plugin(connection)["token"] == "quiet"
+    failing = {"apiVersion": "client.authentication.k8s.io/v1", "command": "/bin/false"}
+    connection = Connection("https://x", "c", "default", exec_config=failing, interactive=False)
+    with pytest.raises(ConfigError, match="exec credential plugin '/bin/false' failed"):
+        run_exec_plugin(connection)

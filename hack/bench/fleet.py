@@ -105,7 +105,7 @@ def main() -> int:
         f"# bench-fleet: {count} clusters, {pods}*(i+1) healthy and {stuck}*(i+1) stuck pods each, "
         f"median of {repeat}",
         "",
-        "| run | stuck pods listed | seconds | peak RSS MiB |",
+        "| run | lines out (rows + summary) | seconds | peak RSS MiB |",
         "|---|---|---|---|",
         *(f"| `pods -A --context {name}` | {n} | {s:.2f} | {r:.0f} |" for name, s, r, n in rows),
         f"| `pods -A --all-contexts` | {found} | {fleet:.2f} | {fleet_rss:.0f} |",

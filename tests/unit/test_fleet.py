@@ -38,8 +38,13 @@ from tests.unit.test_summary import held_by
 def test_flags_that_name_one_cluster_are_usage_errors(
     args: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    assert_usage_error(["pods", *args], message, capsys)
+
+
+def assert_usage_error(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The command line exits 2 with message on stderr, as kubectl's usage errors."""
     with pytest.raises(SystemExit) as exited:
-        main(["pods", *args])
+        main(argv)
     assert exited.value.code == 2
     assert message in capsys.readouterr().err
 
@@ -47,13 +52,9 @@ def test_flags_that_name_one_cluster_are_usage_errors(
 def test_fix_and_dump_take_the_fleet_flags_as_kubectl_global_flags(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    with pytest.raises(SystemExit) as exited:
-        main(["--all-contexts", "fix", "pods"])
-    assert exited.value.code == 2
-    assert "fix works on one cluster at a time" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as exited:
-        main(["dump", "-f", "x.json", "--contexts", "a", "--context", "b"])
-    assert exited.value.code == 2
+    assert_usage_error(["--all-contexts", "fix", "pods"], "fix works on one cluster", capsys)
+    dump = ["dump", "-f", "x.json", "--contexts", "a", "--context", "b"]
+    assert_usage_error(dump, "--context cannot be combined with --contexts", capsys)
 
 
 def test_help_lists_the_fleet_flags_with_the_global_ones(

@@ -9,12 +9,12 @@ import json
 
 import pytest
 
-from kubectl_terminating.cli import main
 from kubectl_terminating.options import Options
 from kubectl_terminating.resources import NODES, SERVICES
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.watch import DependencyView, Lines, depends_on, holds
 from tests.unit.builders import PODS_NOW, healthy_cluster, pod_fixture
+from tests.unit.test_fleet import assert_usage_error
 from tests.unit.test_render_pods import volumes_stuck
 
 
@@ -33,10 +33,7 @@ from tests.unit.test_render_pods import volumes_stuck
 def test_watch_flags_that_do_not_fit_are_usage_errors(
     args: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(SystemExit) as exited:
-        main(["pods", *args])
-    assert exited.value.code == 2
-    assert message in capsys.readouterr().err
+    assert_usage_error(["pods", *args], message, capsys)
 
 
 def test_the_same_blocker_with_other_numbers_is_no_change() -> None:

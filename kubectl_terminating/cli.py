@@ -530,6 +530,15 @@ FIX_OPTIONS = [
 ]
 
 
+def _duration(value: str, ctx: click.Context) -> float:
+    from kubectl_terminating.client import parse_duration
+
+    try:
+        return parse_duration(value)
+    except ValueError as error:
+        raise click.UsageError(str(error), ctx) from None
+
+
 @cli.command("fix", context_settings=CONTEXT)
 @click.argument("kind", type=click.Choice(FIX_KINDS), metavar="(pods|ns|all)")
 @click.argument("names", nargs=-1, metavar="[NAME]...")
@@ -575,15 +584,6 @@ def fix(ctx: click.Context, /, kind: str, names: tuple[str, ...], **flags: Any) 
     from kubectl_terminating.fix.command import run_fix
 
     ctx.exit(run_fix(options, fix_options))
-
-
-def _duration(value: str, ctx: click.Context) -> float:
-    from kubectl_terminating.client import parse_duration
-
-    try:
-        return parse_duration(value)
-    except ValueError as error:
-        raise click.UsageError(str(error), ctx) from None
 
 
 def _restore_library_path() -> None:

@@ -25,6 +25,7 @@ from tests.e2e.scenarios import pod_blocked_by_webhook, pod_on_dead_node, pod_we
 
 pytestmark = pytest.mark.e2e
 
+AGENT = "kubectl-terminating/"
 LINE_DEADLINE = 90.0  # seconds to wait for one line (a loaded machine, an API server restart)
 
 
@@ -86,7 +87,7 @@ def wait_watching(cp: ControlPlane, ns: str, mark: int) -> None:
         return any(
             e["verb"] == "watch"
             and e.get("objectRef", {}).get("namespace") == ns
-            and e.get("userAgent", "").startswith("kubectl-terminating/")
+            and e.get("userAgent", "").startswith(AGENT)
             for e in cp.audit_events(mark)
         )
 
@@ -142,11 +143,17 @@ def test_watch_follows_blockers_as_they_change_and_survives_a_restart(
     api.remove_finalizers(cp, f"/api/v1/namespaces/{ns}/pods/guarded-0")
     watch.expect(rf"^{ns}/guarded-0 gone after \d+")
     # the API server restarts: the watch reconnects and goes on
+    mark = cp.audit_offset()
     cp.restart_apiserver()
     node = f"{ns}-ok"
     create_node(cp, node)
     held_pod(cp, ns, "late-0", node)
     watch.expect(rf"^{ns}/late-0 terminating: finalizer example.com/hold")
+    # the restarted server's watch cache no longer has the old resourceVersion (410 Gone): the
+    # pods were listed again, and watched from there
+    ours = [e for e in cp.audit_events(mark) if e.get("userAgent", "").startswith(AGENT)]
+    pods = [e for e in ours if e.get("objectRef", {}).get("resource") == "pods"]
+    assert [e["verb"] for e in pods if e["verb"] == "list"], [e["requestURI"] for e in ours]
     # forced (grace 0): deletionTimestamp moves to now, yet it was terminating all along
     api.delete(cp, f"/api/v1/namespaces/{ns}/pods/web-0", grace_period=0)
     watch.expect(rf"^{ns}/web-0 gone after (?!0s)\d+")

@@ -67,8 +67,12 @@ include hack/dist.mk
 #                                           (OUTAGE_SIZES=20000:2000,50000:20000 to pick)
 #   make bench-exporter                     `serve`'s memory and CPU with 20,000 healthy pods and
 #                                           2,000 stuck (EXPORTER_SIZES=20000:2000, EXPORTER_RUNS=5)
-.PHONY: bench bench-pods bench-outage bench-exporter
-bench: bench-pods bench-outage bench-exporter
+#   make bench-fleet                        --all-contexts over FLEET_N=3 control planes next to
+#                                           each context alone (FLEET_PODS, FLEET_STUCK per cluster)
+#   make bench-watch                        pods -A -w: requests and CPU over a quiet minute on
+#                                           WATCH_PODS=20000 pods (WATCH_SECONDS=60)
+.PHONY: bench bench-pods bench-outage bench-exporter bench-fleet bench-watch
+bench: bench-pods bench-outage bench-exporter bench-fleet bench-watch
 
 bench-pods: $(STAMP) control-plane
 	BENCH_SIZES="$(BENCH_SIZES)" N="$(N)" M="$(M)" K="$(K)" REPEAT="$(REPEAT)" \
@@ -81,3 +85,10 @@ bench-outage: $(STAMP) control-plane
 bench-exporter: $(STAMP) control-plane
 	BENCH_SCENARIO=exporter EXPORTER_SIZES="$(EXPORTER_SIZES)" EXPORTER_RUNS="$(EXPORTER_RUNS)" \
 	BENCH_BIN="$(BENCH_BIN)" BENCH_DIR=.bench/exporter $(BIN)/python -m hack.bench
+
+bench-fleet: $(STAMP) control-plane
+	FLEET_N="$(FLEET_N)" FLEET_PODS="$(FLEET_PODS)" FLEET_STUCK="$(FLEET_STUCK)" REPEAT="$(REPEAT)" \
+	$(BIN)/python -m hack.bench.fleet
+
+bench-watch: $(STAMP) control-plane
+	WATCH_PODS="$(WATCH_PODS)" WATCH_SECONDS="$(WATCH_SECONDS)" $(BIN)/python -m hack.bench.watchidle

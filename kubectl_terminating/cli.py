@@ -119,6 +119,44 @@ OUTPUT_OPTIONS = [
     ),
 ]
 
+# kubectl get's watch flags, same help texts (watch.py)
+WATCH_OPTIONS = [
+    click.option(
+        "-w",
+        "--watch",
+        is_flag=True,
+        help="After listing/getting the requested object, watch for changes: a line when an "
+        "object starts terminating, when what holds it changes and when it is gone.",
+    ),
+    click.option(
+        "--watch-only",
+        is_flag=True,
+        help="Watch for changes to the requested object(s), without listing/getting first.",
+    ),
+    click.option(
+        "--output-watch-events",
+        is_flag=True,
+        help="Output watch event objects when --watch or --watch-only is used (with -o json). "
+        "Existing objects are output as initial ADDED events.",
+    ),
+]
+
+# Several clusters in one run (fleet.py): global like --context, which they replace.
+FLEET_OPTIONS = [
+    click.option(
+        "--contexts",
+        metavar="NAME,...",
+        help="Comma-separated names of kubeconfig contexts to read, concurrently, each with its "
+        "own credentials (pods, namespaces, all, dump).",
+    ),
+    click.option(
+        "--all-contexts",
+        is_flag=True,
+        help="Read every context of the kubeconfig, concurrently, each with its own "
+        "credentials (pods, namespaces, all, dump).",
+    ),
+]
+
 # kubectl's global flags (k8s.io/cli-runtime ConfigFlags, same help texts): every command
 # takes them, before or after its name (see GlobalGroup).
 GLOBAL_OPTIONS = [
@@ -126,6 +164,7 @@ GLOBAL_OPTIONS = [
         "--kubeconfig", metavar="PATH", help="Path to the kubeconfig file to use for CLI requests."
     ),
     click.option("--context", metavar="NAME", help="The name of the kubeconfig context to use."),
+    *FLEET_OPTIONS,
     click.option("--cluster", metavar="NAME", help="The name of the kubeconfig cluster to use."),
     click.option("--user", metavar="NAME", help="The name of the kubeconfig user to use."),
     click.option(
@@ -387,14 +426,14 @@ def cli(**_global_options: Any) -> None:
 def _command(kind: str, summary: str) -> Callable[[F], click.Command]:
     def wrap(function: F) -> click.Command:
         @click.argument("names", nargs=-1, metavar="[NAME]...")
-        @with_options(SCOPE_OPTIONS, OUTPUT_OPTIONS)
+        @with_options(SCOPE_OPTIONS, OUTPUT_OPTIONS, WATCH_OPTIONS)
         @click.pass_context
         def command(ctx: click.Context, /, names: tuple[str, ...], **flags: Any) -> None:
             try:
                 options = Options.from_flags(kind, names, flags)
             except UsageError as error:
                 raise click.UsageError(error.message, ctx) from None
-            from kubectl_terminating.run import run
+            from kubectl_terminating.commands import run
 
             ctx.exit(run(options))
 
@@ -438,9 +477,12 @@ def dump(filename: str, **flags: Any) -> None:
       kubectl terminating dump -A -f bundle.json.gz
       kubectl terminating pods --from-file bundle.json.gz --explain
     """
-    from kubectl_terminating.dump import run_dump
+    from kubectl_terminating.commands import dump as run_dump
 
-    options = Options.from_flags("all", (), flags)
+    try:
+        options = Options.from_flags("all", (), flags)
+    except UsageError as error:
+        raise click.UsageError(error.message) from None
     sys.exit(run_dump(options, filename))
 
 
@@ -475,11 +517,18 @@ def fix(ctx: click.Context, /, kind: str, names: tuple[str, ...], **flags: Any) 
       kubectl terminating fix ns foo --apply --confirm 3f2a9c1e0b7d4e55
       kubectl terminating fix pods -n shop --node-down worker-3
     """
-    fix_options = FixOptions.from_flags(
-        flags, " ".join([PROG, *(shlex.quote(a) for a in sys.argv[1:])])
-    )
+    try:
+        fix_options = FixOptions.from_flags(
+            flags, " ".join([PROG, *(shlex.quote(a) for a in sys.argv[1:])])
+        )
+    except UsageError as error:
+        raise click.UsageError(error.message, ctx) from None
+    if fix_options.wait and not fix_options.apply:
+        raise click.UsageError("--wait only applies with --apply", ctx)
     if fix_options.confirm is not None and not fix_options.apply:
         raise click.UsageError("--confirm only applies with --apply", ctx)
+    if flags.get("contexts") is not None or flags.get("all_contexts"):
+        raise click.UsageError("fix works on one cluster at a time: use --context", ctx)
     try:
         options = Options.from_flags(AliasedGroup.aliases.get(kind, kind), names, flags)
     except UsageError as error:

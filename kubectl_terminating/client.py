@@ -453,14 +453,19 @@ class Client:
         )
 
     def stream(
-        self, path: str, params: dict[str, Any] | None = None, accept: str = ACCEPT_JSON
+        self,
+        path: str,
+        params: dict[str, Any] | None = None,
+        accept: str = ACCEPT_JSON,
+        limit: float | None = None,
     ) -> Iterator[bytes]:
         """GET path and yield the body as it arrives, chunk by chunk: memory stays one chunk
         however large the answer (a whole list in one request). Faults and statuses before
-        the body starts are retried and raised as in get(); the request timeout bounds the
-        whole read. A fault once the body has started raises Unreachable (no retry: the
-        caller has already consumed part of it)."""
-        pool, url, headers, give_up_at = self._prepare(path, params, accept, self.request_timeout)
+        the body starts are retried and raised as in get(); the request timeout (or `limit`,
+        0: none) bounds the whole read. A fault once the body has started raises Unreachable
+        (no retry: the caller has already consumed part of it)."""
+        limit = self.request_timeout if limit is None else limit
+        pool, url, headers, give_up_at = self._prepare(path, params, accept, limit)
 
         def send() -> _Answer:
             response = pool.request("GET", url, headers=headers, preload_content=False)
@@ -508,6 +513,25 @@ class Client:
             encoding = headers.get("Content-Encoding")
             sent = f" ({encoding})" if encoding else ""
             self.log.write(f"{method} {url} {status} in {elapsed * 1000:.0f} ms{sent}\n")
+
+    def watch(self, path: str, params: dict[str, Any], accept: str = ACCEPT_JSON) -> Iterator[JSON]:
+        """A watch request (params: resourceVersion, timeoutSeconds, ...): each event as the
+        server sends it, one JSON document a line, until the server ends the request. Not
+        bounded by the request timeout: a watch is meant to stay open."""
+        pending = b""
+        for chunk in self.stream(path, {**params, "watch": "true"}, accept, limit=0):
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                if line.strip():
+                    try:
+                        event = json.loads(line)
+                    except ValueError:
+                        raise ApiError(
+                            f"the server sent a watch event that is not JSON for {path}"
+                        ) from None
+                    if isinstance(event, dict):
+                        yield event
 
     # -- writes: only `fix --apply` calls these --------------------------------------------------
     def delete(self, path: str, options: JSON) -> tuple[int, JSON]:

@@ -46,8 +46,9 @@ def guarded(body: Callable[[], int], err: IO[str]) -> int:
         return EXIT_INTERRUPTED
 
 
-def connect(options: Options, err: IO[str]) -> Client:
-    """A client for the cluster the kubeconfig flags select (nothing is sent yet)."""
+def connect(options: Options, err: IO[str], interactive: bool = True) -> Client:
+    """A client for the cluster the kubeconfig flags select (nothing is sent yet);
+    interactive: whether its exec credential plugin may prompt on the terminal."""
     import logging
 
     from kubectl_terminating.client import Client, parse_duration
@@ -71,6 +72,7 @@ def connect(options: Options, err: IO[str]) -> Client:
             overrides=options.overrides,
         )
     )
+    connection.interactive = interactive
     return Client(connection, request_timeout=timeout, verbosity=options.verbosity, log=err)
 
 
@@ -86,9 +88,9 @@ def report_stats(options: Options, client: Client, err: IO[str]) -> None:
 
 
 @contextmanager
-def connected(options: Options, err: IO[str]) -> Iterator[Client]:
+def connected(options: Options, err: IO[str], interactive: bool = True) -> Iterator[Client]:
     """A client for the block; its request totals are reported when the block ends."""
-    client = connect(options, err)
+    client = connect(options, err, interactive)
     try:
         yield client
     finally:

@@ -148,6 +148,8 @@ class Connection:
     proxy_url: str | None = None
     impersonate: Impersonation | None = None
     config_dir: str = field(default_factory=os.getcwd)
+    # an exec plugin may prompt on the terminal (never in a run over several contexts)
+    interactive: bool = True
 
     def __repr__(self) -> str:  # keep secrets out of tracebacks and debug output
         return f"Connection(server={self.server!r}, context={self.context!r})"
@@ -446,9 +448,47 @@ def run_exec_plugin(connection: Connection) -> dict[str, Any]:
     command = exec_config.get("command", "?")
     try:
         provider = ExecProvider(ConfigNode("exec", exec_config), cwd, None)
-        status: dict[str, Any] = provider.run()
+        status: dict[str, Any] = provider.run() if connection.interactive else _quietly(provider)
     except ConfigException as exc:
         raise ConfigError(f"exec credential plugin {command!r} failed: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"exec credential plugin {command!r} failed: {exc.strerror}") from None
+    return status
+
+
+def _quietly(provider: Any) -> dict[str, Any]:
+    """ExecProvider.run with `spec.interactive: false` and no terminal on stdin, whatever
+    stdout is: several plugins run at once (--all-contexts) must never prompt."""
+    import json
+    import subprocess
+
+    from kubernetes.config.config_exception import ConfigException
+
+    info = {"apiVersion": provider.api_version, "kind": "ExecCredential"}
+    env = dict(
+        provider.env, KUBERNETES_EXEC_INFO=json.dumps({**info, "spec": {"interactive": False}})
+    )
+    done = subprocess.run(
+        provider.args,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=provider.cwd,
+        env=env,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise ConfigException(f"exec: process returned {done.returncode}. {done.stderr.strip()}")
+    try:
+        data = json.loads(done.stdout)
+    except ValueError as error:
+        raise ConfigException(f"exec: failed to decode process output: {error}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("status"), dict):
+        raise ConfigException("exec: malformed response. missing key 'status'")
+    if data.get("apiVersion") != provider.api_version:
+        raise ConfigException(
+            f"exec: plugin api version {data.get('apiVersion')} does not match "
+            f"{provider.api_version}"
+        )
+    status: dict[str, Any] = data["status"]
     return status

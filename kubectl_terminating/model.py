@@ -238,6 +238,8 @@ class Finding:
     remaining: list[ContentType] | None = None
     # explanations of objects inside (pods of a terminating namespace)
     children: list[Finding] = field(default_factory=list)
+    # the kubeconfig context it was found in, in a run over several (fleet.py)
+    context: str | None = None
 
     @property
     def main_blocker(self) -> Blocker | None:
@@ -292,4 +294,6 @@ class Finding:
             out["remaining"] = [c.to_json() for c in self.remaining]
         if self.children:
             out["pods"] = [c.to_json(extras) for c in self.children]
+        if self.context is not None:
+            out = {"context": self.context, **out}
         return out

@@ -31,6 +31,8 @@ class Options:
     exit_code: bool = False
     kubeconfig: str | None = None
     context: str | None = None
+    contexts: str | None = None  # --contexts a,b,c (fleet.py)
+    all_contexts: bool = False
     cluster: str | None = None
     user: str | None = None
     request_timeout: str = "0"
@@ -41,6 +43,9 @@ class Options:
     from_file: str | None = None
     now: bool = False
     max_file_size: str | None = None  # --max-file-size: a quantity or MB (bounded.parse_size)
+    watch: bool = False  # -w (watch.py)
+    watch_only: bool = False
+    output_watch_events: bool = False
 
     @classmethod
     def from_flags(cls, kind: str, names: tuple[str, ...], flags: dict[str, Any]) -> Options:
@@ -69,6 +74,63 @@ class Options:
             raise UsageError("--summary and --explain cannot be combined")
         if self.summary and self.output in ("json", "yaml", "name"):
             raise UsageError(f"--summary prints text; -o {self.output} has no summary of its own")
+        self.validate_fleet()
+        self.validate_watch()
+
+    @property
+    def watching(self) -> bool:
+        return self.watch or self.watch_only
+
+    def validate_watch(self) -> None:
+        if self.output_watch_events and not self.watching:
+            raise UsageError("--output-watch-events only applies with --watch or --watch-only")
+        if not self.watching:
+            return
+        for flag, given in (
+            ("--explain", self.explain),
+            ("--summary", self.summary),
+            ("--from-file", self.from_file),
+            ("--contexts/--all-contexts", self.fleet),
+            (f"-o {self.output}", self.output in ("yaml", "name")),
+        ):
+            if given:
+                raise UsageError(f"{flag} cannot be combined with --watch")
+        if self.output_watch_events and self.output != "json":
+            raise UsageError("--output-watch-events applies with -o json")
+
+    @property
+    def fleet(self) -> bool:
+        """Whether the run spans several kubeconfig contexts (fleet.py)."""
+        return self.contexts is not None or self.all_contexts
+
+    def validate_fleet(self) -> None:
+        if not self.fleet:
+            return
+        if self.contexts is not None and self.all_contexts:
+            raise UsageError("--contexts and --all-contexts cannot be combined")
+        if self.contexts is not None and not [c for c in self.contexts.split(",") if c.strip()]:
+            raise UsageError("--contexts needs at least one context name")
+        fleet_flag = "--all-contexts" if self.all_contexts else "--contexts"
+        # each context brings its own cluster and credentials: a flag that names one cluster
+        # or one credential would apply it to every cluster
+        for flag, value in (
+            ("--context", self.context),
+            ("--cluster", self.cluster),
+            ("--user", self.user),
+            ("--server", self.overrides.server),
+            ("--token", self.overrides.token),
+            ("--username", self.overrides.username),
+            ("--password", self.overrides.password),
+            ("--client-certificate", self.overrides.client_certificate),
+            ("--client-key", self.overrides.client_key),
+            ("--certificate-authority", self.overrides.certificate_authority),
+            ("--tls-server-name", self.overrides.tls_server_name),
+            ("--from-file", self.from_file),
+        ):
+            if value:
+                raise UsageError(f"{flag} cannot be combined with {fleet_flag}")
+        if self.output == "name":
+            raise UsageError("-o name cannot say which context an object is in; use -o json")
 
     @property
     def max_file_bytes(self) -> int:

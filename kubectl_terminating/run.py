@@ -10,7 +10,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from kubectl_terminating import kinds
 from kubectl_terminating.connection import connected, guarded
@@ -20,6 +20,9 @@ from kubectl_terminating.options import Options, Request, complete
 from kubectl_terminating.resources import Resource
 from kubectl_terminating.source import Source
 from kubectl_terminating.view import ClusterView
+
+if TYPE_CHECKING:
+    from kubectl_terminating.render.printer import Printer
 
 EXIT_STUCK = ExitStatus.STUCK
 
@@ -61,12 +64,21 @@ def run(options: Options, stdout: IO[str] | None = None, stderr: IO[str] | None 
 
 
 def _run(options: Options, out: IO[str], err: IO[str]) -> int:
+    """One run on one cluster or one snapshot (commands.py chooses the layers above)."""
     if options.from_file:
         from kubectl_terminating.snapshot import SnapshotSource
 
-        request = complete(options, None)
         source = SnapshotSource.open(options.from_file, options.now, options.max_file_bytes)
-        return report(request, collect(request, source, err), out, err)
+        return run_snapshot(options, source, out, err)
+    return run_live(options, out, err)
+
+
+def run_snapshot(options: Options, source: Source, out: IO[str], err: IO[str]) -> int:
+    request = complete(options, None)
+    return report(request, collect(request, source, err), out, err)
+
+
+def run_live(options: Options, out: IO[str], err: IO[str]) -> int:
     from kubectl_terminating.live import LiveSource
 
     with connected(options, err) as client:
@@ -80,9 +92,11 @@ def collect(
     source: Source,
     err: IO[str],
     on_found: Callable[[tuple[Resource, JSON]], None] | None = None,
+    view_for: Callable[[ClusterView, JSON], ClusterView] | None = None,
 ) -> Result:
     """The terminating objects of the request's kind, each explained (and first passed to
-    on_found: `dump` keeps them)."""
+    on_found: `dump` keeps them; through view_for(view, object) when given: --watch notes
+    what each explanation reads)."""
     kind = kinds.by_command(request.options.kind)
     view, detailed = source.view, request.detailed
     found = kind.find(source, request)
@@ -94,14 +108,15 @@ def collect(
     def one(pair: tuple[Resource, JSON]) -> Finding:
         resource, obj = pair
         try:
-            finding = kind.explain(obj, resource, view, detailed)
+            seen = view_for(view, obj) if view_for else view
+            finding = kind.explain(obj, resource, seen, detailed)
         except TerminatingError:
             raise  # the server or the credentials are gone: the run's one error line
         except Exception as error:
             # An explainer bug on one odd object must not cost the answer for every other
             # one, nor print a traceback: the object is listed bare with a warning. (The
             # property tests in tests/unit/test_properties.py hunt for such bugs.)
-            finding = _unexplained(obj, resource, view, error)
+            finding = unexplained(obj, resource, view, error)
         progress.step()
         return finding
 
@@ -113,7 +128,7 @@ def collect(
     return Result(findings, found.warnings, found.missing, namespace)
 
 
-def _unexplained(obj: JSON, resource: Resource, view: ClusterView, error: Exception) -> Finding:
+def unexplained(obj: JSON, resource: Resource, view: ClusterView, error: Exception) -> Finding:
     from kubectl_terminating.explain.common import base_finding
 
     finding = base_finding(obj, view, resource.kind, resource.api_version)
@@ -126,28 +141,44 @@ def _unexplained(obj: JSON, resource: Resource, view: ClusterView, error: Except
     return finding
 
 
-def print_problems(result: Result, err: IO[str]) -> list[str]:
-    """Each warning once (the run's, then its findings'), then each name not found, on err;
-    returns the warnings."""
-    from kubectl_terminating.render.style import safe
-
+def problems(result: Result) -> list[str]:
+    """Each warning once: the run's, then its findings'."""
     seen = dict.fromkeys(result.warnings)
     for finding in result.findings:
         seen.update(dict.fromkeys(finding.warnings))
-    for warning in seen:
-        print(f"Warning: {safe(warning)}", file=err)
-    for missing in result.missing:
-        print(f"Error from server (NotFound): {safe(missing)} not found", file=err)
     return list(seen)
 
 
-def report(request: Request, result: Result, out: IO[str], err: IO[str]) -> int:
+def print_problems(result: Result, err: IO[str], warnings: list[str] | None = None) -> list[str]:
+    """The warnings (default: the result's, see problems), then each name not found, on
+    err; returns the warnings."""
+    from kubectl_terminating.render.style import safe
+
+    shown = problems(result) if warnings is None else warnings
+    for warning in shown:
+        print(f"Warning: {safe(warning)}", file=err)
+    for missing in result.missing:
+        print(f"Error from server (NotFound): {safe(missing)} not found", file=err)
+    return shown
+
+
+def report(
+    request: Request,
+    result: Result,
+    out: IO[str],
+    err: IO[str],
+    show: Printer | None = None,
+    warnings: list[str] | None = None,
+) -> int:
+    """Print the result; show: the printer (default: the request's), warnings: those to
+    print instead of the result's (a run over several contexts names each one's)."""
     from kubectl_terminating.render.printer import printer
     from kubectl_terminating.render.style import safe
 
-    warnings = print_problems(result, err)
+    warnings = print_problems(result, err, warnings)
     findings = result.findings
-    show = printer(request, kinds.by_command(request.options.kind).table, kinds.json_extras, out)
+    kind = kinds.by_command(request.options.kind)
+    show = show or printer(request, kind.table, kinds.json_extras, out)
     if findings or show.prints_empty:
         out.write(show.render(findings, warnings))
     elif not result.missing:

@@ -42,6 +42,7 @@ from kubectl_terminating.view import (
 
 SNAPSHOT_API_VERSION = "terminating.kubectl.io/v1"
 SNAPSHOT_KIND = "Snapshot"
+SNAPSHOT_LIST_KIND = "SnapshotList"  # one Snapshot per kubeconfig context (`dump --contexts`)
 NOT_IN_FILE = "not in the snapshot"
 # Never saved: what a support bundle must not carry.
 SECRET_FIELDS = {"Secret": ("data", "stringData"), "ConfigMap": ("data", "binaryData")}
@@ -186,6 +187,16 @@ def bundle(capture: Capture, header: JSON) -> JSON:
     }
 
 
+def snapshot_list(bundles: list[JSON], warnings: list[str]) -> JSON:
+    """The snapshots of several contexts in one file; warnings: the contexts not saved."""
+    return {
+        "apiVersion": SNAPSHOT_API_VERSION,
+        "kind": SNAPSHOT_LIST_KIND,
+        "items": bundles,
+        "warnings": warnings,
+    }
+
+
 def write_bundle(path: str, data: JSON) -> int:
     """Write the bundle (gzip when the name ends in .gz, mtime 0 for stable bytes)."""
     raw = json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
@@ -222,6 +233,8 @@ class Loaded:
     warnings: list[str] = field(default_factory=list)
     # captured_at is only the newest timestamp in the file (no capture time was recorded)
     estimated: bool = False
+    # a SnapshotList: each context's snapshot (objects is then empty)
+    contexts: list[tuple[str, Loaded]] = field(default_factory=list)
 
 
 def _guess_plural(kind: str) -> str:
@@ -338,6 +351,18 @@ def _from_bundle(data: JSON, source: Path) -> Loaded:
     return Loaded(objects, captured, discovery, unreadable, content, gathered.warnings())
 
 
+def _from_list(data: JSON, source: Path) -> Loaded:
+    items = data.get("items")
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise ConfigError(f"cannot read {source}: malformed snapshot list (items)")
+    contexts = [
+        (str((item.get("header") or {}).get("context") or ""), _from_bundle(item, source))
+        for item in items
+    ]
+    warnings = [str(w) for w in data.get("warnings") or []]
+    return Loaded([], warnings=warnings, contexts=contexts)
+
+
 def _json_files(path: Path, skipped: list[str]) -> list[Path]:
     """The .json files under path, sorted; folders that cannot be listed go to skipped."""
     found: list[Path] = []
@@ -384,11 +409,14 @@ def _from_documents(documents: list[Any], source: Path) -> Loaded:
     if not documents:
         raise ConfigError(f"cannot read {source}: the file is empty")
     first = documents[0]
-    if len(documents) == 1 and isinstance(first, dict) and first.get("kind") == SNAPSHOT_KIND:
+    kind = first.get("kind") if isinstance(first, dict) else None
+    if len(documents) == 1 and kind in (SNAPSHOT_KIND, SNAPSHOT_LIST_KIND):
         if first.get("apiVersion") != SNAPSHOT_API_VERSION:
             raise ConfigError(
                 f"cannot read {source}: unknown snapshot version {first.get('apiVersion')}"
             )
+        if kind == SNAPSHOT_LIST_KIND:
+            return _from_list(first, source)
         return _from_bundle(first, source)
     gathered = Gathered()
     gathered.documents(documents, str(source))
@@ -444,7 +472,11 @@ class SnapshotSource:
     def open(
         cls, path: str, use_now: bool = False, max_bytes: int = DEFAULT_MAX_BYTES
     ) -> SnapshotSource:
-        loaded = load(path, max_bytes)
+        return cls.of(load(path, max_bytes), use_now)
+
+    @classmethod
+    def of(cls, loaded: Loaded, use_now: bool = False) -> SnapshotSource:
+        """Ages from the capture time, or from now with use_now (--now)."""
         now = datetime.now(timezone.utc)
         if loaded.captured_at is not None and not use_now:
             now = loaded.captured_at

@@ -10,6 +10,7 @@ configuration), so one APIService blocking 40 namespaces is one line.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -34,6 +35,8 @@ class CauseGroup:
     subjects: tuple[str, ...]
     count: int
     example: Finding
+    # (context, count) largest first, in a run over several contexts (fleet.py)
+    contexts: tuple[tuple[str, int], ...] = ()
 
     @property
     def cause(self) -> str:
@@ -41,12 +44,10 @@ class CauseGroup:
 
     def to_json(self) -> JSON:
         shared = (
-            {"kind": self.subject_kind, "names": list(self.subjects)}
-            if self.subject_kind
-            else None
+            {"kind": self.subject_kind, "names": list(self.subjects)} if self.subject_kind else None
         )
         example = self.example
-        return {
+        out: JSON = {
             "count": self.count,
             "type": self.type,
             "cause": self.cause,
@@ -57,6 +58,10 @@ class CauseGroup:
                 "name": example.name,
             },
         }
+        if self.contexts:
+            out["example"]["context"] = example.context
+            out["contexts"] = [{"context": c, "count": n} for c, n in self.contexts]
+        return out
 
 
 def subject_of(blocker: Blocker, finding: Finding) -> tuple[str, str] | None:
@@ -75,6 +80,12 @@ def subject_of(blocker: Blocker, finding: Finding) -> tuple[str, str] | None:
 def _natural(name: str) -> list[object]:
     """zone-b-2 before zone-b-10."""
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def _per_context(findings: Sequence[Finding]) -> tuple[tuple[str, int], ...]:
+    """How many of findings each context has, largest first (none outside a fleet run)."""
+    counts = Counter(f.context for f in findings if f.context is not None)
+    return tuple(sorted(counts.items(), key=lambda item: (-item[1], _natural(item[0]))))
 
 
 def group_by_cause(findings: Sequence[Finding]) -> list[CauseGroup]:
@@ -97,6 +108,7 @@ def group_by_cause(findings: Sequence[Finding]) -> list[CauseGroup]:
             subjects=tuple(sorted(subjects.get(key, ()), key=_natural)),
             count=len(found),
             example=found[0],
+            contexts=_per_context(found),
         )
         for key, found in members.items()
     ]

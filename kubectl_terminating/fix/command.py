@@ -146,6 +146,17 @@ def _run(options: Options, fix: FixOptions, out: IO[str], err: IO[str], into: IO
                 print(f"Error from server (Forbidden): {safe(failed.message)}", file=err)
             elif failed.result != DONE:
                 print(f"error: {failed.result}: {safe(failed.message)}", file=err)
+        if fix.wait and exit_code == 0:
+            from kubectl_terminating.watch import wait_gone
+
+            done = {r.action.proposal.key for r in results if r.result == DONE}
+            unstuck = {
+                (o.section.subject.kind, o.section.subject.namespace, o.section.subject.name)
+                for o in sections
+                if any(isinstance(s, Proposal) and s.key in done for s in o.section.steps)
+            }
+            waited = [f for f in result.findings if (f.kind, f.namespace, f.name) in unstuck]
+            return wait_gone(client, request, waited, fix.timeout, out, err)
         return exit_code
 
 

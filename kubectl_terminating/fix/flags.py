@@ -31,6 +31,19 @@ FIX_OPTIONS = [
         "--audit-file", metavar="PATH", help="Append the audit record of each write to PATH."
     ),
     click.option("-o", "--output", type=click.Choice(("json",)), help="Output format: json."),
+    click.option(
+        "--wait",
+        is_flag=True,
+        help="With --apply: then watch the objects it unstuck until they are gone, a line "
+        "each (exit 3 if some are still there after --timeout).",
+    ),
+    click.option(
+        "--timeout",
+        default="5m",
+        show_default=True,
+        metavar="DURATION",
+        help="How long --wait waits (e.g. 30s, 5m).",
+    ),
 ]
 
 
@@ -42,10 +55,24 @@ class FixOptions:
     audit_file: str | None = None
     output: str | None = None  # None (text) or "json"
     command: str = "kubectl terminating fix"  # the dry run's command line, shown for --apply
+    wait: bool = False  # then watch the objects it unstuck until they are gone (watch.py)
+    timeout: float = 300.0  # seconds --wait waits
 
     @classmethod
     def from_flags(cls, flags: dict[str, Any], command: str) -> FixOptions:
         """Its own flags, taken out of flags (the rest are the scope and connection flags)."""
         mine = {f.name: flags.pop(f.name) for f in fields(cls) if f.name in flags}
         mine["node_down"] = tuple(mine.get("node_down") or ())
+        if "timeout" in mine:
+            mine["timeout"] = _duration(mine["timeout"])
         return cls(**mine, command=command)
+
+
+def _duration(value: str) -> float:
+    from kubectl_terminating.client import parse_duration
+    from kubectl_terminating.errors import UsageError
+
+    try:
+        return parse_duration(value)
+    except ValueError as error:
+        raise UsageError(f"--timeout: {error}") from None

@@ -16,10 +16,11 @@ from kubectl_terminating.render import explain, structured
 from kubectl_terminating.render.structured import Extras
 from kubectl_terminating.render.style import Style, use_color
 from kubectl_terminating.render.summary import SUMMARY_AFTER_ROWS, summary_text
-from kubectl_terminating.render.table import PrintOptions
+from kubectl_terminating.render.table import Column, PrintOptions
 
 Render = Callable[[Sequence[Finding], Sequence[str]], str]  # (findings, warnings) -> text
 Table = Callable[[Sequence[Finding], PrintOptions], str]  # a kind's table (kinds.Kind.table)
+Summarize = Callable[[Sequence[Finding]], str]
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,17 @@ class Printer:
     prints_empty: bool = False  # an empty List is output; otherwise "No resources found"
 
 
-def printer(request: Request, table: Table, extras: Extras, out: IO[str]) -> Printer:
+def printer(
+    request: Request,
+    table: Table,
+    extras: Extras,
+    out: IO[str],
+    summarize: Summarize | None = None,
+    leading: tuple[Column, ...] = (),
+) -> Printer:
+    """summarize: the cause summary (default: summary_text); leading: columns before the
+    table's own (a run over several contexts gives both: fleet.py)."""
+    summary = summarize or summary_text
     options = request.options
     if options.output == "json":
         return Printer(lambda findings, w: structured.to_json(findings, w, extras), True)
@@ -40,15 +51,15 @@ def printer(request: Request, table: Table, extras: Extras, out: IO[str]) -> Pri
     if options.explain:
         return Printer(lambda findings, _: explain.explain_text(findings, style, extras))
     if options.summary:
-        return Printer(lambda findings, _: summary_text(findings))
+        return Printer(lambda findings, _: summary(findings))
     wide = options.output == "wide"
-    printing = PrintOptions(options.all_namespaces, wide, options.no_headers, style)
+    printing = PrintOptions(options.all_namespaces, wide, options.no_headers, style, leading)
 
     def rows(findings: Sequence[Finding], _warnings: Sequence[str]) -> str:
         text = table(findings, printing)
         # a long table ends with its causes; --no-headers output stays rows only (scripts)
         if not printing.no_headers and len(findings) > SUMMARY_AFTER_ROWS:
-            text += "\n" + summary_text(findings)
+            text += "\n" + summary(findings)
         return text
 
     return Printer(rows)

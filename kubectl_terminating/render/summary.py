@@ -16,13 +16,13 @@ SHOWN_SUBJECTS = 3
 NOUNS = {"Pod": "pod", "Namespace": "namespace"}
 
 
-def _noun(findings: Sequence[Finding], count: int) -> str:
+def noun(findings: Sequence[Finding], count: int) -> str:
     kinds = {f.kind for f in findings}
     word = NOUNS.get(next(iter(kinds)), "object") if len(kinds) == 1 else "object"
     return word if count == 1 else word + "s"
 
 
-def _cause_text(group: CauseGroup) -> str:
+def cause_text(group: CauseGroup) -> str:
     names = [safe(name) for name in group.subjects]
     if group.subject_kind != "Node" and len(names) == 1:
         template = cause_of(group.type).shared  # `CSI driver X not installed`
@@ -44,9 +44,7 @@ def summary_text(findings: Sequence[Finding]) -> str:
         return ""
     groups = group_by_cause(findings)
     causes = "cause" if len(groups) == 1 else "causes"
-    total = f"{len(findings):,} {_noun(findings, len(findings))}"
+    total = f"{len(findings):,} {noun(findings, len(findings))}"
     lines = [f"Summary: {total}, {len(groups)} {causes}"]
-    lines += [
-        f"{g.count:,} {_noun(findings, g.count)}: {_cause_text(g)}" for g in groups
-    ]
+    lines += [f"{g.count:,} {noun(findings, g.count)}: {cause_text(g)}" for g in groups]
     return "\n".join(lines) + "\n"

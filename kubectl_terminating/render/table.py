@@ -23,6 +23,7 @@ class PrintOptions:
     wide: bool = False  # -o wide: the extra columns
     no_headers: bool = False
     style: Style = field(default_factory=Style)
+    leading: tuple[Column, ...] = ()  # columns before all others (CONTEXT in a fleet run)
 
 
 def _width(cell: str) -> int:
@@ -139,6 +140,7 @@ def columns_table(
     shown = [c for c in columns if printing.wide or not c.wide]
     if namespaced and printing.all_namespaces:
         shown.insert(0, NAMESPACE)
+    shown[:0] = printing.leading
     rows = [[c.cell(f, printing.style) for c in shown] for f in findings]
     return format_table([c.header for c in shown], rows, printing.no_headers)
 

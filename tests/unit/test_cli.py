@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from kubectl_terminating import commands as run_module
 from kubectl_terminating import kinds
-from kubectl_terminating import run as run_module
 from kubectl_terminating.cli import GLOBAL_NAMES, GlobalGroup, cli, main, pflag_style
 from kubectl_terminating.completion import complete
 from kubectl_terminating.options import KINDS, Options

@@ -28,7 +28,10 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("summary", "render"),
     ("kinds",),
     ("connection",),
-    ("run", "dump", "fix", "exporter", "completion"),
+    ("run", "dump", "exporter", "completion"),
+    # the layers above one run: several contexts, watching (fix --wait watches)
+    ("fleet", "watch"),
+    ("fix", "commands"),
     ("cli", "__main__"),
 )
 FLOOR = {name: level for level, names in enumerate(FLOORS) for name in names}

@@ -1,0 +1,81 @@
+"""--watch's pure parts: its flags, what counts as a change of blocker, which changes touch
+which explanation, and its lines. Watching a real API server: tests/e2e/test_watch.py."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+
+import pytest
+
+from kubectl_terminating.options import Options
+from kubectl_terminating.resources import NODES, SERVICES
+from kubectl_terminating.staticview import StaticView
+from kubectl_terminating.watch import DependencyView, Lines, depends_on, holds
+from tests.unit.builders import PODS_NOW, healthy_cluster, pod_fixture
+from tests.unit.test_fleet import assert_usage_error
+from tests.unit.test_render_pods import volumes_stuck
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-w", "--explain"], "--explain cannot be combined with --watch"),
+        (["-w", "--summary"], "--summary cannot be combined with --watch"),
+        (["-w", "-o", "yaml"], "-o yaml cannot be combined with --watch"),
+        (["-w", "--from-file", "x.json"], "--from-file cannot be combined with --watch"),
+        (["-w", "--all-contexts"], "--contexts/--all-contexts cannot be combined with --watch"),
+        (["--output-watch-events", "-o", "json"], "only applies with --watch or --watch-only"),
+        (["-w", "--output-watch-events"], "--output-watch-events applies with -o json"),
+    ],
+)
+def test_watch_flags_that_do_not_fit_are_usage_errors(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert_usage_error(["pods", *args], message, capsys)
+
+
+def test_the_same_blocker_with_other_numbers_is_no_change() -> None:
+    finding = volumes_stuck()
+    later = copy.deepcopy(finding)
+    main = later.blockers[0]
+    later.blockers[0] = type(main)(main.type, main.summary + " for 12m", main.evidence)
+    older = copy.deepcopy(later)
+    older.blockers[0] = type(main)(main.type, main.summary + " for 13m", main.evidence)
+    assert holds(later) == holds(older)
+    other = copy.deepcopy(finding)
+    other.blockers = other.blockers[1:]
+    assert holds(other) != holds(finding)
+
+
+def test_an_explanation_depends_on_what_it_read_and_nothing_else() -> None:
+    view = DependencyView(StaticView(healthy_cluster(), PODS_NOW))
+    view.get(NODES, None, "worker-1")
+    view.list(SERVICES, "shop")
+    read = frozenset(view.read)
+    node = pod_fixture("node-worker-1")
+    assert depends_on(read, NODES, node)
+    other = copy.deepcopy(node)
+    other["metadata"]["name"] = "worker-2"
+    assert not depends_on(read, NODES, other)
+    service = {"metadata": {"name": "anything", "namespace": "shop"}}
+    assert depends_on(read, SERVICES, service)  # a list of the namespace: any of its objects
+    assert not depends_on(read, SERVICES, {"metadata": {"name": "x", "namespace": "other"}})
+
+
+def test_lines_as_text_and_as_json_events() -> None:
+    finding = volumes_stuck()
+    out = io.StringIO()
+    lines = Lines(Options(kind="pods", color="never"), out)
+    lines.started(finding)
+    lines.gone(finding, 252)
+    text = out.getvalue().splitlines()
+    assert text[0].startswith("shop/db-0 terminating: CSI driver ebs.csi.aws.com")
+    assert text[1] == "shop/db-0 gone after 4m12s"
+    out = io.StringIO()
+    events = Lines(Options(kind="pods", output="json", output_watch_events=True, watch=True), out)
+    events.changed(finding)
+    event = json.loads(out.getvalue())
+    assert event["type"] == "MODIFIED"
+    assert event["object"]["name"] == "db-0"

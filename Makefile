@@ -65,8 +65,10 @@ include hack/dist.mk
 #   make bench-outage                       the mass outage alone: 2,000 and 20,000 pods stuck on
 #                                           20 and 200 dead nodes among 20,000 and 50,000 healthy
 #                                           (OUTAGE_SIZES=20000:2000,50000:20000 to pick)
-.PHONY: bench bench-pods bench-outage
-bench: bench-pods bench-outage
+#   make bench-bignode                      one live virtual-kubelet node holding 90% of 5,000
+#                                           and 50,000 pods, 5 stuck on it (BIGNODE_SIZES=5000)
+.PHONY: bench bench-pods bench-outage bench-bignode
+bench: bench-pods bench-outage bench-bignode
 
 bench-pods: $(STAMP) control-plane
 	BENCH_SIZES="$(BENCH_SIZES)" N="$(N)" M="$(M)" K="$(K)" REPEAT="$(REPEAT)" \
@@ -75,3 +77,7 @@ bench-pods: $(STAMP) control-plane
 bench-outage: $(STAMP) control-plane
 	BENCH_SCENARIO=outage OUTAGE_SIZES="$(OUTAGE_SIZES)" REPEAT="$(REPEAT)" \
 	BENCH_BIN="$(BENCH_BIN)" BENCH_DIR=.bench/outage $(BIN)/python -m hack.bench
+
+bench-bignode: $(STAMP) control-plane
+	BENCH_SCENARIO=bignode BIGNODE_SIZES="$(BIGNODE_SIZES)" REPEAT="$(REPEAT)" \
+	BENCH_BIN="$(BENCH_BIN)" BENCH_DIR=.bench/bignode $(BIN)/python -m hack.bench

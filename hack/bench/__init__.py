@@ -45,6 +45,10 @@ Variables (environment or `make bench VAR=...`):
                  on 1 dead node per 100 of them, among their healthy pods; `pods -A` and
                  `pods -A --summary` next to `kubectl get pods -A | grep Terminating`
   OUTAGE_SIZES   healthy:stuck pairs, growing (default 20000:2000,50000:20000)
+  BENCH_SCENARIO=bignode  one virtual-kubelet node holding 90% of the pods, its Lease renewed
+                 every 10 s, and 5 pods stuck on it (make bench-bignode): `pods -A` and `pods -A
+                 --summary` next to `kubectl get pods -A | grep Terminating` at BIGNODE_SIZES
+  BIGNODE_SIZES  pod counts, growing (default 5000,50000)
   BENCH_KEEP=1   leave the control plane running at the end (stop it with
                  `.venv/bin/python -m tests.e2e.controlplane down --state-dir .bench/cluster`)
 """

@@ -38,7 +38,8 @@ def _reads(cp: ControlPlane, ns: str, live: str | None, *flags: str) -> tuple[in
 
 
 def _table_row_bytes(cp: ControlPlane, ns: str) -> float:
-    """The mean size of a row of the namespace's pod Table (the scan the tool always makes)."""
+    """The mean size of a row of the namespace's pod Table (the scan the tool always makes),
+    in the bytes the API server sends."""
     http = urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_certs=str(cp.ca_file))
     headers = {
         "Authorization": f"Bearer {cp.admin_token}",
@@ -47,8 +48,7 @@ def _table_row_bytes(cp: ControlPlane, ns: str) -> float:
     path = f"/api/v1/namespaces/{ns}/pods?includeObject=None"
     answer = http.request("GET", cp.server + path, headers=headers)
     assert answer.status == 200, answer.data[:200]
-    rows = json.loads(answer.data)["rows"]
-    return len(json.dumps(rows, separators=(",", ":"))) / len(rows)
+    return len(answer.data) / len(json.loads(answer.data)["rows"])
 
 
 def test_a_node_with_thousands_of_pods_costs_only_its_stuck_ones(
@@ -71,9 +71,9 @@ def test_a_node_with_thousands_of_pods_costs_only_its_stuck_ones(
     full_pod = len(json.dumps(get(cp, f"/api/v1/namespaces/{ns}/pods/ok-0")))
     for flags, (found, requests, read) in before.items():
         found_after, requests_after, read_after = _reads(cp, ns, node, *flags)
-        assert (found_after, requests_after) == (found, requests) == (5, requests), flags
+        assert found == found_after == 5 and requests_after == requests, (flags, requests_after)
         per_healthy_pod = (read_after - read) / (MANY - FEW)
-        assert per_healthy_pod < 1.5 * row < full_pod / 3, (flags, per_healthy_pod, row, full_pod)
+        assert per_healthy_pod < 1.2 * row < full_pod / 3, (flags, per_healthy_pod, row, full_pod)
 
     # the kubelet stops: its node is dead, yet 5 of its 5,005 pods do not pay for a node list
     stopped = condition(
@@ -85,4 +85,4 @@ def test_a_node_with_thousands_of_pods_costs_only_its_stuck_ones(
         found_dead, requests_dead, read_dead = _reads(cp, ns, None, *flags)
         assert found_dead == 5 and requests_dead <= requests, (flags, requests_dead, requests)
         per_healthy_pod = (read_dead - read) / (MANY - FEW)
-        assert per_healthy_pod < 1.5 * row, (flags, per_healthy_pod, row)
+        assert per_healthy_pod < 1.2 * row, (flags, per_healthy_pod, row)

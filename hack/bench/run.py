@@ -217,10 +217,13 @@ def _renew(cp: ControlPlane, node: str, stop: threading.Event) -> None:
 
 def main() -> int:
     settings = Settings.from_env()
-    log(
-        f"sizes {settings.sizes}, M={settings.namespaces}, K={settings.crds}, "
-        f"REPEAT={settings.repeat}, ours {settings.binary}"
-    )
+    if settings.outage:
+        scenario = f"outage (healthy, stuck) {settings.outage}"
+    elif settings.bignode:
+        scenario = f"big node, sizes {settings.bignode}"
+    else:
+        scenario = f"sizes {settings.sizes}, M={settings.namespaces}, K={settings.crds}"
+    log(f"{scenario}, REPEAT={settings.repeat}, ours {settings.binary}")
     launcher = Launcher()  # first, while this process is still small
     bench = Bench(settings, launcher)
 

@@ -26,7 +26,7 @@ from hack.bench.settings import (
     BIGNODE_STUCK,
     CRD_OBJECTS_PER_TYPE,
     STUCK_PER_DEAD_NODE,
-    TARGET_BIGNODE,
+    TARGET_PODS,
     VIRTUAL_SHARE,
     Settings,
     log,
@@ -187,7 +187,7 @@ class Bench:
                     filler.add_stuck([node] * BIGNODE_STUCK)
                 log(f"cluster at {size} pods, {VIRTUAL_SHARE}% on {node}, {BIGNODE_STUCK} stuck")
                 ours = str(self.settings.binary)
-                target = TARGET_BIGNODE.get(size)
+                target = TARGET_PODS.get(size)
                 verdicts += self.compare.measure_outage(
                     size - BIGNODE_STUCK,
                     BIGNODE_STUCK,

@@ -71,8 +71,10 @@ include hack/dist.mk
 #                                           each context alone (FLEET_PODS, FLEET_STUCK per cluster)
 #   make bench-watch                        pods -A -w: requests and CPU over a quiet minute on
 #                                           WATCH_PODS=20000 pods (WATCH_SECONDS=60)
-.PHONY: bench bench-pods bench-outage bench-exporter bench-fleet bench-watch
-bench: bench-pods bench-outage bench-exporter bench-fleet bench-watch
+#   make bench-bignode                      one live virtual-kubelet node holding 90% of 5,000
+#                                           and 50,000 pods, 5 stuck on it (BIGNODE_SIZES=5000)
+.PHONY: bench bench-pods bench-outage bench-bignode bench-exporter bench-fleet bench-watch
+bench: bench-pods bench-outage bench-bignode bench-exporter bench-fleet bench-watch
 
 bench-pods: $(STAMP) control-plane
 	BENCH_SIZES="$(BENCH_SIZES)" N="$(N)" M="$(M)" K="$(K)" REPEAT="$(REPEAT)" \
@@ -92,3 +94,7 @@ bench-fleet: $(STAMP) control-plane
 
 bench-watch: $(STAMP) control-plane
 	WATCH_PODS="$(WATCH_PODS)" WATCH_SECONDS="$(WATCH_SECONDS)" $(BIN)/python -m hack.bench.watchidle
+
+bench-bignode: $(STAMP) control-plane
+	BENCH_SCENARIO=bignode BIGNODE_SIZES="$(BIGNODE_SIZES)" REPEAT="$(REPEAT)" \
+	BENCH_BIN="$(BENCH_BIN)" BENCH_DIR=.bench/bignode $(BIN)/python -m hack.bench

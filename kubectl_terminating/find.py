@@ -12,17 +12,20 @@ pods). Instead:
   2. terminal pods (Succeeded/Failed) print their phase even while terminating, so they are
      listed apart, metadata only, with a field selector on status.phase;
   3. only the candidates are then read in full and verified, by name and node (the server
-     indexes pods by spec.nodeName, so a lookup does not scan every pod). A node with many
-     candidates (a dead node in an outage: every pod on it is terminating) is listed whole
-     instead, one request for all its pods. Requests and bytes grow with the stuck pods and
-     the nodes they are on, not with the healthy pods elsewhere.
+     indexes pods by spec.nodeName, so a lookup does not scan every pod). A node where most
+     pods are candidates (a dead node in an outage: every pod on it is terminating) is listed
+     whole instead, one request for all its pods; the scan of step 1 counts each node's pods
+     as it passes (one regular expression over the rows' bytes), so a node that holds
+     thousands of healthy pods (a virtual-kubelet node) is never listed for a few stuck ones.
+     Requests and bytes grow with the stuck pods and the nodes they are on, never with the
+     healthy pods, wherever those are.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
@@ -38,8 +41,10 @@ TERMINAL_PHASES = "status.phase!=Pending,status.phase!=Running,status.phase!=Unk
 # Past this many candidates of unknown node (a Table without a NODE column) one full list is
 # cheaper than one request per name.
 MAX_NAME_LOOKUPS = 200
-# A node with at least this many candidates is listed whole: one request, and the pods on it
-# that are not terminating are few when most are (a dead node); below it, one lookup a pod.
+# A node with at least this many candidates, and more candidates than other pods, is listed
+# whole: one request, which reads at most twice the candidates' bytes (a dead node, where every
+# pod is terminating); otherwise one lookup a candidate, whatever the node's state, so a live
+# node with thousands of healthy pods costs only its stuck ones.
 NODE_LIST_MIN = 4
 UNBOUND = ""  # the node of a pod no node was assigned (the Table shows <none>)
 
@@ -111,10 +116,14 @@ _ROWS_FORMS = (b"null", b"[]", b"[" + ROW_START)  # what compact JSON has after 
 
 
 def scan_table(
-    chunks: Iterable[bytes], needles: tuple[bytes, ...] = ()
+    chunks: Iterable[bytes],
+    needles: tuple[bytes, ...] = (),
+    tally: Callable[[bytes], object] | None = None,
 ) -> Generator[JSON, None, None]:
     """A Table answer read as it streams in: first the Table without its rows, then each row
-    whose bytes hold one of `needles` (every row when there are none).
+    whose bytes hold one of `needles` (every row when there are none). `tally` is given the
+    bytes of every row, in whole rows, before they are filtered (not for an answer of another
+    shape, decoded whole).
 
     Memory is a chunk and a row, not the whole answer, and rows without a needle are never
     decoded. This leans on the compact JSON the API server writes, where the rows follow
@@ -158,21 +167,27 @@ def scan_table(
     if rest.startswith(b"null"):
         return
     del rest[:1]  # the opening [
-    yield from _whole_rows(rest, needles)
+    yield from _whole_rows(rest, needles, tally)
     for chunk in stream:
         rest += chunk
-        yield from _whole_rows(rest, needles)
+        yield from _whole_rows(rest, needles, tally)
+    if tally is not None and rest.startswith(ROW_START):
+        tally(bytes(rest))
     if rest.startswith(ROW_START) and (not needles or any(n in rest for n in needles)):
         row, _ = json.JSONDecoder().raw_decode(rest.decode())  # the last row, then `]}`
         yield row
 
 
-def _whole_rows(rest: bytearray, needles: tuple[bytes, ...]) -> Iterator[JSON]:
+def _whole_rows(
+    rest: bytearray, needles: tuple[bytes, ...], tally: Callable[[bytes], object] | None
+) -> Iterator[JSON]:
     """The rows before the last row start in `rest` (all whole), removed from it."""
     last = rest.rfind(ROW_START)
     if last > 0:
         segment = bytes(rest[:last])
         del rest[:last]
+        if tally is not None:
+            tally(segment)
         yield from _rows_in(segment, needles)
 
 
@@ -200,18 +215,56 @@ def _occurrences(data: bytes, needle: bytes) -> Iterator[int]:
         at = data.find(needle, at + 1)
 
 
-def _candidate_pods(client: Client, scope: Scope) -> set[tuple[str, str | None]]:
+# A JSON string (compact, as the API server writes it: a quote inside is always escaped), and
+# any cell of a Table row (a string or a number).
+_STRING = rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
+_CELL = rb"(?:" + _STRING + rb'|[^,\]"]*+)'
+
+
+class NodeTally:
+    """How many pods the Table shows on each node, counted from the bytes of its rows: the
+    NODE cell of every row, found by one regular expression (about 60 ms at 50,000 pods),
+    without decoding the rows."""
+
+    def __init__(self) -> None:
+        self.cells: Counter[bytes] = Counter()
+        self.pattern: re.Pattern[bytes] | None = None
+
+    def at(self, column: int | None) -> None:
+        """Count the `column`-th cell of each row (nothing when the Table has no such column)."""
+        if column is not None:
+            skip = (_CELL + b",") * column
+            self.pattern = re.compile(re.escape(ROW_START) + skip + b"(" + _STRING + b")")
+
+    def __call__(self, rows: bytes) -> None:
+        if self.pattern is not None:
+            self.cells.update(self.pattern.findall(rows))
+
+    def pods(self) -> dict[str, int]:
+        """Pods per node (UNBOUND: those without a node); empty when nothing was counted."""
+        counts: dict[str, int] = defaultdict(int)
+        for cell, count in self.cells.items():
+            node = str(json.loads(cell))
+            counts[UNBOUND if node in ("", "<none>") else node] += count
+        return counts
+
+
+def _candidate_pods(
+    client: Client, scope: Scope
+) -> tuple[set[tuple[str, str | None]], dict[str, int]]:
     """(name, node) of each pod the server's Table shows as terminating (node None when the
-    Table has no Node column, UNBOUND when the pod has no node)."""
+    Table has no Node column, UNBOUND when the pod has no node), and how many pods the Table
+    shows on each node (all of them, terminating or not)."""
     params: dict[str, Any] = {
         "labelSelector": scope.selector,
         "includeObject": "None",
         "resourceVersion": "0",
     }
+    tally = NodeTally()
 
     def table(needles: tuple[bytes, ...]) -> Generator[JSON, None, None]:
         stream = client.stream(PODS.path(scope.namespace), params, ACCEPT_TABLE)
-        return scan_table(stream, needles)
+        return scan_table(stream, needles, tally)
 
     answer = table(TABLE_NEEDLES)
     try:
@@ -224,8 +277,10 @@ def _candidate_pods(client: Client, scope: Scope) -> set[tuple[str, str | None]]
         answer = table(TABLE_NEEDLES)
         head = next(answer)
     if head.get("kind") != "Table":  # a server without Table support: verify every pod
-        return {(str(i.get("metadata", {}).get("name")), None) for i in head.get("items") or []}
+        items = head.get("items") or []
+        return {(str(i.get("metadata", {}).get("name")), None) for i in items}, {}
     status, node = _column(head, "status"), _column(head, "node")
+    tally.at(node)
     if status is None:  # no STATUS to narrow by: every pod is a candidate
         answer.close()
         answer = table(())
@@ -236,7 +291,7 @@ def _candidate_pods(client: Client, scope: Scope) -> set[tuple[str, str | None]]
         if status is None or (status < len(cells) and cells[status] in TERMINATING_STATUSES):
             on = str(cells[node]) if node is not None and node < len(cells) else None
             found.add((str(cells[0]), UNBOUND if on in ("", "<none>") else on))
-    return found
+    return found, tally.pods()
 
 
 def _terminal_pods(client: Client, scope: Scope) -> list[tuple[str, str]]:
@@ -255,15 +310,25 @@ def _whole(client: Client, namespace: str, name: str) -> list[JSON]:
         return []
 
 
+def _node_wide(candidates: int, pods: int) -> bool:
+    """Whether a node's `candidates`, of the `pods` the Table shows on it (0: not counted),
+    are read in one list of the node's pods rather than one by one: when they are at least
+    NODE_LIST_MIN and most of its pods, so that list costs one request and at most twice
+    their bytes. A node with thousands of healthy pods is never listed for a few stuck ones."""
+    return candidates >= NODE_LIST_MIN and 2 * candidates > max(pods, candidates)
+
+
 def _pod_lookups(
     client: Client,
     scope: Scope,
     candidates: set[tuple[str, str | None]],
+    pods_on: dict[str, int],
     node_down: Callable[[str], bool] | None = None,
 ) -> list[Callable[[], Iterable[JSON]]]:
-    """The reads that return every candidate: a whole node's pods where it has NODE_LIST_MIN
-    candidates or more, else each candidate by name on its node. With `node_down`, the pods
-    of a node it says is down are listed metadata only (see find_pods)."""
+    """The reads that return every candidate: a whole node's pods where most of the pods
+    `pods_on` counts there are candidates (see _node_wide), else each candidate by name on
+    its node. With `node_down`, the pods of a node it says is down are listed metadata only
+    (see find_pods)."""
     path = PODS.path(scope.namespace)
 
     def listed(selector: str) -> Callable[[], Iterable[JSON]]:
@@ -297,7 +362,7 @@ def _pod_lookups(
     lookups: list[Callable[[], Iterable[JSON]]] = []
     for node, names in sorted(by_node.items(), key=lambda item: str(item[0])):
         on_node = "" if node is None else f",spec.nodeName={node}"
-        if node is not None and len(names) >= NODE_LIST_MIN:
+        if node is not None and _node_wide(len(names), pods_on.get(node, 0)):
             lookups.append(on(node))
         else:
             lookups.extend(listed(f"metadata.name={name}{on_node}") for name in sorted(names))
@@ -315,7 +380,7 @@ def find_pods(
     (20,000 pods on 200 dead nodes: 135 MB instead of 240 MB)."""
     if scope.names:
         return _by_name(client, PODS, scope.namespace, scope.names)
-    candidates = _candidate_pods(client, scope)
+    candidates, pods_on = _candidate_pods(client, scope)
     exact = _terminal_pods(client, scope)
     pods: dict[tuple[str, str], JSON] = {}
     if sum(node is None for _, node in candidates) > MAX_NAME_LOOKUPS:
@@ -330,7 +395,7 @@ def find_pods(
     # Candidates carry no namespace, so no name may be skipped here: a pod of the same name
     # in another namespace could be the terminal one.
     lookups: list[Callable[[], Iterable[JSON]]] = [
-        *_pod_lookups(client, scope, candidates, node_down),
+        *_pod_lookups(client, scope, candidates, pods_on, node_down),
         *(lambda k=k: _whole(client, *k) for k in exact),
     ]
 

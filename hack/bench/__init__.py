@@ -48,6 +48,10 @@ Variables (environment or `make bench VAR=...`):
   BENCH_SCENARIO=exporter  `serve`'s memory and CPU instead (make bench-exporter; see
                  hack/bench/exporter.py): EXPORTER_SIZES healthy:stuck (default 20000:2000),
                  EXPORTER_RUNS (default 5), EXPORTER_INTERVAL (default 10s)
+  BENCH_SCENARIO=bignode  one virtual-kubelet node holding 90% of the pods, its Lease renewed
+                 every 10 s, and 5 pods stuck on it (make bench-bignode): `pods -A` and `pods -A
+                 --summary` next to `kubectl get pods -A | grep Terminating` at BIGNODE_SIZES
+  BIGNODE_SIZES  pod counts, growing (default 5000,50000)
   BENCH_KEEP=1   leave the control plane running at the end (stop it with
                  `.venv/bin/python -m tests.e2e.controlplane down --state-dir .bench/cluster`)
 """

@@ -109,11 +109,16 @@ class Comparisons:
         kubectl: str,
         env: dict[str, str],
         filler: Filler,
+        targets: tuple[float | None, float | None] | None = None,
+        where: str = "",
     ) -> list[str]:
+        """`pods -A` and `pods -A --summary` next to `kubectl get pods -A | grep Terminating`
+        with `stuck` pods (filler.stuck) among `healthy` ones; `targets` (of the two), by
+        default the outage's, `where` the stuck pods are (for the labels)."""
         size = healthy + stuck
         table = Command(
             "ours",
-            f"kubectl terminating pods -A ({stuck} stuck)",
+            f"kubectl terminating pods -A ({stuck} stuck{where})",
             [ours, "pods", "-A", "-v", "1"],
             ours=True,
             expect=stuck,
@@ -122,7 +127,7 @@ class Comparisons:
         )
         summary = Command(
             "summary",
-            f"kubectl terminating pods -A --summary ({stuck} stuck)",
+            f"kubectl terminating pods -A --summary ({stuck} stuck{where})",
             [ours, "pods", "-A", "--summary", "-v", "1"],
             ours=True,
             expect=stuck,
@@ -130,11 +135,11 @@ class Comparisons:
         )
         grep = Command(
             "grep",
-            f"kubectl get pods -A | grep Terminating ({stuck} stuck)",
+            f"kubectl get pods -A | grep Terminating ({stuck} stuck{where})",
             shell(f"{kubectl} get pods -A | grep Terminating"),
             found=lambda out: len(table_keys(out)),
         )
-        log(f"measuring the outage: {stuck} stuck among {size} pods")
+        log(f"measuring {stuck} stuck{where} among {size} pods")
         measure(self.launcher, [table, grep, summary], env, REPO, self.settings)
         grep.requests = count_kubectl_requests(
             self.launcher,
@@ -142,7 +147,9 @@ class Comparisons:
             env,
             REPO,
         )
-        table_target, summary_target = TARGET_OUTAGE.get((healthy, stuck), (None, None))
+        if targets is None:
+            targets = TARGET_OUTAGE.get((healthy, stuck), (None, None))
+        table_target, summary_target = targets
         rows = rows_for(size, table, grep, [], table_target, stuck)
         rows += rows_for(size, summary, grep, [], summary_target, stuck)[:1]
         self.results.rows += rows

@@ -20,6 +20,7 @@ from hack.bench.settings import (
     PODS_PER_NAMESPACE,
     PODS_PER_NODE,
     STUCK_PER_DEAD_NODE,
+    VIRTUAL_SHARE,
     log,
 )
 from tests.e2e.api import STRATEGIC, namespace_body
@@ -50,7 +51,8 @@ class Filler:
         self.pods = 0
         self.replicasets: dict[tuple[int, int], str] = {}  # (namespace, app) -> uid
         self.dead_nodes = 0
-        self.stuck: set[str] = set()  # "namespace/name" of the pods left on dead nodes
+        self.stuck: set[str] = set()  # "namespace/name" of the pods left Terminating
+        self.virtual: str | None = None  # a node holding VIRTUAL_SHARE of the pods (if any)
 
     def call(
         self,
@@ -146,13 +148,22 @@ class Filler:
 
     def _node(self, index: int, dead: bool = False) -> int:
         """A node, its kubelet's status and Lease; `dead`: the kubelet stopped 10m ago."""
-        created = self.call("POST", "/api/v1/nodes?fieldManager=kubelet", objects.node(index, dead))
-        name = created["metadata"]["name"]
-        status = {"status": objects.node_status(index, dead)}
-        self.call("PATCH", f"/api/v1/nodes/{name}/status?fieldManager=kubelet", status, STRATEGIC)
+        self._register(objects.node(index, dead), objects.node_status(index, dead), dead)
+        return 2
+
+    def _register(self, body: JSON, status: JSON, dead: bool = False) -> str:
+        created = self.call("POST", "/api/v1/nodes?fieldManager=kubelet", body)
+        name = str(created["metadata"]["name"])
+        patch = {"status": status}
+        self.call("PATCH", f"/api/v1/nodes/{name}/status?fieldManager=kubelet", patch, STRATEGIC)
         lease = objects.node_lease(created, dead)
         self.call("POST", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", lease)
-        return 2
+        return name
+
+    def add_virtual_node(self) -> str:
+        """The virtual-kubelet node that most pods from now on are bound to (VIRTUAL_SHARE)."""
+        self.virtual = self._register(*objects.virtual_node())
+        return self.virtual
 
     # -- namespaces and their ReplicaSets ------------------------------------------------------
     def add_namespaces(self, total: int) -> None:
@@ -202,11 +213,17 @@ class Filler:
         )
         first = self.dead_nodes * STUCK_PER_DEAD_NODE
         self.dead_nodes = max(self.dead_nodes, dead)
-        self.add_namespaces(-(-(self.pods + more) // PODS_PER_NAMESPACE))
 
-        def one(index: int, node: int) -> int:
+        nodes = [objects.node_name((first + i) // STUCK_PER_DEAD_NODE, True) for i in range(more)]
+        self.add_stuck(nodes)
+
+    def add_stuck(self, nodes: Sequence[str]) -> None:
+        """One more pod on each of `nodes`, deleted with a 1s grace period: no kubelet
+        confirms it, so it stays Terminating (in the pods that `add_pods` counts)."""
+
+        def one(index: int, node: str) -> int:
             namespace, name = objects.pod_names(index)
-            self._pod(index, objects.node_name(node, dead=True))
+            self._pod(index, node)
             self.call(
                 "DELETE", f"/api/v1/namespaces/{namespace}/pods/{name}", {"gracePeriodSeconds": 1}
             )
@@ -214,11 +231,10 @@ class Filler:
                 self.stuck.add(f"{namespace}/{name}")
             return 1
 
-        work = [
-            partial(one, self.pods + i, (first + i) // STUCK_PER_DEAD_NODE) for i in range(more)
-        ]
+        self.add_namespaces(-(-(self.pods + len(nodes)) // PODS_PER_NAMESPACE))
+        work = [partial(one, self.pods + i, node) for i, node in enumerate(nodes)]
         self.run("stuck pods (create + status + delete)", work)
-        self.pods += more
+        self.pods += len(nodes)
         time.sleep(1.5)  # past their grace period
 
     def _pod(self, index: int, node: str | None = None) -> int:
@@ -226,6 +242,8 @@ class Filler:
         rng = random.Random(index)
         ns_index, slot = divmod(index, PODS_PER_NAMESPACE)
         uid = self.replicasets[(ns_index, slot % APPS_PER_NAMESPACE)]
+        if node is None and self.virtual and index % 100 < VIRTUAL_SHARE:
+            node = self.virtual
         node = node or objects.node_name(rng.randrange(self.nodes))
         namespace, name = objects.pod_names(index)
         self.call(

@@ -113,6 +113,30 @@ def node_status(index: int, dead: bool = False) -> JSON:
     }
 
 
+VIRTUAL_NODE = "virtual-kubelet"
+
+
+def virtual_node() -> tuple[JSON, JSON]:
+    """A virtual-kubelet node (AWS Fargate, Azure virtual nodes, Admiralty, Liqo) and its
+    status: one Node object that holds thousands of pods, tainted so that only the pods that
+    tolerate it land there."""
+    body, status = node(0), node_status(0)
+    body["metadata"]["name"] = VIRTUAL_NODE
+    body["metadata"]["labels"].update(
+        {"kubernetes.io/hostname": VIRTUAL_NODE, "type": "virtual-kubelet"}
+    )
+    body["spec"] = {
+        "providerID": f"bench://virtual/{VIRTUAL_NODE}",
+        "taints": [
+            {"key": "virtual-kubelet.io/provider", "value": "bench", "effect": "NoSchedule"}
+        ],
+    }
+    status["capacity"] = status["allocatable"] = {"cpu": "10k", "memory": "40Ti", "pods": "100k"}
+    status["addresses"] = [{"type": "Hostname", "address": VIRTUAL_NODE}]
+    status["images"] = []
+    return body, status
+
+
 def node_lease(created: JSON, dead: bool = False) -> JSON:
     """The Lease of the node `created` (as the server answered), renewed 10m ago if dead."""
     return lease_body(created, now(-600 if dead else 0))

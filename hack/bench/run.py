@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,12 +23,16 @@ from hack.bench.seed import (
     wait_namespaces_settled,
 )
 from hack.bench.settings import (
+    BIGNODE_STUCK,
     CRD_OBJECTS_PER_TYPE,
     STUCK_PER_DEAD_NODE,
+    TARGET_PODS,
+    VIRTUAL_SHARE,
     Settings,
     log,
 )
 from tests.e2e.controlplane import STATE_FILE, ControlPlane, down
+from tests.e2e.kubelet import renew_lease
 from tests.e2e.users import binding_body
 
 
@@ -99,6 +104,8 @@ class Bench:
             raise SystemExit(f"BENCH_BIN {s.binary} does not exist")
         if s.outage:
             return self.run_outage(s.outage)
+        if s.bignode:
+            return self.run_bignode(s.bignode)
         if os.environ.get("BENCH_SCENARIO") == "exporter":
             from hack.bench.exporter import run_exporter, sizes
 
@@ -164,13 +171,63 @@ class Bench:
         write(self.results, self.settings, filler, time.monotonic() - started, setup, verdicts, cp)
         return 0
 
+    def run_bignode(self, sizes: Sequence[int]) -> int:
+        """Most pods on one live virtual-kubelet node, BIGNODE_STUCK of them stuck there,
+        growing through `sizes`; the node's Lease is renewed as its kubelet would."""
+        cp = self.start()
+        env = self.environment(cp)
+        kubectl = str(Path(cp.binaries_dir) / "kubectl")
+        filler = Filler(cp, self.settings.threads)
+        node = filler.add_virtual_node()
+        renewing = threading.Event()
+        renewer = threading.Thread(target=_renew, args=(cp, node, renewing), daemon=True)
+        renewer.start()
+        started = time.monotonic()
+        verdicts: list[str] = []
+        try:
+            for size in sizes:
+                filler.add_pods(size - BIGNODE_STUCK)
+                if not filler.stuck:
+                    filler.add_stuck([node] * BIGNODE_STUCK)
+                log(f"cluster at {size} pods, {VIRTUAL_SHARE}% on {node}, {BIGNODE_STUCK} stuck")
+                ours = str(self.settings.binary)
+                target = TARGET_PODS.get(size)
+                verdicts += self.compare.measure_outage(
+                    size - BIGNODE_STUCK,
+                    BIGNODE_STUCK,
+                    ours,
+                    kubectl,
+                    env,
+                    filler,
+                    (target, target),
+                    f" on {node}",
+                )
+        finally:
+            renewing.set()
+        setup = (
+            f"big node: {VIRTUAL_SHARE}% of {', '.join(map(str, sizes))} pods on one live "
+            f"virtual-kubelet node, {BIGNODE_STUCK} of them stuck, the rest spread over "
+            f"{filler.nodes} nodes"
+        )
+        write(self.results, self.settings, filler, time.monotonic() - started, setup, verdicts, cp)
+        return 0
+
+
+def _renew(cp: ControlPlane, node: str, stop: threading.Event) -> None:
+    """The node's Lease renewed every 10 s, as a (virtual) kubelet does, until `stop`."""
+    while not stop.wait(10):
+        renew_lease(cp, node)
+
 
 def main() -> int:
     settings = Settings.from_env()
-    log(
-        f"sizes {settings.sizes}, M={settings.namespaces}, K={settings.crds}, "
-        f"REPEAT={settings.repeat}, ours {settings.binary}"
-    )
+    if settings.outage:
+        scenario = f"outage (healthy, stuck) {settings.outage}"
+    elif settings.bignode:
+        scenario = f"big node, sizes {settings.bignode}"
+    else:
+        scenario = f"sizes {settings.sizes}, M={settings.namespaces}, K={settings.crds}"
+    log(f"{scenario}, REPEAT={settings.repeat}, ours {settings.binary}")
     launcher = Launcher()  # first, while this process is still small
     bench = Bench(settings, launcher)
 

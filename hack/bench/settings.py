@@ -33,11 +33,17 @@ STUCK_SCENARIOS = (  # (function in tests/e2e/scenarios.py, short name)
     ("pod_blocked_by_webhook", "wh"),
     ("pod_in_grace_period", "grace"),
 )
-TARGET_PODS = {5000: 0.5, 20000: 0.25}  # the targets: ratio to `get pods -A | grep`
+# ratio to `get pods -A | grep`, in every topology (spread, and one big node: bench-bignode)
+TARGET_PODS = {5000: 0.25, 20000: 0.25, 50000: 0.1}
 # The mass outage: (healthy, stuck) -> targets of `pods -A` and of `pods -A --summary`.
 OUTAGE_SIZES = ((20000, 2000), (50000, 20000))
 TARGET_OUTAGE = {(20000, 2000): (0.3, 0.2), (50000, 20000): (0.2, 0.2)}
 STUCK_PER_DEAD_NODE = 100
+# One virtual-kubelet node holding most pods (make bench-bignode): VIRTUAL_SHARE percent of the
+# pods, and BIGNODE_STUCK stuck pods among them on that live node.
+BIGNODE_SIZES = (5000, 50000)
+VIRTUAL_SHARE = 90
+BIGNODE_STUCK = 5
 TARGET_NS_EXPLAIN = 0.05
 NS_TARGET_TYPES = 120  # ns X --explain's target holds "with ~130 resource types"
 TARGET_RSS_GROWTH = 1.5  # peak RSS of pods -A at RSS_SIZES[1] / at RSS_SIZES[0]
@@ -57,11 +63,12 @@ class Settings:
     json_max: int
     keep: bool
     outage: tuple[tuple[int, int], ...] | None  # BENCH_SCENARIO=outage: (healthy, stuck)
+    bignode: tuple[int, ...] | None = None  # BENCH_SCENARIO=bignode: pod counts
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> Settings:
         if env.get("BENCH_SIZES"):
-            sizes = tuple(sorted({int(s) for s in env["BENCH_SIZES"].split(",") if s.strip()}))
+            sizes = _sizes(env["BENCH_SIZES"])
         elif env.get("N"):
             top = int(env["N"])
             sizes = (*[s for s in DEFAULT_SIZES if s < top], top)
@@ -80,6 +87,11 @@ class Settings:
             json_max=int(env.get("BENCH_JSON_MAX") or 20000),
             keep=env.get("BENCH_KEEP", "") not in ("", "0"),
             outage=cls.outage_sizes(env) if env.get("BENCH_SCENARIO") == "outage" else None,
+            bignode=(
+                _sizes(env.get("BIGNODE_SIZES") or ",".join(map(str, BIGNODE_SIZES)))
+                if env.get("BENCH_SCENARIO") == "bignode"
+                else None
+            ),
         )
 
     @staticmethod
@@ -88,6 +100,10 @@ class Settings:
             return OUTAGE_SIZES
         pairs = [p.split(":") for p in env["OUTAGE_SIZES"].split(",") if p.strip()]
         return tuple(sorted((int(healthy), int(stuck)) for healthy, stuck in pairs))
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    return tuple(sorted({int(s) for s in text.split(",") if s.strip()}))
 
 
 def log(message: str) -> None:

@@ -36,7 +36,7 @@ from kubectl_terminating.errors import (
     Unauthorized,
     Unreachable,
 )
-from kubectl_terminating.find import drop_managed_fields, scan_table
+from kubectl_terminating.find import UNBOUND, NodeTally, drop_managed_fields, scan_table
 from kubectl_terminating.kubeconfig import Connection
 from kubectl_terminating.live import LiveView
 from kubectl_terminating.view import ReadFailed
@@ -517,6 +517,32 @@ def test_answers_are_asked_gzipped_and_decompressed(server: FaultServer) -> None
     head, *rows = scan_table(client.stream("/api/v1/pods"), (b'"Terminating"',))
     assert head["kind"] == "Table" and "rows" not in head
     assert [row["cells"][0] for row in rows] == [f"pod-{i}" for i in range(0, 60_000, 1000)]
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 1 << 20])
+def test_table_scan_counts_each_nodes_pods_without_decoding_them(chunk: int) -> None:
+    """The scan counts every row's NODE cell from its bytes, whatever the chunking and the
+    cells before it hold (commas, escaped quotes, brackets, numbers), so find_pods knows a node
+    holds thousands of pods without decoding them; rows without a node count as UNBOUND."""
+    statuses = ["Running", 'Err,or "x" [1]', "Terminating", "Init:0/1"]
+    rows = [
+        {"cells": [f"p-{i}", "1/1", statuses[i % 4], i % 3, "5m", "10.0.0.1", node, "<none>"]}
+        for i, node in enumerate(["big"] * 40 + ["small"] * 3 + ["<none>"] * 2)
+    ]
+    columns = ["Name", "Ready", "Status", "Restarts", "Age", "IP", "Node", "Nominated Node"]
+    table = {
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "columnDefinitions": [{"name": c} for c in columns],
+        "rows": rows,
+    }
+    # as the API server writes it: compact, `<` and `>` escaped
+    body = _compact(table).replace(b"<", b"\\u003c").replace(b">", b"\\u003e")
+    tally = NodeTally()
+    answer = scan_table((body[i : i + chunk] for i in range(0, len(body), chunk)), (), tally)
+    tally.at(6)
+    assert len(list(answer)) == 1 + 45
+    assert tally.pods() == {"big": 40, "small": 3, UNBOUND: 2}
 
 
 def test_disable_compression_in_the_kubeconfig_is_honoured(server: FaultServer) -> None:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectl_terminating import reads
 from kubectl_terminating.client import ACCEPT_METADATA, Client
@@ -28,6 +28,9 @@ from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import NAMESPACES, Resource, typed
 from kubectl_terminating.source import Found, Scope
 from kubectl_terminating.view import EVERYTHING, ContentListing, Discovery, ReadFailed, Selectors
+
+if TYPE_CHECKING:
+    from kubectl_terminating.explain.node_evidence import NodeEvidence, Subject
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -249,3 +252,12 @@ class LiveSource:
 
     def map(self, function: Callable[[T], R], inputs: Sequence[T]) -> list[R]:
         return self.client.map(function, inputs)
+
+    def node_evidence(
+        self, subjects: Mapping[str, Subject]
+    ) -> tuple[Mapping[str, NodeEvidence], list[str]]:
+        """--node-evidence: each node's kubelet asked through the node proxy (nodeproxy.py),
+        once the user is known to be allowed to."""
+        from kubectl_terminating.nodeproxy import NodeProxy
+
+        return NodeProxy(self.client).read_nodes(subjects)

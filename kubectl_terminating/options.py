@@ -51,6 +51,7 @@ class Options:
     disable_compression: bool = False
     from_file: str | None = None
     now: bool = False
+    node_evidence: bool = False  # read the kubelet's own word (nodeproxy.py); exec-equivalent
 
     @classmethod
     def from_flags(cls, kind: str, names: tuple[str, ...], flags: dict[str, Any]) -> Options:
@@ -69,6 +70,8 @@ class Options:
             raise UsageError(f"--explain prints text; -o {self.output} already has every detail")
         if self.summary and self.explain:
             raise UsageError("--summary and --explain cannot be combined")
+        if self.node_evidence and self.kind == "namespaces":
+            raise UsageError("--node-evidence applies to pods and all")
         if self.summary and self.output in ("json", "yaml", "name"):
             raise UsageError(f"--summary prints text; -o {self.output} has no summary of its own")
 

@@ -41,9 +41,7 @@ class CauseGroup:
 
     def to_json(self) -> JSON:
         shared = (
-            {"kind": self.subject_kind, "names": list(self.subjects)}
-            if self.subject_kind
-            else None
+            {"kind": self.subject_kind, "names": list(self.subjects)} if self.subject_kind else None
         )
         example = self.example
         return {

@@ -65,7 +65,5 @@ def summary_text(findings: Sequence[Finding]) -> str:
     causes = "cause" if len(groups) == 1 else "causes"
     total = f"{len(findings):,} {_noun(findings, len(findings))}"
     lines = [f"Summary: {total}, {len(groups)} {causes}"]
-    lines += [
-        f"{g.count:,} {_noun(findings, g.count)}: {_cause_text(g)}" for g in groups
-    ]
+    lines += [f"{g.count:,} {_noun(findings, g.count)}: {_cause_text(g)}" for g in groups]
     return "\n".join(lines) + "\n"

@@ -1,0 +1,456 @@
+"""The kubelet's own word about a stuck pod, turned into its headline (pure: no I/O).
+
+With `--node-evidence` the live layer (nodeproxy.py) reads, through the API server's node
+proxy, the kubelet's log lines about the stuck pods of a node, its `stats/summary` and its own
+list of pods (`NodeEvidence`); `confirm` matches them against one pod's main blocker and,
+where a line names the cause, makes that line the headline's proof with a precise remedy.
+Without the flag (or when the node could not be read) `not_read` leaves the diagnosis as it
+was and says why the node was not asked.
+
+The lines are the ones a real kubelet v1.36.3 writes (tests/e2e/test_real_node.py):
+`UnmountVolume.TearDown failed ... unlinkat <path>: operation not permitted` (an immutable
+file), `... <path>: device or resource busy` (a mount still held), `driver name <d> not found
+in the list of registered CSI drivers`, `no space left on device`, and the runtime's
+`rpc error: code = <Code> desc = <message>`.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kubectl_terminating.explain.common import as_dict, list_of, meta, text
+from kubectl_terminating.model import (
+    CONTAINERS_RUNNING,
+    CSI_DRIVER_MISSING,
+    JSON,
+    LIFECYCLE_HOOK,
+    NETWORK_TEARDOWN,
+    RUNTIME_UNAVAILABLE,
+    VOLUMES_NOT_RECLAIMED,
+    Evidence,
+    Finding,
+    ObjectRef,
+    Remedy,
+)
+
+# main blockers on the node's side whose cause the kubelet's log can name
+NODE_SIDE = frozenset(
+    {
+        VOLUMES_NOT_RECLAIMED,
+        CSI_DRIVER_MISSING,
+        CONTAINERS_RUNNING,
+        RUNTIME_UNAVAILABLE,
+        LIFECYCLE_HOOK,
+        NETWORK_TEARDOWN,
+    }
+)
+PERMISSION = "get nodes/proxy"
+# a key goes into the log query's `pattern` (a regular expression) as it is: uids and
+# container ids only, nothing a regular expression would read as syntax
+KEY = re.compile(r"^[0-9A-Za-z-]{8,}$")
+QUOTE_LIMIT = 300  # characters of a log line in an evidence message (the field has it whole)
+SECRET = re.compile(
+    r"(?i)((?:bearer|basic)\s+|(?:token|password|secret|authorization)[\"']?\s*[=:]\s*[\"']?"
+    r"(?:(?:bearer|basic)\s+)?)[^\s\"',]+"
+)
+JWT = re.compile(r"eyJ[\w-]{6,}\.[\w-]{6,}\.[\w-]*")
+
+
+class NodeEvidenceRefused(Exception):
+    """The node evidence may not be read at all (the permission is missing): `why` for each
+    pod's hint, the message as the run's one warning."""
+
+    def __init__(self, why: str, warning: str) -> None:
+        super().__init__(warning)
+        self.why = why
+
+
+def redact(line: str) -> str:
+    """A log line with bearer tokens, passwords and JWTs replaced by <redacted>."""
+    return JWT.sub("<redacted>", SECRET.sub(r"\1<redacted>", line))
+
+
+@dataclass(frozen=True)
+class FreeSpace:
+    """One filesystem of `stats/summary`: bytes available and capacity (None: not reported)."""
+
+    available: int | None
+    capacity: int | None
+
+    @property
+    def full(self) -> bool:
+        return self.available is not None and (
+            self.available == 0
+            or (self.capacity is not None and self.available * 100 < self.capacity)
+        )
+
+
+@dataclass(frozen=True)
+class NodeEvidence:
+    """What one node's kubelet said: matching log lines (redacted), free space per
+    filesystem (nodefs, imagefs, containerfs), its own pods (uid -> deletionTimestamp, '' when
+    none; None: not read), and why any part could not be read."""
+
+    node: str
+    source: str = ""  # where the lines came from, e.g. `logs/kubelet.log`
+    lines: tuple[str, ...] = ()
+    free: Mapping[str, FreeSpace] = field(default_factory=dict)
+    kubelet_pods: Mapping[str, str] | None = None
+    problems: tuple[str, ...] = ()
+
+    def to_json(self) -> JSON:
+        return {
+            "node": self.node,
+            "source": self.source,
+            "lines": list(self.lines),
+            "free": {
+                k: {"available": v.available, "capacity": v.capacity} for k, v in self.free.items()
+            },
+            "kubeletPods": dict(self.kubelet_pods) if self.kubelet_pods is not None else None,
+            "problems": list(self.problems),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> NodeEvidence:
+        data = as_dict(data)
+        pods = data.get("kubeletPods")
+        return cls(
+            node=text(data.get("node")),
+            source=text(data.get("source")),
+            lines=tuple(text(x) for x in list_of(data.get("lines"))),
+            free={
+                text(k): FreeSpace(
+                    _count(as_dict(v).get("available")), _count(as_dict(v).get("capacity"))
+                )
+                for k, v in as_dict(data.get("free")).items()
+            },
+            kubelet_pods={text(k): text(v) for k, v in pods.items()}
+            if isinstance(pods, dict)
+            else None,
+            problems=tuple(text(x) for x in list_of(data.get("problems"))),
+        )
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+# -- what is read, for which pods ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What to look for on one node: the keys of its stuck pods and since when (RFC 3339)."""
+
+    keys: tuple[str, ...]
+    since: str = ""
+
+
+def wants_evidence(finding: Finding, kubelet_alive: bool) -> bool:
+    """The pod's main blocker is on its node's side and the kubelet there answers."""
+    main = finding.blockers[0] if finding.blockers else None
+    return bool(
+        kubelet_alive
+        and finding.kind == "Pod"
+        and finding.node
+        and main is not None
+        and main.type in NODE_SIDE
+        and (finding.overdue_seconds or 0) > 0
+    )
+
+
+def pod_keys(pod: JSON) -> tuple[str, ...]:
+    """What the kubelet's lines about the pod contain: its uid and its containers' ids."""
+    uid = text(meta(pod).get("uid"))
+    status = as_dict(pod.get("status"))
+    ids = [
+        text(as_dict(s).get("containerID")).split("://")[-1]
+        for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
+        for s in list_of(status.get(key))
+    ]
+    return tuple(k for k in dict.fromkeys([uid, *ids]) if KEY.match(k))
+
+
+def log_pattern(keys: Iterable[str]) -> str:
+    """The node log query's `pattern`: any of the keys."""
+    return "|".join(sorted(set(keys)))
+
+
+def matching(lines: Iterable[str], keys: Iterable[str]) -> list[str]:
+    """The lines naming one of keys, redacted."""
+    wanted = [k for k in keys if k]
+    return [redact(line) for line in lines if any(k in line for k in wanted)]
+
+
+def kubelet_pods(pod_list: Any) -> dict[str, str]:
+    """The kubelet's own pods (its `/pods` answer): uid -> deletionTimestamp ('' when none)."""
+    return {
+        text(meta(as_dict(p)).get("uid")): text(meta(as_dict(p)).get("deletionTimestamp"))
+        for p in list_of(as_dict(pod_list).get("items"))
+    }
+
+
+def free_space(summary: Any) -> dict[str, FreeSpace]:
+    """nodefs, imagefs and containerfs of a kubelet's `stats/summary` answer."""
+    node = as_dict(as_dict(summary).get("node"))
+    runtime = as_dict(node.get("runtime"))
+    found = {
+        "nodefs": as_dict(node.get("fs")),
+        "imagefs": as_dict(runtime.get("imageFs")),
+        "containerfs": as_dict(runtime.get("containerFs")),
+    }
+    return {
+        name: FreeSpace(_count(fs.get("availableBytes")), _count(fs.get("capacityBytes")))
+        for name, fs in found.items()
+        if fs
+    }
+
+
+# -- what the lines say -------------------------------------------------------------------------
+
+
+def _bytes(count: int) -> str:
+    size = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{count} B"
+
+
+@dataclass(frozen=True)
+class Said:
+    """What one of the kubelet's lines proves: the headline and the steps it calls for."""
+
+    summary: str
+    remedies: tuple[Remedy, ...]
+    match: re.Match[str]
+
+
+Reader = Callable[[re.Match[str], str, str], Said]
+
+
+def _on(node: str, what: str) -> str:
+    return f"on node {node}: {what}"
+
+
+def _immutable(found: re.Match[str], node: str, _uid: str) -> Said:
+    path = found.group(1)
+    quoted = shlex.quote(path)
+    return Said(
+        f"immutable file {path} blocks the teardown (kubelet log)",
+        (
+            Remedy(_on(node, "see the immutable attribute on the file"), f"lsattr -d {quoted}"),
+            Remedy(
+                _on(node, "clear it; the kubelet then finishes the teardown by itself"),
+                f"chattr -i {quoted}",
+                when="whoever set the attribute no longer needs the file protected",
+            ),
+        ),
+        found,
+    )
+
+
+def _busy(found: re.Match[str], node: str, uid: str) -> Said:
+    path = found.group(1)
+    return Said(
+        f"mount {path} is busy (kubelet log)",
+        (
+            Remedy(
+                _on(node, "find the processes whose mount namespace still holds it"),
+                f"grep -l {uid} /proc/*/mountinfo",
+            ),
+            Remedy(_on(node, "see what is mounted there"), f"findmnt {shlex.quote(path)}"),
+            Remedy(
+                _on(node, "unmount it; the kubelet then finishes the teardown by itself"),
+                f"umount {shlex.quote(path)}",
+                destructive=True,
+                when="no process still needs what is mounted there",
+            ),
+        ),
+        found,
+    )
+
+
+def _csi(found: re.Match[str], node: str, _uid: str) -> Said:
+    driver = found.group(1)
+    return Said(
+        f"CSI driver {driver} not registered with the kubelet on {node} (kubelet log)",
+        (
+            Remedy(
+                f"restore CSI driver {driver}: its node plugin must run on {node} and register "
+                "with the kubelet, which then finishes the unmount by itself",
+                f"kubectl get pods -A -o wide --field-selector spec.nodeName={shlex.quote(node)}",
+            ),
+        ),
+        found,
+    )
+
+
+def _disk_remedies(node: str) -> tuple[Remedy, ...]:
+    return (
+        Remedy(
+            _on(node, "see which filesystem is full"), "df -h /var/lib/kubelet /var/lib/containerd"
+        ),
+        Remedy(_on(node, "free space, unused images first"), "crictl rmi --prune"),
+    )
+
+
+def _disk(found: re.Match[str], node: str, _uid: str) -> Said:
+    return Said(f"disk full on {node} (kubelet log)", _disk_remedies(node), found)
+
+
+def _csi_call(found: re.Match[str], node: str, _uid: str) -> Said:
+    return Said(
+        f"CSI driver call failing on {node}: {found.group(1)} (kubelet log)",
+        (
+            Remedy(
+                _on(
+                    node,
+                    "see whether the driver's node plugin runs (connection refused: it "
+                    "stopped, its socket left behind)",
+                ),
+                f"kubectl get pods -A -o wide --field-selector spec.nodeName={shlex.quote(node)}",
+            ),
+        ),
+        found,
+    )
+
+
+def _runtime(found: re.Match[str], node: str, _uid: str) -> Said:
+    return Said(
+        f"container runtime error on {node}: {found.group(1)} (kubelet log)",
+        (
+            Remedy(
+                _on(node, "read the container runtime's log"),
+                "journalctl -u containerd --since -1h",
+            ),
+        ),
+        found,
+    )
+
+
+PATH = r"(/[^\s:\"'\\]+)"
+# what each kind of line says, most specific first
+READERS: tuple[tuple[re.Pattern[str], Reader], ...] = (
+    (re.compile(r"driver name (\S+?) not found in the list of registered CSI drivers"), _csi),
+    (re.compile(PATH + r": operation not permitted"), _immutable),
+    (re.compile(PATH + r": device or resource busy"), _busy),
+    (re.compile(r"no space left on device"), _disk),
+    (re.compile(r"TearDownAt failed: rpc error: code = (\w+)"), _csi_call),
+    (re.compile(r"rpc error: code = (\w+) desc = [^\"\\]{0,200}"), _runtime),
+)
+
+
+def _read_lines(lines: list[str], node: str, uid: str) -> tuple[Said, str] | None:
+    """The most specific cause any line names (the newest line of that kind) and its line."""
+    for pattern, reader in READERS:
+        for line in reversed(lines):
+            found = pattern.search(line)
+            if found:
+                return reader(found, node, uid), line
+    return None
+
+
+def _quote(line: str, found: re.Match[str]) -> str:
+    start = max(0, found.start() - (QUOTE_LIMIT - (found.end() - found.start())))
+    excerpt = line[start : found.end()]
+    return ("..." if start else "") + excerpt
+
+
+def _node_ref(node: str) -> ObjectRef:
+    return ObjectRef("Node", node, api_version="v1")
+
+
+def _disk_note(evidence: NodeEvidence) -> tuple[str, Evidence | None]:
+    full = {name: fs for name, fs in evidence.free.items() if fs.full}
+    if not full:
+        return "", None
+    said = ", ".join(f"{name} {_bytes(fs.available or 0)} free" for name, fs in full.items())
+    return said, Evidence(
+        f"the kubelet's stats/summary on {evidence.node}: {said}",
+        _node_ref(evidence.node),
+        {
+            name: {"availableBytes": fs.available, "capacityBytes": fs.capacity}
+            for name, fs in full.items()
+        },
+    )
+
+
+def _kubelet_view(finding: Finding, evidence: NodeEvidence) -> Evidence | None:
+    pods = evidence.kubelet_pods
+    if pods is None or not finding.uid:
+        return None
+    if finding.uid not in pods:
+        said = "does not hold the pod: the kubelet and the API server disagree about it"
+    elif not pods[finding.uid]:
+        said = "holds the pod without a deletionTimestamp: the kubelet has not seen the deletion"
+    else:
+        return None
+    return Evidence(
+        f"the kubelet's own list of pods on {evidence.node} {said}",
+        _node_ref(evidence.node),
+        {"uid": finding.uid, "inKubeletPods": finding.uid in pods},
+    )
+
+
+def confirm(finding: Finding, keys: Iterable[str], evidence: NodeEvidence) -> Finding:
+    """The main blocker with what the kubelet said about the pod as its headline and proof;
+    unchanged (but for a note) when the kubelet said nothing that names a cause."""
+    main = finding.blockers[0]
+    lines = matching(evidence.lines, keys)
+    uid = finding.uid or "<pod uid>"
+    read = _read_lines(lines, evidence.node, uid)
+    disk, disk_evidence = _disk_note(evidence)
+    extra = [e for e in (_kubelet_view(finding, evidence), disk_evidence) if e is not None]
+    if read is None and disk_evidence is not None and main.type == CONTAINERS_RUNNING:
+        summary = f"{main.summary}; disk full on {evidence.node} ({disk}, kubelet stats)"
+        finding.blockers[0] = replace(
+            main,
+            summary=summary,
+            evidence=(*extra, *main.evidence),
+            remedy=(*_disk_remedies(evidence.node), *main.remedy),
+        )
+        return finding
+    if read is None:
+        where = evidence.source or "the kubelet"
+        note = Evidence(
+            f"node evidence read from {where} on {evidence.node}: no line about the pod names a "
+            f"known cause ({len(lines)} line(s) about it)",
+            _node_ref(evidence.node),
+            {"source": evidence.source or None, "lines": lines[-3:]},
+        )
+        finding.blockers[0] = replace(main, evidence=(*main.evidence, *extra, note))
+        return finding
+    said, line = read
+    summary = said.summary
+    if disk and said.summary.startswith("disk full"):
+        summary = f"disk full on {evidence.node}: {disk} (kubelet log and stats)"
+    proof = Evidence(
+        f"the kubelet's log on {evidence.node} ({evidence.source}): {_quote(line, said.match)}",
+        _node_ref(evidence.node),
+        {"source": evidence.source, "line": line},
+    )
+    finding.blockers[0] = replace(
+        main,
+        summary=summary,
+        evidence=(proof, *extra, *main.evidence),
+        remedy=(*said.remedies, *main.remedy),
+    )
+    return finding
+
+
+def not_read(finding: Finding, why: str, command: str | None) -> Finding:
+    """Today's hint stays; one more step says why the node's own word was not read and how."""
+    main = finding.blockers[0]
+    step = Remedy(
+        f"node evidence not read ({why}): with {PERMISSION} (exec-equivalent), the tool can "
+        "read the kubelet's log lines about the pod through the API server",
+        command,
+    )
+    finding.blockers[0] = replace(main, remedy=(*main.remedy, step))
+    return finding

@@ -10,6 +10,8 @@ from kubectl_terminating.options import Options, Request, complete
 
 if TYPE_CHECKING:
     from kubectl_terminating.client import Client
+    from kubectl_terminating.model import JSON, Finding
+    from kubectl_terminating.view import ClusterView
 
 
 def run_dump(options: Options, path: str, err: IO[str] | None = None) -> int:
@@ -47,9 +49,13 @@ def _dump(request: Request, client: Client, path: str, err: IO[str]) -> int:
     for resource, obj in objects:
         capture.add(obj, resource)
     # The explainers' reads are what make the snapshot complete: run them all.
-    client.map(lambda pair: explain_object(pair[1], pair[0], recorder), objects)
+    findings = client.map(lambda pair: explain_object(pair[1], pair[0], recorder), objects)
     version = str(client.get("/version").get("gitVersion", "unknown"))
     data = bundle(capture, header(live.now, version, client.connection.context, scope))
+    if request.options.node_evidence:
+        pairs = [(obj, f) for (_, obj), f in zip(objects, findings, strict=True)]
+        data["nodeEvidence"], said = _node_evidence(pairs, recorder, client)
+        warnings = [*warnings, *said]
     size = write_bundle(path, data)
     for warning in warnings:
         print(f"Warning: {safe(warning)}", file=err)
@@ -59,3 +65,19 @@ def _dump(request: Request, client: Client, path: str, err: IO[str]) -> int:
         file=err,
     )
     return 0
+
+
+def _node_evidence(
+    pairs: list[tuple[JSON, Finding]], view: ClusterView, client: Client
+) -> tuple[JSON, list[str]]:
+    """`dump --node-evidence`: each node's evidence (only the lines about its stuck pods)."""
+    from kubectl_terminating.explain.node_evidence import NodeEvidenceRefused
+    from kubectl_terminating.nodeevidence import subjects_of, wanted
+    from kubectl_terminating.nodeproxy import NodeProxy
+
+    pods = wanted([(obj, f) for obj, f in pairs if f.kind == "Pod"], view)
+    try:
+        evidence, warnings = NodeProxy(client).read_nodes(subjects_of(pods))
+    except NodeEvidenceRefused as refused:
+        return {}, [str(refused)]
+    return {node: e.to_json() for node, e in evidence.items()}, warnings

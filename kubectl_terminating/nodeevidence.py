@@ -56,6 +56,29 @@ def _command(finding: Finding) -> str:
     return f"kubectl terminating pods {where}{shlex.quote(finding.name)} --node-evidence --explain"
 
 
+def wanted(pairs: Sequence[tuple[JSON, Finding]], view: ClusterView) -> list[tuple[JSON, Finding]]:
+    """The pods whose main blocker is on their node's side, past the deadline, on a node
+    whose kubelet answers."""
+    return [
+        (pod, finding)
+        for pod, finding in pairs
+        if finding.blockers
+        and finding.node
+        and wants_evidence(finding, _kubelet_alive(view, finding.node))
+    ]
+
+
+def subjects_of(pods: Sequence[tuple[JSON, Finding]]) -> dict[str, Subject]:
+    """One subject per node: the keys of all its wanted pods, since the earliest deletion."""
+    subjects: dict[str, Subject] = {}
+    for pod, finding in pods:
+        node = finding.node or ""
+        known = subjects.get(node, Subject(()))
+        since = min(filter(None, (known.since, _since(pod))), default="")
+        subjects[node] = Subject((*known.keys, *pod_keys(pod)), since)
+    return subjects
+
+
 def apply_node_evidence(
     pairs: Sequence[tuple[JSON, Finding]],
     view: ClusterView,
@@ -64,32 +87,20 @@ def apply_node_evidence(
 ) -> list[str]:
     """Each wanted pod's main blocker confirmed from its node's evidence (fetch: None when
     it is not to be read, why_not says why); returns the warnings of the reads."""
-    wanted = [
-        (pod, finding)
-        for pod, finding in pairs
-        if finding.blockers
-        and finding.node
-        and wants_evidence(finding, _kubelet_alive(view, finding.node))
-    ]
-    if not wanted:
+    pods = wanted(pairs, view)
+    if not pods:
         return []
     if fetch is None:
-        for _, finding in wanted:
+        for _, finding in pods:
             not_read(finding, why_not, _command(finding))
         return []
-    subjects: dict[str, Subject] = {}
-    for pod, finding in wanted:
-        node = finding.node or ""
-        known = subjects.get(node, Subject(()))
-        since = min(filter(None, (known.since, _since(pod))), default="")
-        subjects[node] = Subject((*known.keys, *pod_keys(pod)), since)
     try:
-        evidence, warnings = fetch(subjects)
+        evidence, warnings = fetch(subjects_of(pods))
     except NodeEvidenceRefused as refused:
-        for _, finding in wanted:
+        for _, finding in pods:
             not_read(finding, refused.why, None)
         return [str(refused)]
-    for pod, finding in wanted:
+    for pod, finding in pods:
         found = evidence.get(finding.node or "")
         if found is None:
             not_read(finding, f"node {finding.node} could not be read", None)

@@ -117,11 +117,7 @@ def _node_evidence(
     pairs = [(obj, f) for (_, obj), f in zip(objects, findings, strict=True) if f.kind == "Pod"]
     if not request.options.node_evidence:
         return apply_node_evidence(pairs, source.view, None, NOT_ASKED)
-    fetch = getattr(source, "node_evidence", None)
-    if fetch is None:
-        why = "this snapshot holds no node evidence (dump it with --node-evidence)"
-        return apply_node_evidence(pairs, source.view, None, why)
-    return apply_node_evidence(pairs, source.view, fetch)
+    return apply_node_evidence(pairs, source.view, source.node_evidence)
 
 
 def _unexplained(obj: JSON, resource: Resource, view: ClusterView, error: Exception) -> Finding:

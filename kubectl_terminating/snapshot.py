@@ -14,11 +14,11 @@ import gzip
 import json
 import os
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectl_terminating import __version__
 from kubectl_terminating.errors import ConfigError
@@ -29,6 +29,9 @@ from kubectl_terminating.selectors import parse_selector
 from kubectl_terminating.source import Found, Scope
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.timeutil import format_time, parse_time
+
+if TYPE_CHECKING:
+    from kubectl_terminating.explain.node_evidence import NodeEvidence, Subject
 from kubectl_terminating.view import (
     EVERYTHING,
     ClusterView,
@@ -216,6 +219,7 @@ class Loaded:
     unreadable: dict[str, str] = field(default_factory=dict)
     content: dict[str, list[ContentListing]] | None = None
     warnings: list[str] = field(default_factory=list)
+    node_evidence: JSON | None = None  # node -> NodeEvidence.to_json(), from dump --node-evidence
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -364,9 +368,12 @@ def _from_bundle(data: JSON, source: Path) -> Loaded:
         }
         objects = [o for o in data.get("objects") or [] if isinstance(o, dict)]
         unreadable = {str(k): str(v) for k, v in (data.get("unreadable") or {}).items()}
+        node_evidence = data.get("nodeEvidence")
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ConfigError(f"cannot read {source}: malformed snapshot ({exc})") from None
-    return Loaded(objects, captured, discovery, unreadable, content)
+    loaded = Loaded(objects, captured, discovery, unreadable, content)
+    loaded.node_evidence = node_evidence if isinstance(node_evidence, dict) else None
+    return loaded
 
 
 def _from_directory(path: Path) -> Loaded:
@@ -473,6 +480,18 @@ class SnapshotSource:
 
     def map(self, function: Callable[[T], R], inputs: Sequence[T]) -> list[R]:
         return [function(item) for item in inputs]
+
+    def node_evidence(
+        self, subjects: Mapping[str, Subject]
+    ) -> tuple[Mapping[str, NodeEvidence], list[str]]:
+        """What `dump --node-evidence` recorded of each node's kubelet."""
+        from kubectl_terminating.explain.node_evidence import NodeEvidence, NodeEvidenceRefused
+
+        recorded = self.loaded.node_evidence
+        if recorded is None:
+            why = "the snapshot holds none (dump it with --node-evidence)"
+            raise NodeEvidenceRefused(why, f"node evidence not read: {why}")
+        return {n: NodeEvidence.from_json(recorded[n]) for n in subjects if n in recorded}, []
 
 
 def dump_size_note(size: int) -> str:

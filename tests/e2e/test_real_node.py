@@ -239,6 +239,7 @@ def with_node_evidence(node: RealNode, ns: str, name: str, says: str) -> JSON:
         item: JSON = wait_until(f"the headline to say {says!r}", confirmed)
     except AssertionError as error:
         raise AssertionError(f"{error}; headlines seen: {sorted(set(seen))}") from None
+    capture(node, ns, f"node-evidence-{name}-{ns}", "--node-evidence")
     sent = proxy_requests(node, offset)
     assert sent, "no request to the node proxy"
     for event in sent:
@@ -515,13 +516,15 @@ def install_csi_driver(node: RealNode) -> None:
             raise
 
 
-def capture(node: RealNode, ns: str, name: str) -> None:
+def capture(node: RealNode, ns: str, name: str, *flags: str) -> None:
     """With REAL_NODE_CAPTURE=DIR, record what the diagnosis reads (`dump`) into DIR/name.json:
-    how tests/fixtures/real-node/csi-driver-*.json were made."""
+    how tests/fixtures/real-node/csi-driver-*.json and node-evidence-*.json were made."""
     target = os.environ.get("REAL_NODE_CAPTURE")
     if target:
         path = Path(target) / f"{name}.json"
-        result = run_cli("dump", "-n", ns, "-f", str(path), kubeconfig=node.cp.kubeconfig_path)
+        result = run_cli(
+            "dump", "-n", ns, *flags, "-f", str(path), kubeconfig=node.cp.kubeconfig_path
+        )
         assert result.returncode == 0, result.stderr
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 
 from kubectl_terminating.explain.node_evidence import (
+    RUNTIME_SIDE,
     NodeEvidence,
     NodeEvidenceRefused,
     Subject,
@@ -75,7 +76,8 @@ def subjects_of(pods: Sequence[tuple[JSON, Finding]]) -> dict[str, Subject]:
         node = finding.node or ""
         known = subjects.get(node, Subject(()))
         since = min(filter(None, (known.since, _since(pod))), default="")
-        subjects[node] = Subject((*known.keys, *pod_keys(pod)), since)
+        runtime = known.runtime or finding.blockers[0].type in RUNTIME_SIDE
+        subjects[node] = Subject((*known.keys, *pod_keys(pod)), since, runtime)
     return subjects
 
 

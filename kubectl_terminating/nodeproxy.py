@@ -40,23 +40,24 @@ MAX_LINES = 50  # lines kept per node (the newest)
 NODE_DEADLINE = 15.0  # seconds for all of one node's reads
 NODES_AT_ONCE = 4
 LOG_FILE = "kubelet.log"
+RUNTIME = "containerd"  # the runtime whose log is read for containers it holds
 # a log query answered from a file under /var/log instead of journald (kubelet
 # pkg/kubelet/kubelet_server_journal.go): options are refused, the file is what to read
 RESOLVED_TO_FILES = b"query resolved to log files"
 QUERY_OFF = (
     "the kubelet's node log query is off (enableSystemLogQuery: false, or the NodeLogQuery "
-    "feature gate off): node evidence read /var/log/kubelet.log instead"
+    "feature gate off): node evidence read the log files under /var/log instead"
 )
 LOGS_OFF = (
     "the kubelet serves no logs (enableSystemLogHandler: false): node evidence has no log lines"
 )
 NO_LOG = (
-    "the kubelet's log is neither in its node log query (journald, enableSystemLogQuery) nor "
-    f"in /var/log/{LOG_FILE}: node evidence has no log lines"
+    "the {unit} log is neither in the kubelet's node log query (journald, "
+    "enableSystemLogQuery) nor in /var/log/{unit}.log: node evidence has no lines of it"
 )
 SSAR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
 # the only subpaths of the node proxy ever requested
-PATHS = frozenset({"logs/", f"logs/{LOG_FILE}", "stats/summary", "pods"})
+PATHS = frozenset({"logs/", f"logs/{LOG_FILE}", f"logs/{RUNTIME}.log", "stats/summary", "pods"})
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,12 @@ class NodeProxy:
         give_up_at = time.monotonic() + NODE_DEADLINE
         warnings: list[str] = []
         problems: list[str] = []
-        source, lines = self._log_lines(node, subject, give_up_at, warnings, problems)
+        source, lines = self._log_lines(node, "kubelet", subject, give_up_at, warnings, problems)
+        runtime_source, runtime_lines = "", list[str]()
+        if subject.runtime:
+            runtime_source, runtime_lines = self._log_lines(
+                node, RUNTIME, subject, give_up_at, [], problems
+            )
         free, pods = {}, None
         try:
             summary = self._json(node, "stats/summary", give_up_at)
@@ -133,7 +139,16 @@ class NodeProxy:
         except (ApiError, OutOfTime, ValueError) as error:
             problems.append(f"pods: {_why(error)}")
         warnings += [f"node evidence of {node}: could not read {p}" for p in problems]
-        evidence = NodeEvidence(node, source, tuple(lines), free, pods, tuple(problems))
+        evidence = NodeEvidence(
+            node,
+            source,
+            tuple(lines),
+            runtime_source,
+            tuple(runtime_lines),
+            free,
+            pods,
+            tuple(problems),
+        )
         return evidence, warnings
 
     # -- the log ----------------------------------------------------------------------------
@@ -141,56 +156,60 @@ class NodeProxy:
     def _log_lines(
         self,
         node: str,
+        unit: str,
         subject: Subject,
         give_up_at: float,
         warnings: list[str],
         problems: list[str],
     ) -> tuple[str, list[str]]:
-        params = {"query": "kubelet", "pattern": log_pattern(subject.keys)}
+        params = {"query": unit, "pattern": log_pattern(subject.keys)}
         if subject.since:
             params["sinceTime"] = subject.since
-        query_off = False
-        try:
-            reply = self._get(node, "logs/", params, LOG_BYTES, give_up_at)
-            listing = "html" in reply.content_type or reply.body.lstrip()[:1] == b"<"
-            if listing:
-                query_off = True
-            elif RESOLVED_TO_FILES not in reply.body:
-                kept = matching(_lines(reply.body, False), subject.keys)
-                return "logs/?query=kubelet", kept[-MAX_LINES:]
-        except ApiError as error:
-            if error.status == 405:  # the kubelet's answer when its log handler is off
-                warnings.append(LOGS_OFF)
-            else:
-                problems.append(f"logs/: {_why(error)}")
+        reply = self._log_get(node, "logs/", params, give_up_at, problems)
+        if reply == 405:  # the kubelet's answer when its log handler is off
+            warnings.append(LOGS_OFF)
+        if isinstance(reply, int) and reply != 404:
             return "", []
-        except OutOfTime as error:
-            problems.append(f"logs/: {_why(error)}")
-            return "", []
-        try:
-            reply = self._get(
-                node,
-                f"logs/{LOG_FILE}",
-                None,
-                LOG_BYTES,
-                give_up_at,
-                {"Range": f"bytes=-{LOG_BYTES}"},
-            )
-        except ApiError as error:
-            if error.status == 404:
-                warnings.append(NO_LOG)
-            else:
-                problems.append(f"logs/{LOG_FILE}: {_why(error)}")
-            return "", []
-        except OutOfTime as error:
-            problems.append(f"logs/{LOG_FILE}: {_why(error)}")
+        # the HTML listing of /var/log: the query parameters were ignored (query off)
+        query_off = isinstance(reply, int) or (
+            "html" in reply.content_type or reply.body.lstrip()[:1] == b"<"
+        )
+        if not isinstance(reply, int) and not query_off and RESOLVED_TO_FILES not in reply.body:
+            kept = matching(_lines(reply.body, False), subject.keys)
+            return f"logs/?query={unit}", kept[-MAX_LINES:]
+        tail = {"Range": f"bytes=-{LOG_BYTES}"}
+        reply = self._log_get(node, f"logs/{unit}.log", None, give_up_at, problems, tail)
+        if reply == 404:
+            warnings.append(NO_LOG.format(unit=unit))
+        if isinstance(reply, int):
             return "", []
         if query_off:
             warnings.append(QUERY_OFF)
         # a tail starts inside a line: drop that first, partial one
         partial = reply.status == 206 or reply.truncated
         kept = matching(_lines(reply.body, partial), subject.keys)
-        return f"logs/{LOG_FILE}", kept[-MAX_LINES:]
+        return f"logs/{unit}.log", kept[-MAX_LINES:]
+
+    def _log_get(
+        self,
+        node: str,
+        sub: str,
+        params: dict[str, str] | None,
+        give_up_at: float,
+        problems: list[str],
+        extra: dict[str, str] | None = None,
+    ) -> Reply | int:
+        """The reply; or the status of a 404 or 405 (the caller says what it means); or 0
+        once the problem is noted."""
+        try:
+            return self._get(node, sub, params, LOG_BYTES, give_up_at, extra)
+        except ApiError as error:
+            if error.status in (404, 405):
+                return error.status
+            problems.append(f"{sub}: {_why(error)}")
+        except OutOfTime as error:
+            problems.append(f"{sub}: {_why(error)}")
+        return 0
 
     # -- bounded GETs -----------------------------------------------------------------------
 

@@ -37,6 +37,8 @@ from kubectl_terminating.model import (
     Remedy,
 )
 
+# main blockers whose containers the runtime holds: its own log says why
+RUNTIME_SIDE = frozenset({CONTAINERS_RUNNING, RUNTIME_UNAVAILABLE})
 # main blockers on the node's side whose cause the kubelet's log can name
 NODE_SIDE = frozenset(
     {
@@ -98,6 +100,10 @@ class NodeEvidence:
     node: str
     source: str = ""  # where the lines came from, e.g. `logs/kubelet.log`
     lines: tuple[str, ...] = ()
+    # the container runtime's lines about the pods' containers (containerd's log), read when
+    # one of them is held by the runtime: a full disk shows only there
+    runtime_source: str = ""
+    runtime_lines: tuple[str, ...] = ()
     free: Mapping[str, FreeSpace] = field(default_factory=dict)
     kubelet_pods: Mapping[str, str] | None = None
     problems: tuple[str, ...] = ()
@@ -107,6 +113,8 @@ class NodeEvidence:
             "node": self.node,
             "source": self.source,
             "lines": list(self.lines),
+            "runtimeSource": self.runtime_source,
+            "runtimeLines": list(self.runtime_lines),
             "free": {
                 k: {"available": v.available, "capacity": v.capacity} for k, v in self.free.items()
             },
@@ -122,6 +130,8 @@ class NodeEvidence:
             node=text(data.get("node")),
             source=text(data.get("source")),
             lines=tuple(text(x) for x in list_of(data.get("lines"))),
+            runtime_source=text(data.get("runtimeSource")),
+            runtime_lines=tuple(text(x) for x in list_of(data.get("runtimeLines"))),
             free={
                 text(k): FreeSpace(
                     _count(as_dict(v).get("available")), _count(as_dict(v).get("capacity"))
@@ -148,6 +158,7 @@ class Subject:
 
     keys: tuple[str, ...]
     since: str = ""
+    runtime: bool = False  # also read the container runtime's log (containers it holds)
 
 
 def wants_evidence(finding: Finding, kubelet_alive: bool) -> bool:
@@ -238,17 +249,25 @@ def _on(node: str, what: str) -> str:
     return f"on node {node}: {what}"
 
 
+def _then_teardown(
+    node: str, action: str, command: str, when: str, destructive: bool = False
+) -> Remedy:
+    what = f"{action}; the kubelet then finishes the teardown by itself"
+    return Remedy(_on(node, what), command, destructive=destructive, when=when)
+
+
 def _immutable(found: re.Match[str], node: str, _uid: str) -> Said:
     path = found.group(1)
     quoted = shlex.quote(path)
     return Said(
-        f"immutable file {path} blocks the teardown (kubelet log)",
+        f"immutable file {path} blocks the teardown",
         (
             Remedy(_on(node, "see the immutable attribute on the file"), f"lsattr -d {quoted}"),
-            Remedy(
-                _on(node, "clear it; the kubelet then finishes the teardown by itself"),
+            _then_teardown(
+                node,
+                "clear it",
                 f"chattr -i {quoted}",
-                when="whoever set the attribute no longer needs the file protected",
+                "whoever set the attribute no longer needs the file protected",
             ),
         ),
         found,
@@ -258,18 +277,19 @@ def _immutable(found: re.Match[str], node: str, _uid: str) -> Said:
 def _busy(found: re.Match[str], node: str, uid: str) -> Said:
     path = found.group(1)
     return Said(
-        f"mount {path} is busy (kubelet log)",
+        f"mount {path} is busy",
         (
             Remedy(
                 _on(node, "find the processes whose mount namespace still holds it"),
                 f"grep -l {uid} /proc/*/mountinfo",
             ),
             Remedy(_on(node, "see what is mounted there"), f"findmnt {shlex.quote(path)}"),
-            Remedy(
-                _on(node, "unmount it; the kubelet then finishes the teardown by itself"),
+            _then_teardown(
+                node,
+                "unmount it",
                 f"umount {shlex.quote(path)}",
+                "no process still needs what is mounted there",
                 destructive=True,
-                when="no process still needs what is mounted there",
             ),
         ),
         found,
@@ -279,7 +299,7 @@ def _busy(found: re.Match[str], node: str, uid: str) -> Said:
 def _csi(found: re.Match[str], node: str, _uid: str) -> Said:
     driver = found.group(1)
     return Said(
-        f"CSI driver {driver} not registered with the kubelet on {node} (kubelet log)",
+        f"CSI driver {driver} not registered with the kubelet on {node}",
         (
             Remedy(
                 f"restore CSI driver {driver}: its node plugin must run on {node} and register "
@@ -301,12 +321,12 @@ def _disk_remedies(node: str) -> tuple[Remedy, ...]:
 
 
 def _disk(found: re.Match[str], node: str, _uid: str) -> Said:
-    return Said(f"disk full on {node} (kubelet log)", _disk_remedies(node), found)
+    return Said(f"disk full on {node}", _disk_remedies(node), found)
 
 
 def _csi_call(found: re.Match[str], node: str, _uid: str) -> Said:
     return Said(
-        f"CSI driver call failing on {node}: {found.group(1)} (kubelet log)",
+        f"CSI driver call failing on {node}: {found.group(1)}",
         (
             Remedy(
                 _on(
@@ -323,7 +343,7 @@ def _csi_call(found: re.Match[str], node: str, _uid: str) -> Said:
 
 def _runtime(found: re.Match[str], node: str, _uid: str) -> Said:
     return Said(
-        f"container runtime error on {node}: {found.group(1)} (kubelet log)",
+        f"container runtime error on {node}: {found.group(1)}",
         (
             Remedy(
                 _on(node, "read the container runtime's log"),
@@ -346,13 +366,17 @@ READERS: tuple[tuple[re.Pattern[str], Reader], ...] = (
 )
 
 
-def _read_lines(lines: list[str], node: str, uid: str) -> tuple[Said, str] | None:
-    """The most specific cause any line names (the newest line of that kind) and its line."""
+def _read_lines(
+    logs: list[tuple[str, list[str]]], node: str, uid: str
+) -> tuple[Said, str, str] | None:
+    """The most specific cause any line of the logs names (the newest line of that kind),
+    its line and the name of its log."""
     for pattern, reader in READERS:
-        for line in reversed(lines):
-            found = pattern.search(line)
-            if found:
-                return reader(found, node, uid), line
+        for log, lines in logs:
+            for line in reversed(lines):
+                found = pattern.search(line)
+                if found:
+                    return reader(found, node, uid), line, log
     return None
 
 
@@ -404,7 +428,8 @@ def confirm(finding: Finding, keys: Iterable[str], evidence: NodeEvidence) -> Fi
     main = finding.blockers[0]
     lines = matching(evidence.lines, keys)
     uid = finding.uid or "<pod uid>"
-    read = _read_lines(lines, evidence.node, uid)
+    logs = [("kubelet", lines), ("containerd", matching(evidence.runtime_lines, keys))]
+    read = _read_lines(logs, evidence.node, uid)
     disk, disk_evidence = _disk_note(evidence)
     extra = [e for e in (_kubelet_view(finding, evidence), disk_evidence) if e is not None]
     if read is None and disk_evidence is not None and main.type == CONTAINERS_RUNNING:
@@ -426,14 +451,15 @@ def confirm(finding: Finding, keys: Iterable[str], evidence: NodeEvidence) -> Fi
         )
         finding.blockers[0] = replace(main, evidence=(*main.evidence, *extra, note))
         return finding
-    said, line = read
-    summary = said.summary
+    said, line, log = read
+    source = evidence.source if log == "kubelet" else evidence.runtime_source
+    summary = f"{said.summary} ({log} log)"
     if disk and said.summary.startswith("disk full"):
-        summary = f"disk full on {evidence.node}: {disk} (kubelet log and stats)"
+        summary = f"disk full on {evidence.node}: {disk} ({log} log and kubelet stats)"
     proof = Evidence(
-        f"the kubelet's log on {evidence.node} ({evidence.source}): {_quote(line, said.match)}",
+        f"the {log} log on {evidence.node} ({source}): {_quote(line, said.match)}",
         _node_ref(evidence.node),
-        {"source": evidence.source, "line": line},
+        {"source": source, "line": line},
     )
     finding.blockers[0] = replace(
         main,

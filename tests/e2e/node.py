@@ -60,7 +60,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CSI_BUILD_SCRIPT = REPO_ROOT / "hack" / "build-csi-driver.sh"
 CSI_DRIVER = "harness.csi.test"  # short: unix socket paths are at most 107 bytes
 REGISTERED = "registration by the kubelet: registered=true"  # hack/csi-driver/main.go logs it
-SERVED_LOG = Path("/var/log/kubelet.log")  # the kubelet serves /var/log under /logs/
+SERVED_LOGS = Path("/var/log")  # the kubelet serves it under /logs/
 NODE_ADDRESS = "10.213.0.1"  # a test address (NodeNetwork), not loopback: the node proxy dials it
 
 
@@ -336,7 +336,7 @@ class RealNode:
         self.containerd = _Proc("containerd", [], logs / "containerd.log", die_with_parent)
         self.kubelet = _Proc("kubelet", [], logs / "kubelet.log", die_with_parent)
         self.csi_driver = _Proc("csi-driver", [], logs / "csi-driver.log", die_with_parent)
-        self._served_log = False
+        self._served_logs: list[Path] = []
 
     # -- lifecycle --
 
@@ -382,19 +382,22 @@ class RealNode:
         ]
         self.kubelet.start()
 
-    def serve_log_file(self) -> bool:
-        """The kubelet's log also as /var/log/kubelet.log (a link to it), which its /logs/
-        handler serves; False when that name is already taken on this machine."""
-        if SERVED_LOG.exists() or SERVED_LOG.is_symlink():
-            return False
-        SERVED_LOG.symlink_to(self.kubelet.log_path)
-        self._served_log = True
-        return True
+    def serve_log_files(self) -> list[str]:
+        """The kubelet's and containerd's logs also as /var/log/kubelet.log and
+        /var/log/containerd.log (links), which the kubelet's /logs/ handler serves; returns
+        the names made (a name already taken on this machine is left alone)."""
+        for name, log in (("kubelet.log", self.kubelet), ("containerd.log", self.containerd)):
+            served = SERVED_LOGS / name
+            if not served.exists() and not served.is_symlink():
+                served.symlink_to(log.log_path)
+                self._served_logs.append(served)
+        return [p.name for p in self._served_logs]
 
-    def _unserve_log_file(self) -> None:
-        if self._served_log and SERVED_LOG.is_symlink():
-            SERVED_LOG.unlink()
-        self._served_log = False
+    def _unserve_log_files(self) -> None:
+        for served in self._served_logs:
+            if served.is_symlink():
+                served.unlink()
+        self._served_logs.clear()
 
     def stop_kubelet(self) -> None:
         self.kubelet.stop()
@@ -450,7 +453,7 @@ class RealNode:
                 _remove_containers(self.socket)
             self.containerd.stop()
         finally:
-            self._unserve_log_file()
+            self._unserve_log_files()
             _kill_leftovers(self.state_dir, self.socket)
             _unmount_all(self.state_dir)
 

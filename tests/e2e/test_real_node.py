@@ -82,7 +82,8 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealNode]:
     real = RealNode(cp, state / "node", node_ip=NODE_ADDRESS)
     try:
         real.start()
-        real.serve_log_file()  # no journald here: the log query answers from this file
+        # no journald here: the node log query answers from these files
+        assert real.serve_log_files() == ["kubelet.log", "containerd.log"]
         yield real
     finally:
         real.stop()
@@ -200,7 +201,7 @@ def generations(node: RealNode, ns: str, name: str) -> tuple[Any, Any]:
     return pod["metadata"].get("generation"), pod.get("status", {}).get("observedGeneration")
 
 
-NODE_PROXY_PATHS = {"logs/", "logs/kubelet.log", "stats/summary", "pods"}
+NODE_PROXY_PATHS = {"logs/", "logs/kubelet.log", "logs/containerd.log", "stats/summary", "pods"}
 NOT_ASKED = "node evidence not read (--node-evidence not given)"
 
 

@@ -126,9 +126,9 @@ def test_full_disk_names_the_free_bytes_from_stats_summary() -> None:
         (UID,),
         evidence(lines=(line,), free=free),
     ).blockers[0]
-    assert (
-        main.summary
-        == "disk full on real-1: imagefs 0 B free, containerfs 0 B free (kubelet log and stats)"
+    assert main.summary == (
+        "disk full on real-1: imagefs 0 B free, containerfs 0 B free (kubelet log and kubelet "
+        "stats)"
     )
     assert main.remedy[0].command == "df -h /var/lib/kubelet /var/lib/containerd"
 

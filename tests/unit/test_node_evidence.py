@@ -34,7 +34,8 @@ from kubectl_terminating.model import (
     Finding,
     Remedy,
 )
-from tests.unit.builders import FIXTURES
+from tests.unit.builders import FIXTURES, run_captured
+from tests.unit.golden import assert_golden
 
 HERE = FIXTURES / "node-evidence"
 UID = "aa3b8417-a918-4c38-a5f1-118787f31987"  # the pod of the captured immutable-file lines
@@ -201,3 +202,81 @@ def test_evidence_round_trips_through_a_dump() -> None:
     free = free_space(json.loads((HERE / "stats-summary.json").read_text()))
     said = evidence(lines=lines("immutable"), free=free, kubelet_pods={UID: ""}, problems=("x",))
     assert NodeEvidence.from_json(json.loads(json.dumps(said.to_json()))) == said
+
+
+# -- bundles `dump --node-evidence` wrote on the real node (tests/e2e/test_real_node.py,
+# REAL_NODE_CAPTURE): what the kubelet and containerd really said, read back with --from-file
+
+
+def from_dump(name: str, **flags: Any) -> tuple[dict[str, Any], str]:
+    code, out, err = run_captured(from_file=str(HERE / f"{name}.json"), output="json", **flags)
+    assert code == 0, err
+    item: dict[str, Any] = json.loads(out)["items"][0]
+    return item, err
+
+
+@pytest.mark.parametrize(
+    ("name", "headline", "quoted"),
+    [
+        ("immutable-file", "immutable file /tmp/", ": operation not permitted"),
+        ("busy-mount", "is busy (kubelet log)", ": device or resource busy"),
+        (
+            "csi-driver-stopped",
+            "CSI driver harness.csi.test not registered with the kubelet on real-",
+            "driver name harness.csi.test not found in the list of registered CSI drivers",
+        ),
+        (
+            "csi-driver-uninstalled",
+            "CSI driver harness.csi.test not registered with the kubelet on real-",
+            "driver name harness.csi.test not found in the list of registered CSI drivers",
+        ),
+        ("csi-driver-crashed", "CSI driver call failing on real-", "code = Unavailable"),
+        ("full-disk", "disk full on real-", "no space left on device"),
+    ],
+)
+def test_real_node_lines_make_the_headline(name: str, headline: str, quoted: str) -> None:
+    item, _ = from_dump(name, node_evidence=True)
+    main = item["blockers"][0]
+    assert headline in main["summary"]
+    assert quoted in main["evidence"][0]["message"]
+    assert main["evidence"][0]["object"]["kind"] == "Node"
+
+
+def test_a_hook_that_never_returns_has_no_line_that_names_a_cause() -> None:
+    """The kubelet's lines about the pod are its sync loop's; the hook's own headline stays."""
+    item, _ = from_dump("posthook-never-returns", node_evidence=True)
+    main = item["blockers"][0]
+    assert main["type"] == "lifecycle-hook"
+    assert main["summary"] == "postStart hook of app never returned"
+    assert main["evidence"][-1]["message"].startswith("node evidence read from logs/kubelet.log")
+
+
+def test_without_the_flag_the_dump_gives_todays_hint_and_why() -> None:
+    item, err = from_dump("immutable-file")
+    main = item["blockers"][0]
+    assert main["summary"] == "containers exited; kubelet has not finished volume teardown"
+    assert main["remedy"][-1]["description"].startswith(
+        "node evidence not read (--node-evidence not given)"
+    )
+    assert err == ""
+
+
+def test_a_snapshot_without_node_evidence_says_so_once() -> None:
+    code, out, err = run_captured(
+        from_file=str(FIXTURES / "real-node" / "csi-driver-stopped.json"),
+        output="json",
+        node_evidence=True,
+    )
+    assert code == 0
+    assert err.count("node evidence not read: the snapshot holds none") == 1
+    main = json.loads(out)["items"][0]["blockers"][0]
+    assert main["summary"] == "CSI driver harness.csi.test not running on real-38aca4"
+
+
+@pytest.mark.parametrize("name", ["immutable-file", "full-disk"])
+def test_node_evidence_rendering(name: str) -> None:
+    code, out, err = run_captured(
+        from_file=str(HERE / f"{name}.json"), explain=True, node_evidence=True
+    )
+    assert code == 0, err
+    assert_golden(f"node-evidence/{name}.txt", out)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 
 from kubectl_terminating.explain.node_evidence import (
+    RUNTIME_FAILED,
     RUNTIME_SIDE,
     NodeEvidence,
     NodeEvidenceRefused,
@@ -22,7 +23,7 @@ from kubectl_terminating.explain.node_evidence import (
     wants_evidence,
 )
 from kubectl_terminating.explain.pod_facts import node_check
-from kubectl_terminating.model import JSON, Finding
+from kubectl_terminating.model import JSON, RUNTIME_UNAVAILABLE, Finding
 from kubectl_terminating.timeutil import parse_time
 from kubectl_terminating.view import ClusterView
 
@@ -76,8 +77,11 @@ def subjects_of(pods: Sequence[tuple[JSON, Finding]]) -> dict[str, Subject]:
         node = finding.node or ""
         known = subjects.get(node, Subject(()))
         since = min(filter(None, (known.since, _since(pod))), default="")
-        runtime = known.runtime or finding.blockers[0].type in RUNTIME_SIDE
-        subjects[node] = Subject((*known.keys, *pod_keys(pod)), since, runtime)
+        main = finding.blockers[0].type
+        runtime = known.runtime or main in RUNTIME_SIDE
+        down = (RUNTIME_FAILED,) if main == RUNTIME_UNAVAILABLE else ()
+        keys = tuple(dict.fromkeys((*known.keys, *pod_keys(pod), *down)))
+        subjects[node] = Subject(keys, since, runtime)
     return subjects
 
 

@@ -37,6 +37,10 @@ from kubectl_terminating.model import (
     Remedy,
 )
 
+# what the kubelet logs, with no pod named, each time a call to the runtime fails
+# (remote_runtime.go: `"ListPodSandbox with filter from runtime service failed" err="rpc error:
+# code = Unavailable ... dial unix <socket>: connect: ..."`): the proof of a runtime down
+RUNTIME_FAILED = "from runtime service failed"
 # main blockers whose containers the runtime holds: its own log says why
 RUNTIME_SIDE = frozenset({CONTAINERS_RUNNING, RUNTIME_UNAVAILABLE})
 # main blockers on the node's side whose cause the kubelet's log can name
@@ -362,7 +366,7 @@ READERS: tuple[tuple[re.Pattern[str], Reader], ...] = (
     (re.compile(PATH + r": device or resource busy"), _busy),
     (re.compile(r"no space left on device"), _disk),
     (re.compile(r"TearDownAt failed: rpc error: code = (\w+)"), _csi_call),
-    (re.compile(r"rpc error: code = (\w+) desc = [^\"\\]{0,200}"), _runtime),
+    (re.compile(r'rpc error: code = (\w+) desc = (?:[^"\\]|\\.){0,300}'), _runtime),
 )
 
 
@@ -426,6 +430,8 @@ def confirm(finding: Finding, keys: Iterable[str], evidence: NodeEvidence) -> Fi
     """The main blocker with what the kubelet said about the pod as its headline and proof;
     unchanged (but for a note) when the kubelet said nothing that names a cause."""
     main = finding.blockers[0]
+    if main.type == RUNTIME_UNAVAILABLE:  # the runtime fails for every pod, none named
+        keys = (*keys, RUNTIME_FAILED)
     lines = matching(evidence.lines, keys)
     uid = finding.uid or "<pod uid>"
     logs = [("kubelet", lines), ("containerd", matching(evidence.runtime_lines, keys))]

@@ -28,6 +28,7 @@ from kubectl_terminating.explain.node_evidence import (
 from kubectl_terminating.model import (
     CONTAINERS_RUNNING,
     FINALIZER,
+    RUNTIME_UNAVAILABLE,
     VOLUMES_NOT_RECLAIMED,
     Blocker,
     Evidence,
@@ -280,3 +281,17 @@ def test_node_evidence_rendering(name: str) -> None:
     )
     assert code == 0, err
     assert_golden(f"node-evidence/{name}.txt", out)
+
+
+def test_a_runtime_down_is_confirmed_by_the_kubelets_failed_runtime_calls() -> None:
+    """With the runtime down the kubelet may never reach the pod (observedGeneration 1); its
+    failed runtime calls name no pod, but they are the proof: the socket it cannot dial."""
+    down = finding(
+        RUNTIME_UNAVAILABLE, "container runtime on real-1 is down (the kubelet is alive)"
+    )
+    main = confirm(down, (UID,), evidence(lines=lines("runtime-down"))).blockers[0]
+    assert main.summary == "container runtime error on real-1: Unavailable (kubelet log)"
+    assert "containerd.sock: connect: no such file or directory" in main.evidence[0].message
+    # a pod's own teardown is not proven by the runtime's failures for everyone
+    main = confirm(finding(), (UID,), evidence(lines=lines("runtime-down"))).blockers[0]
+    assert main.summary == HINT

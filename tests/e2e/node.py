@@ -337,6 +337,7 @@ class RealNode:
         self.kubelet = _Proc("kubelet", [], logs / "kubelet.log", die_with_parent)
         self.csi_driver = _Proc("csi-driver", [], logs / "csi-driver.log", die_with_parent)
         self._served_logs: list[Path] = []
+        self.kubelet_overrides: dict[str, Any] = {}  # KubeletConfiguration fields, next start
 
     # -- lifecycle --
 
@@ -636,6 +637,7 @@ disabled_plugins = [
             "registerNode": True,
             "shutdownGracePeriod": "0s",
             "volumePluginDir": str(self.state_dir / "volume-plugins"),
+            **self.kubelet_overrides,
         }
         config.write_text(json.dumps(settings, indent=2))
         return config

@@ -386,6 +386,58 @@ def test_immutable_file_in_a_volume(node: RealNode, ns: str, reader: User) -> No
     wait_gone(node, ns, "app-2")
 
 
+@pytest.mark.parametrize(
+    ("setting", "warning"),
+    [
+        ("enableSystemLogQuery", "enableSystemLogQuery: false"),
+        ("enableSystemLogHandler", "enableSystemLogHandler: false"),
+    ],
+)
+def test_kubelet_log_query_or_handler_off_is_one_warning(
+    node: RealNode, ns: str, setting: str, warning: str
+) -> None:
+    """The kubelet's log query off: `logs/` answers the HTML listing of /var/log, the file is
+    read instead (one warning); its log handler off: 405, no lines (one warning)."""
+    node.stop_kubelet()
+    node.kubelet_overrides = {setting: False}
+    node.start_kubelet()
+    pod, locked = None, None
+    try:
+        node.wait_ready()
+        pod = start_pod(node, ns, "off-0", "echo x > /data/locked; sleep 3600", volume=True)
+        locked = pod_volume_dir(node, pod) / "locked"
+        wait_until("the file in the volume", locked.exists)
+        subprocess.run(["chattr", "+i", str(locked)], check=True)
+        delete_pod(node, ns, "off-0")
+        wait_for_blocker(node, ns, "off-0", "volumes-not-reclaimed")
+        wait_until("the kubelet's TearDown error", lambda: str(locked) in node.kubelet_log())
+        result = run_cli(
+            "pods",
+            "-n",
+            ns,
+            "off-0",
+            "--node-evidence",
+            "-o",
+            "json",
+            kubeconfig=node.cp.kubeconfig_path,
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stderr.count(warning) == 1, result.stderr
+        main = json.loads(result.stdout)["items"][0]["blockers"][0]
+        if setting == "enableSystemLogQuery":  # the file under /var/log still says it
+            assert main["summary"].startswith(f"immutable file {locked} ")
+        else:
+            assert main["summary"] == "containers exited; kubelet has not finished volume teardown"
+    finally:
+        if locked is not None:
+            subprocess.run(["chattr", "-i", str(locked)], check=False)
+        node.stop_kubelet()
+        node.kubelet_overrides = {}
+        node.start_kubelet()
+    if pod is not None:
+        wait_gone(node, ns, "off-0")
+
+
 def test_busy_mount_in_a_volume(node: RealNode, ns: str, tmp_path: Path, reader: User) -> None:
     pod = start_pod(node, ns, "app-3", "mkdir -p /data/held; sleep 3600", volume=True)
     held = pod_volume_dir(node, pod) / "held"

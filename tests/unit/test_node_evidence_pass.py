@@ -40,7 +40,8 @@ def test_one_read_per_node_with_every_stuck_pods_keys() -> None:
     assert apply_node_evidence(pairs, view, fetch) == []
     assert len(asked) == 1 and list(asked[0]) == ["worker-1"]
     assert set(UIDS) <= set(asked[0]["worker-1"].keys)
-    assert asked[0]["worker-1"].since == "2026-01-01T11:47:00Z"  # deadline - grace - 2m
+    # the deadline 11:50:00, less its 30s grace (the deletion), less 2m
+    assert asked[0]["worker-1"].since == "2026-01-01T11:47:30Z"
     summaries = [f.blockers[0].summary for _, f in pairs]
     assert summaries[1].startswith("immutable file /var/lib/kubelet/pods/x/f")
     assert not summaries[0].startswith("immutable file")  # the line named the other pod

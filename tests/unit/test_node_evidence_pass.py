@@ -58,11 +58,13 @@ def test_refused_is_one_warning_and_the_hint_says_why() -> None:
     assert step.description.startswith("node evidence not read (get nodes/proxy is not allowed)")
 
 
-def test_a_dead_kubelet_is_not_asked() -> None:
-    """Without its Lease renewed the node is unhealthy: node-not-ready, nothing to ask."""
+def test_a_node_without_a_kubelet_is_not_asked() -> None:
+    """The Node object gone (node-missing): no kubelet to ask, and no hint to ask it."""
     pairs, view = explained([exited("a-0", UIDS[0])], "node-worker-1")
 
     def fetch(_subjects: Mapping[str, Subject]) -> tuple[dict[str, NodeEvidence], list[str]]:
         raise AssertionError("asked a node whose kubelet is gone")
 
     assert apply_node_evidence(pairs, view, fetch) == []
+    assert pairs[0][1].blockers[0].type == "node-missing"
+    assert pairs[0][1].blockers[0].type == "node-missing"

@@ -61,12 +61,12 @@ def _command(finding: Finding) -> str:
 def wanted(pairs: Sequence[tuple[JSON, Finding]], view: ClusterView) -> list[tuple[JSON, Finding]]:
     """The pods whose main blocker is on their node's side, past the deadline, on a node
     whose kubelet answers."""
+    # the node's health last: already read by the explainers for these pods (memoised), while
+    # asking it first would read the node of every pod in the run
     return [
         (pod, finding)
         for pod, finding in pairs
-        if finding.blockers
-        and finding.node
-        and wants_evidence(finding, _kubelet_alive(view, finding.node))
+        if wants_evidence(finding, kubelet_alive=True) and _kubelet_alive(view, finding.node or "")
     ]
 
 

@@ -124,21 +124,24 @@ class NodeProxy:
         problems: list[str] = []
         source, lines = self._log_lines(node, "kubelet", subject, give_up_at, warnings, problems)
         runtime_source, runtime_lines = "", list[str]()
-        if subject.runtime:
-            runtime_source, runtime_lines = self._log_lines(
-                node, RUNTIME, subject, give_up_at, [], problems
-            )
         free, pods = {}, None
-        try:
-            summary = self._json(node, "stats/summary", give_up_at)
-            free = free_space(summary)
-        except (ApiError, OutOfTime, ValueError) as error:
-            problems.append(f"stats/summary: {_why(error)}")
-        try:
-            pods = kubelet_pods(self._json(node, "pods", give_up_at))
-        except (ApiError, OutOfTime, ValueError) as error:
-            problems.append(f"pods: {_why(error)}")
-        warnings += [f"node evidence of {node}: could not read {p}" for p in problems]
+        # the kubelet's log could not be read at all (not reachable through the proxy, out of
+        # time): nothing more is asked of this node
+        if not problems:
+            if subject.runtime:
+                runtime_source, runtime_lines = self._log_lines(
+                    node, RUNTIME, subject, give_up_at, [], problems
+                )
+            try:
+                free = free_space(self._json(node, "stats/summary", give_up_at))
+            except (ApiError, OutOfTime, ValueError) as error:
+                problems.append(f"stats/summary: {_why(error)}")
+            try:
+                pods = kubelet_pods(self._json(node, "pods", give_up_at))
+            except (ApiError, OutOfTime, ValueError) as error:
+                problems.append(f"pods: {_why(error)}")
+        if problems:  # one warning per node
+            warnings.append(f"node evidence of {node}: could not read {'; '.join(problems)}")
         evidence = NodeEvidence(
             node,
             source,

@@ -444,7 +444,7 @@ def confirm(finding: Finding, keys: Iterable[str], evidence: NodeEvidence) -> Fi
             main,
             summary=summary,
             evidence=(*extra, *main.evidence),
-            remedy=(*_disk_remedies(evidence.node), *main.remedy),
+            remedy=_safest_first(*_disk_remedies(evidence.node), *main.remedy),
         )
         return finding
     if read is None:
@@ -471,7 +471,7 @@ def confirm(finding: Finding, keys: Iterable[str], evidence: NodeEvidence) -> Fi
         main,
         summary=summary,
         evidence=(proof, *extra, *main.evidence),
-        remedy=(*said.remedies, *main.remedy),
+        remedy=_safest_first(*said.remedies, *main.remedy),
     )
     return finding
 
@@ -484,5 +484,14 @@ def not_read(finding: Finding, why: str, command: str | None) -> Finding:
         "read the kubelet's log lines about the pod through the API server",
         command,
     )
-    finding.blockers[0] = replace(main, remedy=(*main.remedy, step))
+    finding.blockers[0] = replace(main, remedy=_safest_first(*main.remedy, step))
     return finding
+
+
+def _safest_first(*remedies: Remedy) -> tuple[Remedy, ...]:
+    """The steps in order, the destructive ones last (the remedy contract), each once."""
+    seen: dict[str, Remedy] = {}
+    for remedy in remedies:
+        seen.setdefault(remedy.command or remedy.description, remedy)
+    kept = list(seen.values())
+    return tuple([r for r in kept if not r.destructive] + [r for r in kept if r.destructive])

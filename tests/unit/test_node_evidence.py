@@ -256,8 +256,13 @@ def test_without_the_flag_the_dump_gives_todays_hint_and_why() -> None:
     item, err = from_dump("immutable-file")
     main = item["blockers"][0]
     assert main["summary"] == "containers exited; kubelet has not finished volume teardown"
-    assert main["remedy"][-1]["description"].startswith(
-        "node evidence not read (--node-evidence not given)"
+    steps = [r["description"] for r in main["remedy"]]
+    said = [d for d in steps if d.startswith("node evidence not read (--node-evidence not given)")]
+    assert len(said) == 1
+    # before the destructive steps, which stay last
+    assert (
+        main["remedy"][-1]["destructive"]
+        and not main["remedy"][steps.index(said[0])]["destructive"]
     )
     assert err == ""
 

@@ -359,9 +359,12 @@ def _runtime(found: re.Match[str], node: str, _uid: str) -> Said:
 
 
 PATH = r"(/[^\s:\"'\\]+)"
+CSI_NOT_REGISTERED = re.compile(
+    r"driver name (\S+?) not found in the list of registered CSI drivers"
+)
 # what each kind of line says, most specific first
 READERS: tuple[tuple[re.Pattern[str], Reader], ...] = (
-    (re.compile(r"driver name (\S+?) not found in the list of registered CSI drivers"), _csi),
+    (CSI_NOT_REGISTERED, _csi),
     (re.compile(PATH + r": operation not permitted"), _immutable),
     (re.compile(PATH + r": device or resource busy"), _busy),
     (re.compile(r"no space left on device"), _disk),
@@ -460,6 +463,9 @@ def confirm(finding: Finding, keys: Iterable[str], evidence: NodeEvidence) -> Fi
     said, line, log = read
     source = evidence.source if log == "kubelet" else evidence.runtime_source
     summary = f"{said.summary} ({log} log)"
+    if main.type == CSI_DRIVER_MISSING and said.match.re is CSI_NOT_REGISTERED:
+        # what the API shows (not installed, not running on the node) stays; the line proves it
+        summary = f"{main.summary}: the kubelet says it is not registered ({log} log)"
     if disk and said.summary.startswith("disk full"):
         summary = f"disk full on {evidence.node}: {disk} ({log} log and kubelet stats)"
     proof = Evidence(

@@ -614,8 +614,8 @@ CSI_VARIANTS = {
 
 # the headline with --node-evidence: the driver named by the kubelet's own line
 CSI_CONFIRMED = {
-    "uninstalled": f"CSI driver {CSI_DRIVER} not registered with the kubelet",
-    "stopped": f"CSI driver {CSI_DRIVER} not registered with the kubelet",
+    "uninstalled": f"CSI driver {CSI_DRIVER} not installed: the kubelet says it is not registered",
+    "stopped": ": the kubelet says it is not registered (kubelet log)",
     "crashed": "CSI driver call failing",
 }
 

@@ -223,12 +223,13 @@ def from_dump(name: str, **flags: Any) -> tuple[dict[str, Any], str]:
         ("busy-mount", "is busy (kubelet log)", ": device or resource busy"),
         (
             "csi-driver-stopped",
-            "CSI driver harness.csi.test not registered with the kubelet on real-",
+            "CSI driver harness.csi.test not running on real-6a7847: the kubelet says it is not "
+            "registered (kubelet log)",
             "driver name harness.csi.test not found in the list of registered CSI drivers",
         ),
         (
             "csi-driver-uninstalled",
-            "CSI driver harness.csi.test not registered with the kubelet on real-",
+            "CSI driver harness.csi.test not installed: the kubelet says it is not registered",
             "driver name harness.csi.test not found in the list of registered CSI drivers",
         ),
         ("csi-driver-crashed", "CSI driver call failing on real-", "code = Unavailable"),

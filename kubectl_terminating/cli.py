@@ -157,6 +157,17 @@ FLEET_OPTIONS = [
     ),
 ]
 
+NODE_EVIDENCE_OPTIONS = [
+    click.option(
+        "--node-evidence",
+        is_flag=True,
+        help="Also read the kubelet's own word about each stuck pod whose blocker is on its "
+        "node (log lines about the pod, stats/summary, the kubelet's pods) through the API "
+        "server's node proxy, GET only. Needs `get nodes/proxy`, which is exec-equivalent: it "
+        "lets a user run commands in any container of the node. Off by default.",
+    ),
+]
+
 # kubectl's global flags (k8s.io/cli-runtime ConfigFlags, same help texts): every command
 # takes them, before or after its name (see GlobalGroup).
 GLOBAL_OPTIONS = [
@@ -426,7 +437,7 @@ def cli(**_global_options: Any) -> None:
 def _command(kind: str, summary: str) -> Callable[[F], click.Command]:
     def wrap(function: F) -> click.Command:
         @click.argument("names", nargs=-1, metavar="[NAME]...")
-        @with_options(SCOPE_OPTIONS, OUTPUT_OPTIONS, WATCH_OPTIONS)
+        @with_options(SCOPE_OPTIONS, OUTPUT_OPTIONS, WATCH_OPTIONS, NODE_EVIDENCE_OPTIONS)
         @click.pass_context
         def command(ctx: click.Context, /, names: tuple[str, ...], **flags: Any) -> None:
             try:
@@ -463,7 +474,7 @@ def all_objects() -> None: ...
     metavar="PATH",
     help="Where to save the snapshot (gzip-compressed when it ends in .gz).",
 )
-@with_options(SCOPE_OPTIONS)
+@with_options(SCOPE_OPTIONS, NODE_EVIDENCE_OPTIONS)
 def dump(filename: str, **flags: Any) -> None:
     """Save what the diagnosis needs, for offline use (--from-file).
 

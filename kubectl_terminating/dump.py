@@ -71,4 +71,7 @@ def capture(request: Request, client: Client, err: IO[str]) -> tuple[JSON, list[
     version = str(client.get("/version").get("gitVersion", "unknown"))
     scope = Scope(request.namespace, (), request.options.selector)
     data = bundle(recorded, header(source.live.now, version, client.connection.context, scope))
+    if request.options.node_evidence:  # only the lines about the stuck pods (nodeproxy.py)
+        data["nodeEvidence"] = {n: e.to_json() for n, e in source.node_evidence_read.items()}
     return data, problems(result), len(result.findings)
+

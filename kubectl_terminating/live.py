@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -28,6 +28,7 @@ from kubectl_terminating.source import Found, Scope
 from kubectl_terminating.view import EVERYTHING, ContentListing, Discovery, ReadFailed, Selectors
 
 if TYPE_CHECKING:
+    from kubectl_terminating.nodeanswers import NodeEvidence, Subject
     from kubectl_terminating.view import ClusterView
 
 T = TypeVar("T")
@@ -205,6 +206,7 @@ class LiveSource:
         self.client = client
         self.live = LiveView(client)
         self.view: ClusterView = self.live  # what finders and explainers read through
+        self.node_evidence_read: dict[str, NodeEvidence] = {}
 
     def find_pods(self, scope: Scope, node_down: Callable[[str], bool] | None = None) -> Found:
         return find_pods(self.client, scope, node_down)
@@ -221,3 +223,14 @@ class LiveSource:
 
     def map(self, function: Callable[[T], R], inputs: Sequence[T]) -> list[R]:
         return self.client.map(function, inputs)
+
+    def node_evidence(
+        self, subjects: Mapping[str, Subject]
+    ) -> tuple[Mapping[str, NodeEvidence], list[str]]:
+        """--node-evidence: each node's kubelet asked through the node proxy (nodeproxy.py),
+        once the user is known to be allowed to."""
+        from kubectl_terminating.nodeproxy import NodeProxy
+
+        evidence, warnings = NodeProxy(self.client).read_nodes(subjects)
+        self.node_evidence_read.update(evidence)  # what `dump --node-evidence` saves
+        return evidence, warnings

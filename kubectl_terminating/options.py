@@ -46,6 +46,7 @@ class Options:
     watch: bool = False  # -w (watch.py)
     watch_only: bool = False
     output_watch_events: bool = False
+    node_evidence: bool = False  # read the kubelet's own word (nodeproxy.py); exec-equivalent
 
     @classmethod
     def from_flags(cls, kind: str, names: tuple[str, ...], flags: dict[str, Any]) -> Options:
@@ -72,6 +73,8 @@ class Options:
             raise UsageError(f"--explain prints text; -o {self.output} already has every detail")
         if self.summary and self.explain:
             raise UsageError("--summary and --explain cannot be combined")
+        if self.node_evidence and self.kind == "namespaces":
+            raise UsageError("--node-evidence applies to pods and all")
         if self.summary and self.output in ("json", "yaml", "name"):
             raise UsageError(f"--summary prints text; -o {self.output} has no summary of its own")
         self.validate_fleet()

@@ -37,6 +37,19 @@ class Resource:
         return base
 
 
+def list_of(value: Any) -> list[Any]:
+    """value when it is a list (fields of the API's JSON may be missing or malformed)."""
+    return value if isinstance(value, list) else []
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
 def meta(obj: dict[str, Any]) -> dict[str, Any]:
     """An object's metadata ({} when missing or malformed)."""
     value = obj.get("metadata")

@@ -124,8 +124,25 @@ def collect(
         findings = source.map(one, found.objects)
     finally:
         progress.finish()
+    warnings = [*found.warnings, *_node_evidence(request, source, found.objects, findings)]
     namespace = request.namespace if kind.namespaced else None
-    return Result(findings, found.warnings, found.missing, namespace)
+    return Result(findings, warnings, found.missing, namespace)
+
+
+def _node_evidence(
+    request: Request,
+    source: Source,
+    objects: list[tuple[Resource, JSON]],
+    findings: list[Finding],
+) -> list[str]:
+    """The kubelet's own word for the stuck pods whose blocker is on their node, with
+    --node-evidence; without it (or from a snapshot that has none) why it was not read."""
+    from kubectl_terminating.nodeevidence import NOT_ASKED, apply_node_evidence
+
+    pairs = [(obj, f) for (_, obj), f in zip(objects, findings, strict=True) if f.kind == "Pod"]
+    if not request.options.node_evidence:
+        return apply_node_evidence(pairs, source.view, None, NOT_ASKED)
+    return apply_node_evidence(pairs, source.view, source.node_evidence)
 
 
 def unexplained(obj: JSON, resource: Resource, view: ClusterView, error: Exception) -> Finding:

@@ -14,11 +14,11 @@ from __future__ import annotations
 import gzip
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectl_terminating import __version__
 from kubectl_terminating.bounded import DEFAULT_MAX_BYTES, TooLarge, json_documents, read_file
@@ -48,6 +48,9 @@ NOT_IN_FILE = "not in the snapshot"
 SECRET_FIELDS = {"Secret": ("data", "stringData"), "ConfigMap": ("data", "binaryData")}
 
 SHOWN_FILES = 5  # unreadable files of a folder named one by one
+
+if TYPE_CHECKING:
+    from kubectl_terminating.nodeanswers import NodeEvidence, Subject
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -235,6 +238,7 @@ class Loaded:
     estimated: bool = False
     # a SnapshotList: each context's snapshot (objects is then empty)
     contexts: list[tuple[str, Loaded]] = field(default_factory=list)
+    node_evidence: JSON | None = None  # node -> NodeEvidence.to_json(), from dump --node-evidence
 
 
 def _guess_plural(kind: str) -> str:
@@ -341,14 +345,21 @@ def _from_bundle(data: JSON, source: Path) -> Loaded:
         }
         objects = gathered.entries(data.get("objects") or [], f"{source} objects")
         unreadable = {str(k): str(v) for k, v in (data.get("unreadable") or {}).items()}
+        node_evidence = data.get("nodeEvidence")
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ConfigError(f"cannot read {source}: malformed snapshot ({exc})") from None
-    if captured is None:  # a dump whose header lost its time: judged like a `kubectl get` file
-        estimated = newest_timestamp(objects)
-        return Loaded(
-            objects, estimated, discovery, unreadable, content, gathered.warnings(), estimated=True
-        )
-    return Loaded(objects, captured, discovery, unreadable, content, gathered.warnings())
+    estimated = captured is None  # a dump whose header lost its time: like a `kubectl get` file
+    loaded = Loaded(
+        objects,
+        newest_timestamp(objects) if estimated else captured,
+        discovery,
+        unreadable,
+        content,
+        gathered.warnings(),
+        estimated=estimated,
+    )
+    loaded.node_evidence = node_evidence if isinstance(node_evidence, dict) else None
+    return loaded
 
 
 def _from_list(data: JSON, source: Path) -> Loaded:
@@ -520,6 +531,18 @@ class SnapshotSource:
 
     def map(self, function: Callable[[T], R], inputs: Sequence[T]) -> list[R]:
         return [function(item) for item in inputs]
+
+    def node_evidence(
+        self, subjects: Mapping[str, Subject]
+    ) -> tuple[Mapping[str, NodeEvidence], list[str]]:
+        """What `dump --node-evidence` recorded of each node's kubelet."""
+        from kubectl_terminating.nodeanswers import NodeEvidence, NodeEvidenceRefused
+
+        recorded = self.loaded.node_evidence
+        if recorded is None:
+            why = "the snapshot holds none (dump it with --node-evidence)"
+            raise NodeEvidenceRefused(why, f"node evidence not read: {why}")
+        return {n: NodeEvidence.from_json(recorded[n]) for n in subjects if n in recorded}, []
 
 
 def dump_size_note(size: int) -> str:

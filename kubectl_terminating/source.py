@@ -4,13 +4,16 @@ a finder returns, and the `Source` protocol that a live cluster (live.py) and a 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import Resource
 from kubectl_terminating.view import ClusterView
+
+if TYPE_CHECKING:
+    from kubectl_terminating.nodeanswers import NodeEvidence, Subject
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -46,3 +49,10 @@ class Source(Protocol):
     def find_all(self, scope: Scope) -> tuple[list[tuple[Resource, JSON]], list[str]]: ...
 
     def map(self, function: Callable[[T], R], inputs: Sequence[T]) -> list[R]: ...
+
+    def node_evidence(
+        self, subjects: Mapping[str, Subject]
+    ) -> tuple[Mapping[str, NodeEvidence], list[str]]:
+        """--node-evidence: what each node's kubelet said (live: read now; a snapshot: as
+        recorded by `dump --node-evidence`); NodeEvidenceRefused when it cannot be had."""
+        ...

@@ -10,7 +10,7 @@ kind's list of causes over its facts; adding a cause is adding one function to t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from kubectl_terminating.model import (
     GRACE_PERIOD,
@@ -21,7 +21,7 @@ from kubectl_terminating.model import (
     Finding,
     ObjectRef,
 )
-from kubectl_terminating.resources import meta
+from kubectl_terminating.resources import as_dict, list_of, meta, text
 from kubectl_terminating.timeutil import parse_time, seconds_since
 from kubectl_terminating.view import NO_CAPTURE_TIME, ClusterView, ReadFailed, undated
 
@@ -30,19 +30,6 @@ D = TypeVar("D")
 
 AGE_UNKNOWN = f"age unknown: {NO_CAPTURE_TIME}"
 DELETION_TIME_UNKNOWN = "age unknown: the object has no deletionTimestamp (a partial paste)"
-
-
-def list_of(value: Any) -> list[Any]:
-    """value when it is a list (fields of the API's JSON may be missing or malformed)."""
-    return value if isinstance(value, list) else []
-
-
-def as_dict(value: Any) -> JSON:
-    return value if isinstance(value, dict) else {}
-
-
-def text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def ref_of(obj: JSON, kind: str | None = None) -> ObjectRef:

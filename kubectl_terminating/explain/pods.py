@@ -40,6 +40,7 @@ from kubectl_terminating.explain.pod_facts import (
     spec_of,
     status_of,
 )
+from kubectl_terminating.explain.pod_generation import fork_on_generation
 from kubectl_terminating.explain.pod_hooks import explain_hooks
 from kubectl_terminating.explain.pod_network import explain_network
 from kubectl_terminating.explain.pod_node import explain_node
@@ -224,7 +225,7 @@ def explain_pod(pod: JSON, view: ClusterView) -> Finding:
     finding.phase = text(status_of(pod).get("phase")) or None
     finding.containers = container_states(pod)
     partial_pod(pod, finding, view)
-    return run_causes(PodFacts(pod, view, finding), POD_CAUSES)
+    return fork_on_generation(run_causes(PodFacts(pod, view, finding), POD_CAUSES), pod)
 
 
 __all__ = ["container_states", "explain_pod"]

@@ -60,6 +60,51 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CSI_BUILD_SCRIPT = REPO_ROOT / "hack" / "build-csi-driver.sh"
 CSI_DRIVER = "harness.csi.test"  # short: unix socket paths are at most 107 bytes
 REGISTERED = "registration by the kubelet: registered=true"  # hack/csi-driver/main.go logs it
+SERVED_LOGS = Path("/var/log")  # the kubelet serves it under /logs/
+NODE_ADDRESS = "10.213.0.1"  # a test address (NodeNetwork), not loopback: the node proxy dials it
+
+
+class NodeNetwork:
+    """A veth pair made for the test, its peer end in a network namespace of its own, with
+    NODE_ADDRESS/30 on the host end: an address the kubelet can serve on that is not loopback
+    (the API server's node proxy refuses loopback). Everything stays on this machine and
+    `remove` deletes it (the pair goes with either end)."""
+
+    def __init__(self, address: str = NODE_ADDRESS) -> None:
+        suffix = secrets.token_hex(3)
+        self.address = address
+        self.host, self.peer, self.netns = f"ktv{suffix}", f"ktp{suffix}", f"kt-{suffix}"
+
+    def make(self) -> None:
+        peer_address = (
+            self.address.rsplit(".", 1)[0] + "." + str(int(self.address.rsplit(".", 1)[1]) + 1)
+        )
+        steps = [
+            ["ip", "netns", "add", self.netns],
+            ["ip", "link", "add", self.host, "type", "veth", "peer", "name", self.peer],
+            ["ip", "link", "set", self.peer, "netns", self.netns],
+            ["ip", "addr", "add", f"{self.address}/30", "dev", self.host],
+            ["ip", "link", "set", self.host, "up"],
+            ["ip", "-n", self.netns, "addr", "add", f"{peer_address}/30", "dev", self.peer],
+            ["ip", "-n", self.netns, "link", "set", self.peer, "up"],
+        ]
+        try:
+            for step in steps:
+                subprocess.run(step, check=True, capture_output=True, text=True)
+        except BaseException:
+            self.remove()
+            raise
+
+    def remove(self) -> None:
+        subprocess.run(["ip", "link", "del", self.host], capture_output=True, check=False)
+        subprocess.run(["ip", "netns", "del", self.netns], capture_output=True, check=False)
+
+    def __enter__(self) -> NodeNetwork:
+        self.make()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
 
 
 def why_unavailable() -> str | None:
@@ -273,8 +318,12 @@ class RealNode:
         state_dir: Path | str,
         name: str = "",
         die_with_parent: bool = True,
+        node_ip: str = "",
     ) -> None:
+        """node_ip: the address the kubelet serves on and reports as InternalIP (a
+        NodeNetwork's): the API server's node proxy refuses loopback."""
         self.cp = cp
+        self.node_ip = node_ip
         self.state_dir = Path(state_dir).resolve()
         suffix = secrets.token_hex(3)
         self.name = name or f"real-{suffix}"
@@ -287,6 +336,8 @@ class RealNode:
         self.containerd = _Proc("containerd", [], logs / "containerd.log", die_with_parent)
         self.kubelet = _Proc("kubelet", [], logs / "kubelet.log", die_with_parent)
         self.csi_driver = _Proc("csi-driver", [], logs / "csi-driver.log", die_with_parent)
+        self._served_logs: list[Path] = []
+        self.kubelet_overrides: dict[str, Any] = {}  # KubeletConfiguration fields, next start
 
     # -- lifecycle --
 
@@ -327,9 +378,27 @@ class RealNode:
             f"--hostname-override={self.name}",
             f"--root-dir={self.kubelet_root}",
             f"--cert-dir={self.state_dir / 'pki'}",
+            *([f"--node-ip={self.node_ip}"] if self.node_ip else []),
             "--v=2",
         ]
         self.kubelet.start()
+
+    def serve_log_files(self) -> list[str]:
+        """The kubelet's and containerd's logs also as /var/log/kubelet.log and
+        /var/log/containerd.log (links), which the kubelet's /logs/ handler serves; returns
+        the names made (a name already taken on this machine is left alone)."""
+        for name, log in (("kubelet.log", self.kubelet), ("containerd.log", self.containerd)):
+            served = SERVED_LOGS / name
+            if not served.exists() and not served.is_symlink():
+                served.symlink_to(log.log_path)
+                self._served_logs.append(served)
+        return [p.name for p in self._served_logs]
+
+    def _unserve_log_files(self) -> None:
+        for served in self._served_logs:
+            if served.is_symlink():
+                served.unlink()
+        self._served_logs.clear()
 
     def stop_kubelet(self) -> None:
         self.kubelet.stop()
@@ -385,6 +454,7 @@ class RealNode:
                 _remove_containers(self.socket)
             self.containerd.stop()
         finally:
+            self._unserve_log_files()
             _kill_leftovers(self.state_dir, self.socket)
             _unmount_all(self.state_dir)
 
@@ -539,8 +609,13 @@ disabled_plugins = [
         settings = {
             "apiVersion": "kubelet.config.k8s.io/v1beta1",
             "kind": "KubeletConfiguration",
-            "address": "127.0.0.1",
+            "address": self.node_ip or "127.0.0.1",
             "port": free_port(),
+            # the node log query (logs/?query=kubelet...): journald where it runs, else the
+            # file /var/log/kubelet.log (serve_log_file)
+            "enableSystemLogHandler": True,
+            "enableSystemLogQuery": True,
+            "featureGates": {"NodeLogQuery": True},
             "readOnlyPort": 0,
             "healthzBindAddress": "127.0.0.1",
             "healthzPort": free_port(),
@@ -562,6 +637,7 @@ disabled_plugins = [
             "registerNode": True,
             "shutdownGracePeriod": "0s",
             "volumePluginDir": str(self.state_dir / "volume-plugins"),
+            **self.kubelet_overrides,
         }
         config.write_text(json.dumps(settings, indent=2))
         return config

@@ -9,7 +9,10 @@ hostNetwork, so no pod network is set up. Waits poll; nothing sleeps a guessed t
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -31,6 +34,8 @@ from tests.e2e.controlplane import (
 )
 from tests.e2e.node import (
     CSI_DRIVER,
+    NODE_ADDRESS,
+    NodeNetwork,
     RealNode,
     _root_under,
     build_csi_driver,
@@ -39,6 +44,7 @@ from tests.e2e.node import (
     ensure_packages,
     why_unavailable,
 )
+from tests.e2e.users import User, Users, rule
 
 pytestmark = [pytest.mark.e2e, pytest.mark.node]
 
@@ -68,15 +74,35 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealNode]:
         build_binaries(),
         controllers=(*DEFAULT_CONTROLLERS, "nodelifecycle"),
         extra_controller_manager_args=[f"--node-monitor-grace-period={NODE_MONITOR_GRACE}"],
+        # the node proxy dials the kubelet at its InternalIP (a test address, not loopback)
+        extra_apiserver_args=["--kubelet-preferred-address-types=InternalIP,Hostname,ExternalIP"],
     )
+    network = NodeNetwork()
+    network.make()
     cp.start()
-    real = RealNode(cp, state / "node")
+    real = RealNode(cp, state / "node", node_ip=NODE_ADDRESS)
     try:
         real.start()
+        # no journald here: the node log query answers from these files
+        assert real.serve_log_files() == ["kubelet.log", "containerd.log"]
         yield real
     finally:
         real.stop()
         cp.stop()
+        network.remove()
+
+
+@pytest.fixture(scope="module")
+def reader(node: RealNode, tmp_path_factory: pytest.TempPathFactory) -> Iterator[User]:
+    """A user who may read everything the diagnosis reads, but not `nodes/proxy`."""
+    rules = [
+        rule(["pods", "nodes", "events", "namespaces", "persistentvolumeclaims"]),
+        rule(["persistentvolumes", "services"]),
+        rule(["leases"], group="coordination.k8s.io"),
+        rule(["csidrivers", "csinodes", "volumeattachments"], group="storage.k8s.io"),
+    ]
+    with Users(node.cp, tmp_path_factory.mktemp("users"), "node-ev") as users:
+        yield users.user("reader", cluster_rules=rules)
 
 
 @pytest.fixture
@@ -170,6 +196,87 @@ def wait_for_blocker(node: RealNode, ns: str, name: str, blocker_type: str) -> J
     return found
 
 
+def generations(node: RealNode, ns: str, name: str) -> tuple[Any, Any]:
+    """metadata.generation and status.observedGeneration (the kubelet's) of the pod."""
+    pod = get_pod(node, ns, name) or {}
+    return pod["metadata"].get("generation"), pod.get("status", {}).get("observedGeneration")
+
+
+NODE_PROXY_PATHS = {"logs/", "logs/kubelet.log", "logs/containerd.log", "stats/summary", "pods"}
+NOT_ASKED = "node evidence not read (--node-evidence not given)"
+
+
+def proxy_requests(node: RealNode, offset: int, user: str | None = None) -> list[JSON]:
+    return [
+        e
+        for e in node.cp.audit_events(offset, user)
+        if "/proxy/" in e.get("requestURI", "") and e.get("stage") == "ResponseComplete"
+    ]
+
+
+def with_node_evidence(node: RealNode, ns: str, name: str, says: str) -> JSON:
+    """The diagnosis with --node-evidence once its headline contains `says` (the kubelet
+    retries with backoff: its line can come after the state the API shows). Only GETs to the
+    named paths of the node proxy were sent (audit log)."""
+    offset = node.cp.audit_offset()
+    seen: list[str] = []
+    last: list[str] = []
+
+    def confirmed() -> JSON | None:
+        result = run_cli(
+            "pods",
+            "-n",
+            ns,
+            name,
+            "--node-evidence",
+            "-o",
+            "json",
+            kubeconfig=node.cp.kubeconfig_path,
+        )
+        assert result.returncode == 0, result.stderr
+        item: JSON = json.loads(result.stdout)["items"][0]
+        seen.append(item["blockers"][0]["summary"])
+        last[:] = [result.stderr, json.dumps(item["blockers"][0]["evidence"])[-3000:]]
+        return item if says in seen[-1] else None
+
+    try:
+        item: JSON = wait_until(f"the headline to say {says!r}", confirmed)
+    except AssertionError as error:
+        raise AssertionError(f"{error}; headlines seen: {sorted(set(seen))}; {last}") from None
+    capture(node, ns, f"node-evidence-{name}-{ns}", "--node-evidence")
+    sent = proxy_requests(node, offset)
+    assert sent, "no request to the node proxy"
+    for event in sent:
+        assert event["verb"] == "get", event
+        sub = event["requestURI"].split("/proxy/", 1)[1].split("?", 1)[0]
+        assert sub in NODE_PROXY_PATHS, event["requestURI"]
+    return item
+
+
+def without_permission(node: RealNode, reader: User, ns: str, name: str, summary: str) -> None:
+    """Under a user without nodes/proxy: one warning naming it, the diagnosis unchanged, and
+    not one request to the node proxy."""
+    offset = node.cp.audit_offset()
+    result = run_cli(
+        "pods", "-n", ns, name, "--node-evidence", "-o", "json", kubeconfig=reader.kubeconfig
+    )
+    assert result.returncode == 0, result.stderr
+    warned = [line for line in result.stderr.splitlines() if "nodes/proxy" in line]
+    assert len(warned) == 1 and "get nodes/proxy is not allowed" in warned[0], result.stderr
+    item = json.loads(result.stdout)["items"][0]
+    assert ageless(item["blockers"][0]["summary"]) == ageless(summary)
+    assert proxy_requests(node, offset, reader.username) == []
+
+
+def ageless(summary: str) -> str:
+    """A summary without its ages (`2s past deadline`): they grow between two runs."""
+    return re.sub(r"\b\d+[smhd]\b", "<age>", summary)
+
+
+def not_asked(blocker: JSON) -> bool:
+    return any(r["description"].startswith(NOT_ASKED) for r in blocker["remedy"])
+
+
 def wait_gone(node: RealNode, ns: str, name: str) -> None:
     wait_until(f"pod {ns}/{name} gone", lambda: get_pod(node, ns, name) is None)
 
@@ -190,7 +297,7 @@ def evidence_objects(blocker: JSON) -> list[str]:
 # -- the incidents -----------------------------------------------------------------------------
 
 
-def test_runtime_down_under_a_live_kubelet(node: RealNode, ns: str) -> None:
+def test_runtime_down_under_a_live_kubelet(node: RealNode, ns: str, reader: User) -> None:
     start_pod(node, ns, "app-0", "sleep 3600")
     node.stop_containerd()
     try:
@@ -206,6 +313,12 @@ def test_runtime_down_under_a_live_kubelet(node: RealNode, ns: str) -> None:
         commands = " ".join(r.get("command", "") for r in blocker["remedy"])
         assert "out-of-service" not in commands and "--force" not in commands
         assert "systemctl status containerd" in commands
+        assert not_asked(blocker)
+        assert generations(node, ns, "app-0")[0] == 2  # bumped at deletion
+        confirmed = with_node_evidence(node, ns, "app-0", "container runtime error")
+        proof = confirmed["blockers"][0]["evidence"][0]
+        assert "rpc error: code = Unavailable" in proof["fields"]["line"]
+        without_permission(node, reader, ns, "app-0", blocker["summary"])
     finally:
         node.start_containerd()
     wait_gone(node, ns, "app-0")
@@ -231,12 +344,17 @@ def test_kubelet_stopped_node_turns_unknown(node: RealNode, ns: str) -> None:
         assert blocker["summary"].startswith(f"node {node.name} NotReady")
         assert "kubelet stopped posting" in blocker["summary"]
         assert blocker["evidence"][0]["fields"]["Ready"] == "Unknown"
+        # the kubelet never wrote a status after the deletion
+        assert generations(node, ns, "app-1") == (2, 1)
+        assert blocker["evidence"][-1]["fields"] == {"generation": 2, "observedGeneration": 1}
+        assert "has not processed the deletion" in blocker["evidence"][-1]["message"]
+        assert not not_asked(blocker)  # its kubelet is down: nothing to ask it
     finally:
         node.start_kubelet()
     wait_gone(node, ns, "app-1")
 
 
-def test_immutable_file_in_a_volume(node: RealNode, ns: str) -> None:
+def test_immutable_file_in_a_volume(node: RealNode, ns: str, reader: User) -> None:
     pod = start_pod(node, ns, "app-2", "echo x > /data/locked; sleep 3600", volume=True)
     locked = pod_volume_dir(node, pod) / "locked"
     wait_until("the file in the volume", locked.exists)
@@ -254,12 +372,77 @@ def test_immutable_file_in_a_volume(node: RealNode, ns: str) -> None:
             "the kubelet's TearDown error",
             lambda: "operation not permitted" in node.kubelet_log() and uid in node.kubelet_log(),
         )
+        assert not_asked(blocker)
+        # the kubelet has processed the deletion (killed the container): stuck in teardown
+        wait_until("observedGeneration 2", lambda: generations(node, ns, "app-2") == (2, 2))
+        confirmed = with_node_evidence(node, ns, "app-2", f"immutable file {locked} ")
+        main = confirmed["blockers"][0]
+        assert main["type"] == "volumes-not-reclaimed"
+        assert f"unlinkat {locked}: operation not permitted" in main["evidence"][0]["message"]
+        assert main["remedy"][1]["command"] == f"chattr -i {shlex.quote(str(locked))}"
+        without_permission(node, reader, ns, "app-2", blocker["summary"])
     finally:
         subprocess.run(["chattr", "-i", str(locked)], check=False)
     wait_gone(node, ns, "app-2")
 
 
-def test_busy_mount_in_a_volume(node: RealNode, ns: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("settings", "warning"),
+    [
+        ({"enableSystemLogQuery": False}, "enableSystemLogQuery: false"),
+        # the kubelet refuses the query without the handler: both off
+        (
+            {"enableSystemLogHandler": False, "enableSystemLogQuery": False},
+            "enableSystemLogHandler: false",
+        ),
+    ],
+)
+def test_kubelet_log_query_or_handler_off_is_one_warning(
+    node: RealNode, ns: str, settings: dict[str, bool], warning: str
+) -> None:
+    """The kubelet's log query off: `logs/` answers the HTML listing of /var/log, the file is
+    read instead (one warning); its log handler off: 405, no lines (one warning)."""
+    node.stop_kubelet()
+    node.kubelet_overrides = settings
+    node.start_kubelet()
+    pod, locked = None, None
+    try:
+        wait_until("the kubelet to serve", lambda: node.kubelet.running() and node.ready())
+        pod = start_pod(node, ns, "off-0", "echo x > /data/locked; sleep 3600", volume=True)
+        locked = pod_volume_dir(node, pod) / "locked"
+        wait_until("the file in the volume", locked.exists)
+        subprocess.run(["chattr", "+i", str(locked)], check=True)
+        delete_pod(node, ns, "off-0")
+        wait_for_blocker(node, ns, "off-0", "volumes-not-reclaimed")
+        wait_until("the kubelet's TearDown error", lambda: str(locked) in node.kubelet_log())
+        result = run_cli(
+            "pods",
+            "-n",
+            ns,
+            "off-0",
+            "--node-evidence",
+            "-o",
+            "json",
+            kubeconfig=node.cp.kubeconfig_path,
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stderr.count(warning) == 1, result.stderr
+        main = json.loads(result.stdout)["items"][0]["blockers"][0]
+        if "enableSystemLogHandler" not in settings:  # the file under /var/log still says it
+            assert main["summary"].startswith(f"immutable file {locked} ")
+        else:
+            assert main["summary"] == "containers exited; kubelet has not finished volume teardown"
+    finally:
+        if locked is not None:
+            subprocess.run(["chattr", "-i", str(locked)], check=False)
+        node.stop_kubelet()
+        node.kubelet_overrides = {}
+        node.start_kubelet()
+    if pod is not None:
+        wait_gone(node, ns, "off-0")
+
+
+def test_busy_mount_in_a_volume(node: RealNode, ns: str, tmp_path: Path, reader: User) -> None:
     pod = start_pod(node, ns, "app-3", "mkdir -p /data/held; sleep 3600", volume=True)
     held = pod_volume_dir(node, pod) / "held"
     wait_until("the directory in the volume", held.exists)
@@ -273,12 +456,18 @@ def test_busy_mount_in_a_volume(node: RealNode, ns: str, tmp_path: Path) -> None
         wait_until(
             "the kubelet's busy error", lambda: "device or resource busy" in node.kubelet_log()
         )
+        blocker = item["blockers"][0]
+        assert not_asked(blocker)
+        confirmed = with_node_evidence(node, ns, "app-3", f"mount {held} is busy")
+        commands = [r.get("command", "") for r in confirmed["blockers"][0]["remedy"]]
+        assert f"grep -l {pod['metadata']['uid']} /proc/*/mountinfo" in commands
+        without_permission(node, reader, ns, "app-3", blocker["summary"])
     finally:
         subprocess.run(["umount", str(held)], check=False)
     wait_gone(node, ns, "app-3")
 
 
-def test_full_disk_under_the_runtime_root(node: RealNode, ns: str) -> None:
+def test_full_disk_under_the_runtime_root(node: RealNode, ns: str, reader: User) -> None:
     """A full filesystem (a 16 MiB tmpfs, filled) under containerd's record of one container:
     the container is killed, but containerd cannot checkpoint its exit and keeps reporting it
     running; the kubelet writes no event after `Killing`, only containerd's log says why."""
@@ -312,12 +501,16 @@ def test_full_disk_under_the_runtime_root(node: RealNode, ns: str) -> None:
         )
         reasons = [e["reason"] for e in events_of(node, ns, "app-5")]
         assert "Killing" in reasons and "FailedKillPod" not in reasons
+        assert not_asked(blocker)
+        confirmed = with_node_evidence(node, ns, "app-5", "disk full")
+        assert "no space left on device" in confirmed["blockers"][0]["evidence"][0]["message"]
+        without_permission(node, reader, ns, "app-5", blocker["summary"])
     finally:
         subprocess.run(["umount", str(record)], check=False)
     wait_gone(node, ns, "app-5")
 
 
-def test_post_start_hook_that_never_returns(node: RealNode, ns: str) -> None:
+def test_post_start_hook_that_never_returns(node: RealNode, ns: str, reader: User) -> None:
     hook = "sleep 3601"  # its own command line: the hook's process is found and ended by it
     start_pod(node, ns, "app-4", "sleep 3600", post_start=hook, host_pid=True)
     delete_pod(node, ns, "app-4")
@@ -333,6 +526,14 @@ def test_post_start_hook_that_never_returns(node: RealNode, ns: str) -> None:
         find = next(r["command"] for r in blocker["remedy"] if r["command"].startswith("ps "))
         listed = subprocess.run(["sh", "-c", find], capture_output=True, text=True, check=False)
         assert any(line.split(None, 2)[2] == hook for line in listed.stdout.splitlines()), find
+        # its pod worker is held in the hook: the kubelet has not processed the deletion
+        assert generations(node, ns, "app-4") == (2, 1)
+        assert "has not processed the deletion" in blocker["evidence"][-1]["message"]
+        assert not_asked(blocker)
+        confirmed = with_node_evidence(node, ns, "app-4", blocker["summary"])
+        notes = [e["message"] for e in confirmed["blockers"][0]["evidence"]]
+        assert any(n.startswith("node evidence read from logs/kubelet.log") for n in notes), notes
+        without_permission(node, reader, ns, "app-4", blocker["summary"])
     finally:
         for pid in node.processes(hook.split()):  # the hook's own process, in this node only
             os.kill(pid, signal.SIGKILL)
@@ -380,13 +581,15 @@ def install_csi_driver(node: RealNode) -> None:
             raise
 
 
-def capture(node: RealNode, ns: str, name: str) -> None:
+def capture(node: RealNode, ns: str, name: str, *flags: str) -> None:
     """With REAL_NODE_CAPTURE=DIR, record what the diagnosis reads (`dump`) into DIR/name.json:
-    how tests/fixtures/real-node/csi-driver-*.json were made."""
+    how tests/fixtures/real-node/csi-driver-*.json and node-evidence-*.json were made."""
     target = os.environ.get("REAL_NODE_CAPTURE")
     if target:
         path = Path(target) / f"{name}.json"
-        result = run_cli("dump", "-n", ns, "-f", str(path), kubeconfig=node.cp.kubeconfig_path)
+        result = run_cli(
+            "dump", "-n", ns, *flags, "-f", str(path), kubeconfig=node.cp.kubeconfig_path
+        )
         assert result.returncode == 0, result.stderr
 
 
@@ -409,8 +612,18 @@ CSI_VARIANTS = {
 }
 
 
+# the headline with --node-evidence: the driver named by the kubelet's own line
+CSI_CONFIRMED = {
+    "uninstalled": f"CSI driver {CSI_DRIVER} not installed: the kubelet says it is not registered",
+    "stopped": ": the kubelet says it is not registered (kubelet log)",
+    "crashed": "CSI driver call failing",
+}
+
+
 @pytest.mark.parametrize("variant", list(CSI_VARIANTS))
-def test_csi_driver_gone(node: RealNode, ns: str, csi_binary: Path, variant: str) -> None:
+def test_csi_driver_gone(
+    node: RealNode, ns: str, csi_binary: Path, variant: str, reader: User
+) -> None:
     """A pod with an inline CSI volume, then the driver goes: its node plugin stops (it
     removes its registration socket, the kubelet deregisters the driver from CSINode) and,
     when uninstalled, its CSIDriver object is deleted; or it crashes (SIGKILL: the sockets stay,
@@ -450,6 +663,11 @@ def test_csi_driver_gone(node: RealNode, ns: str, csi_binary: Path, variant: str
             found = subprocess.run(["sh", "-c", grep], capture_output=True, text=True, check=False)
             assert logged in found.stdout, grep
             assert not [e for e in events_of(node, ns, "csi-0") if e["type"] != "Normal"]
+            assert not_asked(blocker)
+            says = CSI_CONFIRMED[variant]
+            confirmed = with_node_evidence(node, ns, "csi-0", says)
+            assert logged in confirmed["blockers"][0]["evidence"][0]["fields"]["line"]
+            without_permission(node, reader, ns, "csi-0", blocker["summary"])
             capture(node, ns, f"csi-driver-{variant}")
         finally:  # the driver comes back: the kubelet unpublishes the volume, removes the pod
             install_csi_driver(node)

@@ -18,14 +18,14 @@ PACKAGE = Path(__file__).resolve().parents[2] / "kubectl_terminating"
 FLOORS: tuple[tuple[str, ...], ...] = (
     # what every floor may read: the blocker table, errors, times, types, terminal safety
     ("kubectl_terminating", "causes", "errors", "timeutil", "resources", "terminal", "bounded"),
-    ("model", "selectors", "kubeconfig", "options"),
+    ("model", "selectors", "kubeconfig", "options", "nodeanswers"),
     ("view", "proxy", "socks", "gather"),
     ("client", "reads", "source", "staticview", "discovery"),
     # where terminating objects come from: no explainer, no renderer
-    ("find", "live", "snapshot"),
+    ("find", "live", "snapshot", "nodeproxy"),
     ("explain",),
     # renderers take findings and what the registry says of them as data
-    ("summary", "render"),
+    ("summary", "render", "nodeevidence"),
     ("kinds",),
     ("connection",),
     ("run", "dump", "exporter", "completion"),

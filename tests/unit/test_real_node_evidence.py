@@ -42,8 +42,10 @@ def test_runtime_down_under_a_live_kubelet_is_the_runtime() -> None:
     assert blocker["type"] == "runtime-unavailable"
     assert blocker["summary"] == "container runtime on real-4a8c78 is down (the kubelet is alive)"
     kinds = [e["object"]["kind"] for e in blocker["evidence"]]
-    assert kinds == ["Node", "Lease", "Event"]
+    assert kinds == ["Node", "Lease", "Event", "Pod"]
     assert "FailedKillPod" in blocker["evidence"][2]["message"]
+    # the kubelet is alive and wrote a status since the deletion (observedGeneration 2)
+    assert blocker["evidence"][3]["fields"] == {"generation": 2, "observedGeneration": 2}
     commands = " ".join(r.get("command", "") for r in blocker["remedy"])
     assert "out-of-service" not in commands  # the machine is up: the taint would be wrong
     assert "--force" not in commands  # its containers still run
@@ -108,7 +110,7 @@ def test_csi_driver_gone_is_the_driver(name: str, summary: str, proof: str) -> N
     item = json.loads(out)["items"][0]
     blocker = item["blockers"][0]
     assert (blocker["type"], blocker["summary"]) == ("csi-driver-missing", summary)
-    assert [e["object"]["kind"] for e in blocker["evidence"]] == [proof, "Pod"]
+    assert [e["object"]["kind"] for e in blocker["evidence"]] == [proof, "Pod", "Pod"]
     assert blocker["evidence"][1]["fields"] == {"volume": "csi", "driver": "harness.csi.test"}
     assert [b["type"] for b in item["blockers"]] == ["csi-driver-missing", "volumes-not-reclaimed"]
     commands = [r.get("command", "") for r in blocker["remedy"]]

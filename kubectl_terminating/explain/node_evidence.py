@@ -1,0 +1,350 @@
+"""The kubelet's own word about a stuck pod, turned into its headline (pure: no I/O).
+
+With `--node-evidence` the live layer (nodeproxy.py) reads, through the API server's node
+proxy, the kubelet's log lines about the stuck pods of a node, its `stats/summary` and its own
+list of pods (`NodeEvidence`); `confirm` matches them against one pod's main blocker and,
+where a line names the cause, makes that line the headline's proof with a precise remedy.
+Without the flag (or when the node could not be read) `not_read` leaves the diagnosis as it
+was and says why the node was not asked.
+
+The lines are the ones a real kubelet v1.36.3 writes (tests/e2e/test_real_node.py):
+`UnmountVolume.TearDown failed ... unlinkat <path>: operation not permitted` (an immutable
+file), `... <path>: device or resource busy` (a mount still held), `driver name <d> not found
+in the list of registered CSI drivers`, `no space left on device`, and the runtime's
+`rpc error: code = <Code> desc = <message>`.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+
+from kubectl_terminating.model import (
+    CONTAINERS_RUNNING,
+    CSI_DRIVER_MISSING,
+    LIFECYCLE_HOOK,
+    NETWORK_TEARDOWN,
+    RUNTIME_UNAVAILABLE,
+    VOLUMES_NOT_RECLAIMED,
+    Evidence,
+    Finding,
+    ObjectRef,
+    Remedy,
+)
+from kubectl_terminating.nodeanswers import (
+    PERMISSION,
+    NodeEvidence,
+    matching,
+)
+
+# what the kubelet logs, with no pod named, each time a call to the runtime fails
+# (remote_runtime.go: `"ListPodSandbox with filter from runtime service failed" err="rpc error:
+# code = Unavailable ... dial unix <socket>: connect: ..."`): the proof of a runtime down
+RUNTIME_FAILED = "from runtime service failed"
+# main blockers whose containers the runtime holds: its own log says why
+RUNTIME_SIDE = frozenset({CONTAINERS_RUNNING, RUNTIME_UNAVAILABLE})
+# main blockers on the node's side whose cause the kubelet's log can name
+NODE_SIDE = frozenset(
+    {
+        VOLUMES_NOT_RECLAIMED,
+        CSI_DRIVER_MISSING,
+        CONTAINERS_RUNNING,
+        RUNTIME_UNAVAILABLE,
+        LIFECYCLE_HOOK,
+        NETWORK_TEARDOWN,
+    }
+)
+def wants_evidence(finding: Finding, kubelet_alive: bool) -> bool:
+    """The pod's main blocker is on its node's side and the kubelet there answers."""
+    main = finding.blockers[0] if finding.blockers else None
+    return bool(
+        kubelet_alive
+        and finding.kind == "Pod"
+        and finding.node
+        and main is not None
+        and main.type in NODE_SIDE
+        and (finding.overdue_seconds or 0) > 0
+    )
+
+
+QUOTE_LIMIT = 300  # characters of a log line in an evidence message (the field has it whole)
+
+
+# -- what the lines say -------------------------------------------------------------------------
+
+
+def _bytes(count: int) -> str:
+    size = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{count} B"
+
+
+@dataclass(frozen=True)
+class Said:
+    """What one of the kubelet's lines proves: the headline and the steps it calls for."""
+
+    summary: str
+    remedies: tuple[Remedy, ...]
+    match: re.Match[str]
+
+
+Reader = Callable[[re.Match[str], str, str], Said]
+
+
+def _on(node: str, what: str) -> str:
+    return f"on node {node}: {what}"
+
+
+def _then_teardown(
+    node: str, action: str, command: str, when: str, destructive: bool = False
+) -> Remedy:
+    what = f"{action}; the kubelet then finishes the teardown by itself"
+    return Remedy(_on(node, what), command, destructive=destructive, when=when)
+
+
+def _immutable(found: re.Match[str], node: str, _uid: str) -> Said:
+    path = found.group(1)
+    quoted = shlex.quote(path)
+    return Said(
+        f"immutable file {path} blocks the teardown",
+        (
+            Remedy(_on(node, "see the immutable attribute on the file"), f"lsattr -d {quoted}"),
+            _then_teardown(
+                node,
+                "clear it",
+                f"chattr -i {quoted}",
+                "whoever set the attribute no longer needs the file protected",
+            ),
+        ),
+        found,
+    )
+
+
+def _busy(found: re.Match[str], node: str, uid: str) -> Said:
+    path = found.group(1)
+    return Said(
+        f"mount {path} is busy",
+        (
+            Remedy(
+                _on(node, "find the processes whose mount namespace still holds it"),
+                f"grep -l {uid} /proc/*/mountinfo",
+            ),
+            Remedy(_on(node, "see what is mounted there"), f"findmnt {shlex.quote(path)}"),
+            _then_teardown(
+                node,
+                "unmount it",
+                f"umount {shlex.quote(path)}",
+                "no process still needs what is mounted there",
+                destructive=True,
+            ),
+        ),
+        found,
+    )
+
+
+def _csi(found: re.Match[str], node: str, _uid: str) -> Said:
+    driver = found.group(1)
+    return Said(
+        f"CSI driver {driver} not registered with the kubelet on {node}",
+        (
+            Remedy(
+                f"restore CSI driver {driver}: its node plugin must run on {node} and register "
+                "with the kubelet, which then finishes the unmount by itself",
+                f"kubectl get pods -A -o wide --field-selector spec.nodeName={shlex.quote(node)}",
+            ),
+        ),
+        found,
+    )
+
+
+def _disk_remedies(node: str) -> tuple[Remedy, ...]:
+    return (
+        Remedy(
+            _on(node, "see which filesystem is full"), "df -h /var/lib/kubelet /var/lib/containerd"
+        ),
+        Remedy(_on(node, "free space, unused images first"), "crictl rmi --prune"),
+    )
+
+
+def _disk(found: re.Match[str], node: str, _uid: str) -> Said:
+    return Said(f"disk full on {node}", _disk_remedies(node), found)
+
+
+def _csi_call(found: re.Match[str], node: str, _uid: str) -> Said:
+    return Said(
+        f"CSI driver call failing on {node}: {found.group(1)}",
+        (
+            Remedy(
+                _on(
+                    node,
+                    "see whether the driver's node plugin runs (connection refused: it "
+                    "stopped, its socket left behind)",
+                ),
+                f"kubectl get pods -A -o wide --field-selector spec.nodeName={shlex.quote(node)}",
+            ),
+        ),
+        found,
+    )
+
+
+def _runtime(found: re.Match[str], node: str, _uid: str) -> Said:
+    return Said(
+        f"container runtime error on {node}: {found.group(1)}",
+        (
+            Remedy(
+                _on(node, "read the container runtime's log"),
+                "journalctl -u containerd --since -1h",
+            ),
+        ),
+        found,
+    )
+
+
+PATH = r"(/[^\s:\"'\\]+)"
+CSI_NOT_REGISTERED = re.compile(
+    r"driver name (\S+?) not found in the list of registered CSI drivers"
+)
+# what each kind of line says, most specific first
+READERS: tuple[tuple[re.Pattern[str], Reader], ...] = (
+    (CSI_NOT_REGISTERED, _csi),
+    (re.compile(PATH + r": operation not permitted"), _immutable),
+    (re.compile(PATH + r": device or resource busy"), _busy),
+    (re.compile(r"no space left on device"), _disk),
+    (re.compile(r"TearDownAt failed: rpc error: code = (\w+)"), _csi_call),
+    (re.compile(r'rpc error: code = (\w+) desc = (?:[^"\\]|\\.){0,300}'), _runtime),
+)
+
+
+def _read_lines(
+    logs: list[tuple[str, list[str]]], node: str, uid: str
+) -> tuple[Said, str, str] | None:
+    """The most specific cause any line of the logs names (the newest line of that kind),
+    its line and the name of its log."""
+    for pattern, reader in READERS:
+        for log, lines in logs:
+            for line in reversed(lines):
+                found = pattern.search(line)
+                if found:
+                    return reader(found, node, uid), line, log
+    return None
+
+
+def _quote(line: str, found: re.Match[str]) -> str:
+    start = max(0, found.start() - (QUOTE_LIMIT - (found.end() - found.start())))
+    excerpt = line[start : found.end()]
+    return ("..." if start else "") + excerpt
+
+
+def _node_ref(node: str) -> ObjectRef:
+    return ObjectRef("Node", node, api_version="v1")
+
+
+def _disk_note(evidence: NodeEvidence) -> tuple[str, Evidence | None]:
+    full = {name: fs for name, fs in evidence.free.items() if fs.full}
+    if not full:
+        return "", None
+    said = ", ".join(f"{name} {_bytes(fs.available or 0)} free" for name, fs in full.items())
+    return said, Evidence(
+        f"the kubelet's stats/summary on {evidence.node}: {said}",
+        _node_ref(evidence.node),
+        {
+            name: {"availableBytes": fs.available, "capacityBytes": fs.capacity}
+            for name, fs in full.items()
+        },
+    )
+
+
+def _kubelet_view(finding: Finding, evidence: NodeEvidence) -> Evidence | None:
+    pods = evidence.kubelet_pods
+    if pods is None or not finding.uid:
+        return None
+    if finding.uid not in pods:
+        said = "does not hold the pod: the kubelet and the API server disagree about it"
+    elif not pods[finding.uid]:
+        said = "holds the pod without a deletionTimestamp: the kubelet has not seen the deletion"
+    else:
+        return None
+    return Evidence(
+        f"the kubelet's own list of pods on {evidence.node} {said}",
+        _node_ref(evidence.node),
+        {"uid": finding.uid, "inKubeletPods": finding.uid in pods},
+    )
+
+
+def confirm(finding: Finding, keys: Iterable[str], evidence: NodeEvidence) -> Finding:
+    """The main blocker with what the kubelet said about the pod as its headline and proof;
+    unchanged (but for a note) when the kubelet said nothing that names a cause."""
+    main = finding.blockers[0]
+    if main.type == RUNTIME_UNAVAILABLE:  # the runtime fails for every pod, none named
+        keys = (*keys, RUNTIME_FAILED)
+    lines = matching(evidence.lines, keys)
+    uid = finding.uid or "<pod uid>"
+    logs = [("kubelet", lines), ("containerd", matching(evidence.runtime_lines, keys))]
+    read = _read_lines(logs, evidence.node, uid)
+    disk, disk_evidence = _disk_note(evidence)
+    extra = [e for e in (_kubelet_view(finding, evidence), disk_evidence) if e is not None]
+    if read is None and disk_evidence is not None and main.type == CONTAINERS_RUNNING:
+        summary = f"{main.summary}; disk full on {evidence.node} ({disk}, kubelet stats)"
+        finding.blockers[0] = replace(
+            main,
+            summary=summary,
+            evidence=(*extra, *main.evidence),
+            remedy=_safest_first(*_disk_remedies(evidence.node), *main.remedy),
+        )
+        return finding
+    if read is None:
+        where = evidence.source or "the kubelet"
+        note = Evidence(
+            f"node evidence read from {where} on {evidence.node}: no line about the pod names a "
+            f"known cause ({len(lines)} line(s) about it)",
+            _node_ref(evidence.node),
+            {"source": evidence.source or None, "lines": lines[-3:]},
+        )
+        finding.blockers[0] = replace(main, evidence=(*main.evidence, *extra, note))
+        return finding
+    said, line, log = read
+    source = evidence.source if log == "kubelet" else evidence.runtime_source
+    summary = f"{said.summary} ({log} log)"
+    if main.type == CSI_DRIVER_MISSING and said.match.re is CSI_NOT_REGISTERED:
+        # what the API shows (not installed, not running on the node) stays; the line proves it
+        summary = f"{main.summary}: the kubelet says it is not registered ({log} log)"
+    if disk and said.summary.startswith("disk full"):
+        summary = f"disk full on {evidence.node}: {disk} ({log} log and kubelet stats)"
+    proof = Evidence(
+        f"the {log} log on {evidence.node} ({source}): {_quote(line, said.match)}",
+        _node_ref(evidence.node),
+        {"source": source, "line": line},
+    )
+    finding.blockers[0] = replace(
+        main,
+        summary=summary,
+        evidence=(proof, *extra, *main.evidence),
+        remedy=_safest_first(*said.remedies, *main.remedy),
+    )
+    return finding
+
+
+def not_read(finding: Finding, why: str, command: str | None) -> Finding:
+    """Today's hint stays; one more step says why the node's own word was not read and how."""
+    main = finding.blockers[0]
+    step = Remedy(
+        f"node evidence not read ({why}): with {PERMISSION} (exec-equivalent), the tool can "
+        "read the kubelet's log lines about the pod through the API server",
+        command,
+    )
+    finding.blockers[0] = replace(main, remedy=_safest_first(*main.remedy, step))
+    return finding
+
+
+def _safest_first(*remedies: Remedy) -> tuple[Remedy, ...]:
+    """The steps in order, the destructive ones last (the remedy contract), each once."""
+    seen: dict[str, Remedy] = {}
+    for remedy in remedies:
+        seen.setdefault(remedy.command or remedy.description, remedy)
+    kept = list(seen.values())
+    return tuple([r for r in kept if not r.destructive] + [r for r in kept if r.destructive])

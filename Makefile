@@ -44,10 +44,10 @@ test: lint $(STAMP) control-plane
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 demo: $(STAMP) control-plane
-	$(BIN)/python -m tests.e2e.demo up --state-dir $(DEMO_DIR)
+	$(BIN)/python -m tests.harness.demo up --state-dir $(DEMO_DIR)
 
 demo-down: $(STAMP)
-	$(BIN)/python -m tests.e2e.demo down --state-dir $(DEMO_DIR)
+	$(BIN)/python -m tests.harness.demo down --state-dir $(DEMO_DIR)
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache

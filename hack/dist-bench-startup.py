@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e.controlplane import ControlPlane  # noqa: E402
+from tests.harness.controlplane import ControlPlane  # noqa: E402
 
 HEAVY = ("kubernetes", "urllib3", "yaml")
 TARGET_HELP = 0.5

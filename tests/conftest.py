@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.controlplane import ControlPlane, build_binaries
+from tests.harness.controlplane import ControlPlane, build_binaries
 
 E2E_DIR = Path(__file__).parent / "e2e"
 

@@ -10,7 +10,7 @@ through the API with concurrent creates: N pods in N/100 namespaces on N/50 node
 Leases), each pod with realistic labels, annotations, an owning ReplicaSet, two containers
 (env, ports, probes, resources) and a kubelet-style status write, so the server keeps two
 managedFields entries per pod; a few dozen pods stuck for different reasons
-(tests/e2e/scenarios.py), M terminating namespaces held by a custom resource's finalizer and
+(tests/harness/scenarios.py), M terminating namespaces held by a custom resource's finalizer and
 a pod, and K extra CRD types with objects. The fill grows through the sizes; at each size
 `pods -A` is timed next to the kubectl pipelines, and at the largest size every comparison
 runs. Commands run as a plain user (bound to cluster-admin, not in system:masters), so API
@@ -23,7 +23,7 @@ interleave the commands of a group (ours, theirs, ours, ...) so background load 
 Each command gets one untimed warm-up run (it also checks the answer), except the slow
 recipes, whose time budget caps their runs (see BENCH_BUDGET).
 
-Run from the repository root (the e2e helpers in tests/e2e make the stuck objects). The
+Run from the repository root (the test harness in tests/harness makes the stuck objects). The
 package: settings.py (these variables), objects.py (the realistic objects), filler.py
 (concurrent creates), seed.py (stuck pods and terminating namespaces), launcher.py and
 launch.py (timing commands), measure.py (commands, samples, checks), compare.py (the
@@ -53,5 +53,5 @@ Variables (environment or `make bench VAR=...`):
                  --summary` next to `kubectl get pods -A | grep Terminating` at BIGNODE_SIZES
   BIGNODE_SIZES  pod counts, growing (default 5000,50000)
   BENCH_KEEP=1   leave the control plane running at the end (stop it with
-                 `.venv/bin/python -m tests.e2e.controlplane down --state-dir .bench/cluster`)
+                 `.venv/bin/python -m tests.harness.controlplane down --state-dir .bench/cluster`)
 """

@@ -1,6 +1,6 @@
 """`make bench-exporter`: the memory and CPU of `serve` on a filled control plane.
 
-Fills HEALTHY pods, the stuck-pod scenarios of tests/e2e/scenarios.py and STUCK pods on dead
+Fills HEALTHY pods, the stuck-pod scenarios of tests/harness/scenarios.py and STUCK pods on dead
 nodes (EXPORTER_SIZES=healthy:stuck, default 20000:2000), then runs `serve` as the bench's
 user for EXPORTER_RUNS runs (default 5) at EXPORTER_INTERVAL (default 10s), sampling its
 resident memory from /proc every 0.2 s, and reads its own metrics: run durations, CPU seconds
@@ -23,7 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from hack.bench.filler import Filler
 from hack.bench.seed import Seeded, seed_stuck_pods
 from hack.bench.settings import log
-from tests.e2e.controlplane import free_port
+from tests.harness.controlplane import free_port
 
 if TYPE_CHECKING:
     from hack.bench.run import Bench

@@ -23,9 +23,9 @@ from hack.bench.settings import (
     VIRTUAL_SHARE,
     log,
 )
-from tests.e2e.api import STRATEGIC, namespace_body
-from tests.e2e.api_extensions import established
-from tests.e2e.controlplane import ControlPlane
+from tests.harness.api import STRATEGIC, namespace_body
+from tests.harness.api_extensions import established
+from tests.harness.controlplane import ControlPlane
 
 
 class Filler:

@@ -21,7 +21,7 @@ import yaml
 from hack.bench.filler import Filler
 from hack.bench.launcher import Launcher, Sample
 from hack.bench.settings import REPO, log
-from tests.e2e.controlplane import ControlPlane
+from tests.harness.controlplane import ControlPlane
 
 TARGET_RATIO = 1.5
 

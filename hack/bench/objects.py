@@ -3,7 +3,7 @@
 Pods weigh what production pods weigh (about 11 kB of JSON with managedFields): labels and
 annotations of a Helm release, an owning ReplicaSet, an app container and a proxy sidecar
 with env, ports, probes and resources, and the status a kubelet writes. Nodes and Leases are
-the e2e helpers' (tests/e2e/kubelet.py) with a production node's labels, images and ids.
+the e2e helpers' (tests/harness/kubelet.py) with a production node's labels, images and ids.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import random
 from typing import Any
 
 from hack.bench.settings import APPS_PER_NAMESPACE, GROUP_SIZE, PODS_PER_NAMESPACE
-from tests.e2e.api import namespace_body, now, rfc3339
-from tests.e2e.api_extensions import crd_body, custom_object_body
-from tests.e2e.kubelet import lease_body, node_conditions
+from tests.harness.api import namespace_body, now, rfc3339
+from tests.harness.api_extensions import crd_body, custom_object_body
+from tests.harness.kubelet import lease_body, node_conditions
 
 JSON = dict[str, Any]
 APPS = ("api", "web", "worker", "cache", "gateway", "auth", "search", "billing", "notify", "cron")

@@ -24,7 +24,7 @@ from hack.bench.settings import (
     Settings,
     log,
 )
-from tests.e2e.controlplane import ControlPlane
+from tests.harness.controlplane import ControlPlane
 
 
 @dataclass

@@ -31,9 +31,9 @@ from hack.bench.settings import (
     Settings,
     log,
 )
-from tests.e2e.controlplane import STATE_FILE, ControlPlane, down
-from tests.e2e.kubelet import renew_lease
-from tests.e2e.users import binding_body
+from tests.harness.controlplane import STATE_FILE, ControlPlane, down
+from tests.harness.kubelet import renew_lease
+from tests.harness.users import binding_body
 
 
 class Bench:
@@ -72,7 +72,8 @@ class Bench:
             self.cp.detach()
             log(
                 f"kept running; KUBECONFIG={self.settings.state / 'kubeconfig'}; stop with "
-                f".venv/bin/python -m tests.e2e.controlplane down --state-dir {self.cluster_dir}"
+                ".venv/bin/python -m tests.harness.controlplane down "
+                f"--state-dir {self.cluster_dir}"
             )
         else:
             self.cp.stop()

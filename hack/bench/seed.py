@@ -12,10 +12,10 @@ from typing import Any
 from hack.bench import objects
 from hack.bench.filler import Filler
 from hack.bench.settings import STUCK_COPIES, STUCK_SCENARIOS, log
-from tests.e2e import scenarios
-from tests.e2e.api import configmap_body
-from tests.e2e.controlplane import ControlPlane
-from tests.e2e.kubelet import pod_body
+from tests.harness import scenarios
+from tests.harness.api import configmap_body
+from tests.harness.controlplane import ControlPlane
+from tests.harness.kubelet import pod_body
 
 HOLDING_FINALIZER = "bench.example.com/cleanup"
 
@@ -32,7 +32,7 @@ def seed_stuck_pods(cp: ControlPlane, filler: Filler, seeded: Seeded) -> None:
     for function_name, short in STUCK_SCENARIOS:
         function = getattr(scenarios, function_name, None)
         if function is None:  # scenarios.py is shared: tolerate one being renamed
-            log(f"scenario {function_name} not found in tests/e2e/scenarios.py, skipped")
+            log(f"scenario {function_name} not found in tests/harness/scenarios.py, skipped")
             continue
         jobs.extend((function, f"stuck-{short}-{copy}") for copy in range(STUCK_COPIES))
     filler.create_namespaces([ns for _, ns in jobs])

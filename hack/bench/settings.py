@@ -17,7 +17,7 @@ APPS_PER_NAMESPACE = 5
 CRD_OBJECTS_PER_TYPE = 3
 GROUP_SIZE = 5  # CRD kinds per API group
 STUCK_COPIES = 3  # each stuck-pod scenario this many times, each in its own namespace
-STUCK_SCENARIOS = (  # (function in tests/e2e/scenarios.py, short name)
+STUCK_SCENARIOS = (  # (function in tests/harness/scenarios.py, short name)
     ("pod_on_missing_node", "missing"),
     ("pod_on_dead_node", "dead"),
     ("pod_on_silent_node", "silent"),

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from hack.bench.filler import Filler
 from hack.bench.settings import REPO, log
-from tests.e2e.controlplane import ControlPlane
+from tests.harness.controlplane import ControlPlane
 
 STUCK = 5
 USER_AGENT = "kubectl-terminating/"

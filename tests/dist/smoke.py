@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e import scenarios
-from tests.e2e.controlplane import ControlPlane
-from tests.e2e.api import create_namespace, get, unique_ns
+from tests.harness import scenarios
+from tests.harness.controlplane import ControlPlane
+from tests.harness.api import create_namespace, get, unique_ns
 
 pytestmark = pytest.mark.dist
 

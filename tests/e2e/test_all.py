@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e import scenarios
-from tests.e2e.api import (
+from tests.harness import scenarios
+from tests.harness.api import (
     create_namespace,
     delete,
     get,
@@ -27,10 +27,10 @@ from tests.e2e.api import (
     unique_ns,
     wait_for,
 )
-from tests.e2e.api_extensions import create_crd, create_custom_object
-from tests.e2e.cli import run_cli, run_json
-from tests.e2e.controlplane import ApiError, ControlPlane
-from tests.e2e.kubelet import create_pod
+from tests.harness.api_extensions import create_crd, create_custom_object
+from tests.harness.cli import run_cli, run_json
+from tests.harness.controlplane import ApiError, ControlPlane
+from tests.harness.kubelet import create_pod
 
 pytestmark = pytest.mark.e2e
 

@@ -10,11 +10,11 @@ import json
 import pytest
 import urllib3
 
-from tests.e2e.api import condition, create_namespace, get, now, unique_ns
-from tests.e2e.cli import run_cli
-from tests.e2e.controlplane import ControlPlane
-from tests.e2e.kubelet import create_node, renew_lease, set_node_conditions, stale_lease
 from tests.e2e.test_outage import STATS, healthy_pods, stuck_on
+from tests.harness.api import condition, create_namespace, get, now, unique_ns
+from tests.harness.cli import run_cli
+from tests.harness.controlplane import ControlPlane
+from tests.harness.kubelet import create_node, renew_lease, set_node_conditions, stale_lease
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

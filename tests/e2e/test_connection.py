@@ -11,10 +11,16 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.e2e.api import create_configmap, create_namespace, delete, remove_finalizers, unique_ns
-from tests.e2e.cli import assert_one_line_error, run_cli, run_json
-from tests.e2e.controlplane import ControlPlane, kubeconfig_document
-from tests.e2e.kubelet import create_node, create_pod
+from tests.harness.api import (
+    create_configmap,
+    create_namespace,
+    delete,
+    remove_finalizers,
+    unique_ns,
+)
+from tests.harness.cli import assert_one_line_error, run_cli, run_json
+from tests.harness.controlplane import ControlPlane, kubeconfig_document
+from tests.harness.kubelet import create_node, create_pod
 
 pytestmark = pytest.mark.e2e
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.api import (
+from tests.harness.api import (
     JSON,
     MERGE,
     create_namespace,
@@ -27,8 +27,8 @@ from tests.e2e.api import (
     unique_ns,
     wait_for,
 )
-from tests.e2e.cli import run_json
-from tests.e2e.controlplane import ApiError, ControlPlane
+from tests.harness.cli import run_json
+from tests.harness.controlplane import ApiError, ControlPlane
 
 pytestmark = pytest.mark.e2e
 

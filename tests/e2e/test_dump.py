@@ -17,9 +17,9 @@ from kubectl_terminating.options import Options
 from kubectl_terminating.resources import Resource
 from kubectl_terminating.run import run
 from kubectl_terminating.view import ClusterView
-from tests.e2e import scenarios
-from tests.e2e.api import create_namespace, remove_finalizers, unique_ns
-from tests.e2e.controlplane import ControlPlane
+from tests.harness import scenarios
+from tests.harness.api import create_namespace, remove_finalizers, unique_ns
+from tests.harness.controlplane import ControlPlane
 
 pytestmark = pytest.mark.e2e
 

@@ -2,7 +2,7 @@
 
 The exporter runs with the arguments of deploy/'s Deployment (no registry is reachable here
 for its image, so the same command runs as a process), in-cluster through a real token of
-deploy/'s ServiceAccount (tests/e2e/prometheus.py). Its clock runs 20 minutes ahead
+deploy/'s ServiceAccount (tests/harness/prometheus.py). Its clock runs 20 minutes ahead
 (libfaketime), so the shipped 15-minute alert fires for objects deleted a moment ago; the
 rules' expressions are the shipped ones, only their `for` is cut to 0s.
 """
@@ -25,10 +25,10 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.e2e import scenarios
-from tests.e2e.api import create_namespace, delete, remove_finalizers, unique_ns, wait_for
-from tests.e2e.controlplane import ApiError, ControlPlane, _Proc, free_port
-from tests.e2e.prometheus import (
+from tests.harness import scenarios
+from tests.harness.api import create_namespace, delete, remove_finalizers, unique_ns, wait_for
+from tests.harness.controlplane import ApiError, ControlPlane, _Proc, free_port
+from tests.harness.prometheus import (
     Parts,
     Prometheus,
     in_cluster_exporter,
@@ -36,8 +36,8 @@ from tests.e2e.prometheus import (
     rules_file,
     service_account_token,
 )
-from tests.e2e.tiers import skip_or_fail
-from tests.e2e.users import Users, rule
+from tests.harness.tiers import skip_or_fail
+from tests.harness.users import Users, rule
 
 pytestmark = [pytest.mark.e2e, pytest.mark.prometheus]
 

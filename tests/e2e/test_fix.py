@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.api import (
+from tests.harness.api import (
     MERGE,
     create_configmap,
     create_namespace,
@@ -30,10 +30,10 @@ from tests.e2e.api import (
     unique_ns,
     wait_for,
 )
-from tests.e2e.api_extensions import apiservice_condition, create_apiservice
-from tests.e2e.cli import ROOT, run_cli
-from tests.e2e.controlplane import ControlPlane
-from tests.e2e.scenarios import (
+from tests.harness.api_extensions import apiservice_condition, create_apiservice
+from tests.harness.cli import ROOT, run_cli
+from tests.harness.controlplane import ControlPlane
+from tests.harness.scenarios import (
     Stuck,
     namespace_with_blocking_webhook,
     namespace_with_unavailable_apiservice,
@@ -42,8 +42,8 @@ from tests.e2e.scenarios import (
     pod_path,
     wait_past_deadline,
 )
-from tests.e2e.storage import create_volume_attachment
-from tests.e2e.users import Users
+from tests.harness.storage import create_volume_attachment
+from tests.harness.users import Users
 
 pytestmark = pytest.mark.e2e
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.api import create_namespace, get, get_or_none, unique_ns
-from tests.e2e.cli import run_cli
-from tests.e2e.controlplane import ControlPlane
-from tests.e2e.scenarios import pod_on_dead_node, pod_path, wait_past_deadline
 from tests.e2e.test_fix import actions, apply, dry_run, stuck_pod_on_missing_node
+from tests.harness.api import create_namespace, get, get_or_none, unique_ns
+from tests.harness.cli import run_cli
+from tests.harness.controlplane import ControlPlane
+from tests.harness.scenarios import pod_on_dead_node, pod_path, wait_past_deadline
 
 pytestmark = pytest.mark.e2e
 

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.e2e import api
-from tests.e2e.cli import run_cli
-from tests.e2e.controlplane import ControlPlane
-from tests.e2e.kubelet import create_node, create_pod, renew_lease, set_pod_status
-from tests.e2e.users import binding_body
+from tests.harness import api
+from tests.harness.cli import run_cli
+from tests.harness.controlplane import ControlPlane
+from tests.harness.kubelet import create_node, create_pod, renew_lease, set_pod_status
+from tests.harness.users import binding_body
 
 pytestmark = pytest.mark.e2e
 

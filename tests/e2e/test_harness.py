@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e import api, kubelet, storage
-from tests.e2e import api_extensions as ext
-from tests.e2e.controlplane import REPO_ROOT, ApiError, ControlPlane
+from tests.harness import api, kubelet, storage
+from tests.harness import api_extensions as ext
+from tests.harness.controlplane import REPO_ROOT, ApiError, ControlPlane
 
 JSON = dict[str, Any]
 
@@ -231,7 +231,7 @@ def test_cli_up_reuses_and_down_stops(control_plane: ControlPlane, tmp_path: Pat
             [
                 sys.executable,
                 "-m",
-                "tests.e2e.controlplane",
+                "tests.harness.controlplane",
                 *args,
                 "--state-dir",
                 str(state),

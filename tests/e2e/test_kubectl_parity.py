@@ -22,12 +22,12 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.e2e import scenarios
-from tests.e2e.api import create_namespace, unique_ns, wait_for
-from tests.e2e.cli import assert_one_line_error, run_cli
-from tests.e2e.controlplane import ControlPlane, _make_leaf, kubeconfig_document
-from tests.e2e.recording_proxy import RecordingProxy
-from tests.e2e.socks_proxy import SocksProxy, SocksRequest
+from tests.harness import scenarios
+from tests.harness.api import create_namespace, unique_ns, wait_for
+from tests.harness.cli import assert_one_line_error, run_cli
+from tests.harness.controlplane import ControlPlane, _make_leaf, kubeconfig_document
+from tests.harness.recording_proxy import RecordingProxy
+from tests.harness.socks_proxy import SocksProxy, SocksRequest
 
 pytestmark = pytest.mark.e2e
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e import scenarios
-from tests.e2e.api import (
+from tests.harness import scenarios
+from tests.harness.api import (
     JSON,
     MERGE,
     delete,
@@ -29,9 +29,9 @@ from tests.e2e.api import (
     unique_ns,
     wait_for,
 )
-from tests.e2e.cli import run_cli, run_json
-from tests.e2e.controlplane import ApiError, ControlPlane, build_binaries
-from tests.e2e.users import Users, rule
+from tests.harness.cli import run_cli, run_json
+from tests.harness.controlplane import ApiError, ControlPlane, build_binaries
+from tests.harness.users import Users, rule
 
 pytestmark = pytest.mark.e2e
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.e2e import scenarios
-from tests.e2e.api import condition, create_namespace, delete, get, now, unique_ns
-from tests.e2e.cli import run_cli, run_json
-from tests.e2e.controlplane import ControlPlane
-from tests.e2e.kubelet import create_node, create_pod, renew_lease, set_pod_status, stale_lease
+from tests.harness import scenarios
+from tests.harness.api import condition, create_namespace, delete, get, now, unique_ns
+from tests.harness.cli import run_cli, run_json
+from tests.harness.controlplane import ControlPlane
+from tests.harness.kubelet import create_node, create_pod, renew_lease, set_pod_status, stale_lease
 
 pytestmark = pytest.mark.e2e
 

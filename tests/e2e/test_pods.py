@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 
 from kubectl_terminating.timeutil import human_duration, parse_time
-from tests.e2e import scenarios
-from tests.e2e.api import create_namespace, delete, get, unique_ns
-from tests.e2e.cli import assert_one_line_error, run_cli, run_json
-from tests.e2e.controlplane import ApiError, ControlPlane
-from tests.e2e.kubelet import renew_lease
-from tests.e2e.scenarios import Stuck
-from tests.e2e.storage import volume_attachment_name
+from tests.harness import scenarios
+from tests.harness.api import create_namespace, delete, get, unique_ns
+from tests.harness.cli import assert_one_line_error, run_cli, run_json
+from tests.harness.controlplane import ApiError, ControlPlane
+from tests.harness.kubelet import renew_lease
+from tests.harness.scenarios import Stuck
+from tests.harness.storage import volume_attachment_name
 
 pytestmark = pytest.mark.e2e
 

@@ -16,16 +16,16 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.api import create_namespace, unique_ns, wait_for
-from tests.e2e.cli import run_cli
-from tests.e2e.controlplane import ControlPlane
-from tests.e2e.scenarios import (
+from tests.harness.api import create_namespace, unique_ns, wait_for
+from tests.harness.cli import run_cli
+from tests.harness.controlplane import ControlPlane
+from tests.harness.scenarios import (
     Stuck,
     namespace_with_stuck_pod,
     pod_on_dead_node,
     pod_with_finalizer,
 )
-from tests.e2e.users import User, Users
+from tests.harness.users import User, Users
 
 pytestmark = pytest.mark.e2e
 

@@ -2,7 +2,7 @@
 what they really write into the API, then undone: the pod must then go by itself.
 
 The module has its own control plane (with the node lifecycle controller on: it marks the node
-Unknown when its kubelet stops) and one real node (tests/e2e/node.py). Pods run busybox with
+Unknown when its kubelet stops) and one real node (tests/harness/node.py). Pods run busybox with
 hostNetwork, so no pod network is set up. Waits poll; nothing sleeps a guessed time.
 """
 
@@ -23,16 +23,16 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.api import create_namespace, unique_ns
-from tests.e2e.cli import run_cli, run_json
-from tests.e2e.controlplane import (
+from tests.harness.api import create_namespace, unique_ns
+from tests.harness.cli import run_cli, run_json
+from tests.harness.controlplane import (
     DEFAULT_CONTROLLERS,
     ApiError,
     ControlPlane,
     _pid_cmdline,
     build_binaries,
 )
-from tests.e2e.node import (
+from tests.harness.node import (
     CSI_DRIVER,
     NODE_ADDRESS,
     NodeNetwork,
@@ -44,7 +44,7 @@ from tests.e2e.node import (
     ensure_packages,
     why_unavailable,
 )
-from tests.e2e.users import User, Users, rule
+from tests.harness.users import User, Users, rule
 
 pytestmark = [pytest.mark.e2e, pytest.mark.node]
 
@@ -715,8 +715,8 @@ def test_a_recorded_node_is_stopped_from_another_process(
         assert detached.processes(["sleep", "3602"])
         if runtime_down:
             detached.stop_containerd()
-        down = "import sys; from pathlib import Path; from tests.e2e.node import stop_recorded; "
-        down += "stop_recorded(Path(sys.argv[1]))"
+        down = "import sys; from pathlib import Path; "
+        down += "from tests.harness.node import stop_recorded; stop_recorded(Path(sys.argv[1]))"
         subprocess.run(
             [sys.executable, "-c", down, str(detached.state_dir)],
             cwd=REPO_ROOT,

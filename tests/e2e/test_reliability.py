@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.e2e.api import (
+from tests.harness.api import (
     MERGE,
     create_configmap,
     create_namespace,
@@ -35,17 +35,17 @@ from tests.e2e.api import (
     unique_ns,
     wait_for,
 )
-from tests.e2e.api_extensions import apiservice_condition
-from tests.e2e.cli import ROOT, assert_one_line_error, run_cli, run_json
-from tests.e2e.controlplane import ApiError, ControlPlane, kubeconfig_document
-from tests.e2e.scenarios import (
+from tests.harness.api_extensions import apiservice_condition
+from tests.harness.cli import ROOT, assert_one_line_error, run_cli, run_json
+from tests.harness.controlplane import ApiError, ControlPlane, kubeconfig_document
+from tests.harness.scenarios import (
     namespace_with_stuck_pod,
     pod_on_dead_node,
     pod_with_finalizer,
     pod_with_running_containers,
     pod_with_unreclaimed_volume,
 )
-from tests.e2e.users import RBAC, Users, rule
+from tests.harness.users import RBAC, Users, rule
 
 pytestmark = pytest.mark.e2e
 

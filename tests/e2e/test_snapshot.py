@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from tests.e2e import scenarios
-from tests.e2e.api import create_namespace, namespace_conditions, wait_for
-from tests.e2e.cli import run_cli, run_json
-from tests.e2e.controlplane import ControlPlane, build_binaries
-from tests.e2e.kubelet import renew_lease
+from tests.harness import scenarios
+from tests.harness.api import create_namespace, namespace_conditions, wait_for
+from tests.harness.cli import run_cli, run_json
+from tests.harness.controlplane import ControlPlane, build_binaries
+from tests.harness.kubelet import renew_lease
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 COMMANDS = (("pods", "-A"), ("ns",), ("all", "-A"))

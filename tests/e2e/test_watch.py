@@ -17,11 +17,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e import api
-from tests.e2e.cli import ROOT
-from tests.e2e.controlplane import ControlPlane
-from tests.e2e.kubelet import create_node, create_pod, renew_lease, set_node_ready, set_pod_status
-from tests.e2e.scenarios import pod_blocked_by_webhook, pod_on_dead_node, pod_webhook_name
+from tests.harness import api
+from tests.harness.cli import ROOT
+from tests.harness.controlplane import ControlPlane
+from tests.harness.kubelet import (
+    create_node,
+    create_pod,
+    renew_lease,
+    set_node_ready,
+    set_pod_status,
+)
+from tests.harness.scenarios import pod_blocked_by_webhook, pod_on_dead_node, pod_webhook_name
 
 pytestmark = pytest.mark.e2e
 

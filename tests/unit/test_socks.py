@@ -10,7 +10,7 @@ import pytest
 import urllib3
 
 from kubectl_terminating.socks import SocksProxyManager
-from tests.e2e.socks_proxy import SocksProxy, SocksRequest
+from tests.harness.socks_proxy import SocksProxy, SocksRequest
 
 
 class _Answer(http.server.BaseHTTPRequestHandler):

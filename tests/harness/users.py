@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.api import create_namespace, unique_ns
-from tests.e2e.controlplane import ApiError, ControlPlane
+from tests.harness.api import create_namespace, unique_ns
+from tests.harness.controlplane import ApiError, ControlPlane
 
 JSON = dict[str, Any]
 RBAC = "/apis/rbac.authorization.k8s.io/v1"

@@ -11,7 +11,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from tests.e2e.api import (
+from tests.harness.api import (
     JSON,
     MERGE,
     STRATEGIC,
@@ -25,7 +25,7 @@ from tests.e2e.api import (
     owner_ref,
     rfc3339,
 )
-from tests.e2e.controlplane import ControlPlane
+from tests.harness.controlplane import ControlPlane
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 LEASE_DURATION = 40  # kubelet default, seconds

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Concatenate, ParamSpec
 
-from tests.e2e.api import JSON, get, wait_for
-from tests.e2e.controlplane import ControlPlane
+from tests.harness.api import JSON, get, wait_for
+from tests.harness.controlplane import ControlPlane
 
 P = ParamSpec("P")
 

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.controlplane import (
+from tests.harness.controlplane import (
     ControlPlane,
     _kill_group,
     _pid_alive,
@@ -778,7 +778,7 @@ def real_node(cp: ControlPlane, state_dir: Path) -> Iterator[RealNode]:
 
 
 def main() -> None:
-    """`python -m tests.e2e.node --state-dir DIR --kubeconfig-of CP_STATE`: a manual try."""
+    """`python -m tests.harness.node --state-dir DIR --kubeconfig-of CP_STATE`: a manual try."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--state-dir", required=True)
     args = parser.parse_args()

@@ -2,8 +2,8 @@
 
 The building blocks the other helpers stand on: time stamps as the API writes them, unique
 names, polling, GET/DELETE, references between objects, conditions, namespaces, ConfigMaps,
-Events. What stands in for absent components lives next door: tests/e2e/kubelet.py (nodes,
-leases, pods), tests/e2e/storage.py (volumes), tests/e2e/api_extensions.py (webhooks,
+Events. What stands in for absent components lives next door: tests/harness/kubelet.py (nodes,
+leases, pods), tests/harness/storage.py (volumes), tests/harness/api_extensions.py (webhooks,
 APIServices, CRDs).
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from tests.e2e.controlplane import ApiError, ControlPlane
+from tests.harness.controlplane import ApiError, ControlPlane
 
 JSON = dict[str, Any]
 T = TypeVar("T")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from tests.e2e.api import (
+from tests.harness.api import (
     JSON,
     condition,
     create_event,
@@ -22,15 +22,15 @@ from tests.e2e.api import (
     now,
     owner_ref,
 )
-from tests.e2e.api_extensions import (
+from tests.harness.api_extensions import (
     create_apiservice,
     create_crd,
     create_custom_object,
     create_validating_webhook,
     webhook_rule,
 )
-from tests.e2e.controlplane import ControlPlane
-from tests.e2e.kubelet import (
+from tests.harness.controlplane import ControlPlane
+from tests.harness.kubelet import (
     create_csinode,
     create_node,
     create_pod,
@@ -39,7 +39,7 @@ from tests.e2e.kubelet import (
     set_pod_status,
     stale_lease,
 )
-from tests.e2e.storage import create_bound_volume, create_csidriver, create_volume_attachment
+from tests.harness.storage import create_bound_volume, create_csidriver, create_volume_attachment
 
 MISSING_DRIVER = "ebs.csi.example.com"
 

@@ -1,14 +1,14 @@
 """Volumes as a CSI driver, its provisioner and the attach/detach controller leave them, with
 plain JSON dicts: CSIDriver objects, bound PersistentVolumes and claims, VolumeAttachments.
-(The node's side, CSINode and volumesInUse, is the kubelet's: tests/e2e/kubelet.py.)
+(The node's side, CSINode and volumesInUse, is the kubelet's: tests/harness/kubelet.py.)
 """
 
 from __future__ import annotations
 
 import hashlib
 
-from tests.e2e.api import JSON, MERGE, get, ref, rfc3339
-from tests.e2e.controlplane import ControlPlane
+from tests.harness.api import JSON, MERGE, get, ref, rfc3339
+from tests.harness.controlplane import ControlPlane
 
 
 def create_csidriver(cp: ControlPlane, name: str, attach_required: bool = True) -> JSON:

@@ -3,8 +3,8 @@
 No kubelet and no scheduler: tests play those parts through the API (see kubelet.py).
 Everything listens on 127.0.0.1 with random ports and lives in one state directory.
 
-    python -m tests.e2e.controlplane up --state-dir DIR    # detached; prints the kubeconfig
-    python -m tests.e2e.controlplane down --state-dir DIR  # stops exactly what `up` started
+    python -m tests.harness.controlplane up --state-dir DIR    # detached; prints the kubeconfig
+    python -m tests.harness.controlplane down --state-dir DIR  # stops exactly what `up` started
 """
 
 from __future__ import annotations
@@ -826,7 +826,7 @@ def down(state_dir: Path) -> list[int]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.e2e.controlplane")
+    parser = argparse.ArgumentParser(prog="python -m tests.harness.controlplane")
     parser.add_argument("command", choices=["up", "down"])
     parser.add_argument("--state-dir", type=Path, required=True)
     parser.add_argument("--binaries-dir", type=Path, help="skip the build script")

@@ -27,7 +27,7 @@ from typing import Any
 import urllib3
 import yaml
 
-from tests.e2e.controlplane import ControlPlane, _Proc, free_port
+from tests.harness.controlplane import ControlPlane, _Proc, free_port
 
 JSON = dict[str, Any]
 PACKAGES = ("prometheus", "libfaketime")

@@ -1,14 +1,14 @@
 """`make demo`: a local control plane with realistic stuck pods and namespaces, explained.
 
-    python -m tests.e2e.demo up --state-dir .demo
+    python -m tests.harness.demo up --state-dir .demo
 
 A fresh state dir is seeded once; every run then plays the kubelet of the healthy nodes (renews
 their Leases), shows what is stuck and why, and last breaks the metrics APIService to show how
 one unavailable APIService holds every terminating namespace. Where the machine can run one
-(tests/e2e/node.py: Linux, root, Debian's containerd), a real node (containerd + kubelet) joins
+(tests/harness/node.py: Linux, root, Debian's containerd), a real node (containerd + kubelet) joins
 too, with one pod really stuck on it: a postStart hook that never returns.
 
-    python -m tests.e2e.demo down --state-dir .demo
+    python -m tests.harness.demo down --state-dir .demo
 
 stops it all (`make demo-down`): the node from what it recorded, then the control plane.
 """
@@ -24,10 +24,17 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from tests.e2e import scenarios
-from tests.e2e.api import create_namespace, delete, get, get_or_none, namespace_conditions, wait_for
-from tests.e2e.api_extensions import apiservice_condition, create_apiservice
-from tests.e2e.controlplane import (
+from tests.harness import scenarios
+from tests.harness.api import (
+    create_namespace,
+    delete,
+    get,
+    get_or_none,
+    namespace_conditions,
+    wait_for,
+)
+from tests.harness.api_extensions import apiservice_condition, create_apiservice
+from tests.harness.controlplane import (
     ApiError,
     ControlPlane,
     ControlPlaneError,
@@ -36,8 +43,8 @@ from tests.e2e.controlplane import (
     down,
     up,
 )
-from tests.e2e.kubelet import renew_lease
-from tests.e2e.node import (
+from tests.harness.kubelet import renew_lease
+from tests.harness.node import (
     RealNode,
     busybox_pod,
     ensure_packages,
@@ -222,7 +229,7 @@ Stop it (only the processes the demo started):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.e2e.demo")
+    parser = argparse.ArgumentParser(prog="python -m tests.harness.demo")
     parser.add_argument("command", choices=["up", "down"])
     parser.add_argument("--state-dir", type=Path, required=True)
     args = parser.parse_args(argv)

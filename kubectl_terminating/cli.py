@@ -581,7 +581,12 @@ def serve(ctx: click.Context, /, address: str, interval: str, **flags: Any) -> N
     from kubectl_terminating.exporter.serve import ServeOptions
     from kubectl_terminating.exporter.serve import serve as run_serve
 
-    options = Options.from_flags("all", (), flags)
+    if flags.get("contexts") is not None or flags.get("all_contexts"):
+        raise click.UsageError("serve reads one cluster: run one per context", ctx)
+    try:
+        options = Options.from_flags("all", (), flags)
+    except UsageError as error:
+        raise click.UsageError(error.message, ctx) from None
     serving = ServeOptions(address, interval)
     ctx.exit(guarded(lambda: run_serve(options, serving, sys.stderr), sys.stderr))
 

@@ -179,3 +179,15 @@ def test_only_serve_imports_the_prometheus_client() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1] == "False"
+
+
+def test_serve_refuses_several_contexts() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "kubectl_terminating", "serve", "--all-contexts"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "serve reads one cluster: run one per context" in done.stderr
+    assert "Traceback" not in done.stderr

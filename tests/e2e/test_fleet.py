@@ -159,11 +159,6 @@ def test_every_context_is_read_with_its_own_credentials(fleet: Fleet) -> None:
     contexts are one warning each; each API server saw only its own contexts' users."""
     marks = fleet.alpha.audit_offset(), fleet.beta.audit_offset()
     result = run_fleet(fleet, "pods", "-n", fleet.namespace, "--all-contexts")
-    print("DEBUG", result.stdout, result.stderr)
-    r2 = run_fleet(fleet, "pods", "-A", "--all-contexts", "-v", "1")
-    print("DEBUG2", r2.stdout, r2.stderr)
-    r3 = run_fleet(fleet, "pods", "-n", fleet.namespace, "--all-contexts", "--explain")
-    print("DEBUG3", r3.stdout, r3.stderr)
     assert result.returncode == 0, result.stderr
     rows = [line.split()[:2] for line in result.stdout.splitlines()]
     assert rows == [["CONTEXT", "NAME"], ["alpha", "job-a"], ["beta", "job-b1"], ["beta", "job-b2"]]

@@ -436,8 +436,11 @@ def cli(**_global_options: Any) -> None:
 
 def _command(kind: str, summary: str) -> Callable[[F], click.Command]:
     def wrap(function: F) -> click.Command:
+        # the node's word is about pods: `ns` does not take --node-evidence
+        node = NODE_EVIDENCE_OPTIONS if kind != "namespaces" else []
+
         @click.argument("names", nargs=-1, metavar="[NAME]...")
-        @with_options(SCOPE_OPTIONS, OUTPUT_OPTIONS, WATCH_OPTIONS, NODE_EVIDENCE_OPTIONS)
+        @with_options(SCOPE_OPTIONS, OUTPUT_OPTIONS, WATCH_OPTIONS, node)
         @click.pass_context
         def command(ctx: click.Context, /, names: tuple[str, ...], **flags: Any) -> None:
             try:

@@ -10,6 +10,7 @@ import shlex
 import sys
 import warnings
 from collections.abc import Callable
+from dataclasses import Field, fields
 from typing import Any, ClassVar, TypeVar
 
 import click
@@ -18,6 +19,7 @@ from click.core import ParameterSource
 from kubectl_terminating import __version__
 from kubectl_terminating.errors import UsageError
 from kubectl_terminating.fix.flags import FIX_KINDS, FIX_OPTIONS, FixOptions
+from kubectl_terminating.kubeconfig import Flag, Overrides
 from kubectl_terminating.options import OUTPUTS, Options
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -168,6 +170,21 @@ NODE_EVIDENCE_OPTIONS = [
     ),
 ]
 
+
+def _connection_option(field: Field[Any]) -> Callable[[F], F]:
+    flag: Flag = field.metadata["flag"]
+    if isinstance(field.default, bool):
+        return click.option(*flag.opts, field.name, is_flag=True, help=flag.help)
+    multiple = isinstance(field.default, tuple)
+    return click.option(
+        *flag.opts, field.name, metavar=flag.metavar, multiple=multiple, help=flag.help
+    )
+
+
+# --server, --token, --as, ...: declared once, as the fields of kubeconfig.Overrides
+CONNECTION_OPTIONS = [_connection_option(f) for f in fields(Overrides)]
+
+
 # kubectl's global flags (k8s.io/cli-runtime ConfigFlags, same help texts): every command
 # takes them, before or after its name (see GlobalGroup).
 GLOBAL_OPTIONS = [
@@ -184,75 +201,7 @@ GLOBAL_OPTIONS = [
         metavar="NS",
         help="If present, the namespace scope for this CLI request (default: the context's).",
     ),
-    click.option(
-        "-s",
-        "--server",
-        metavar="URL",
-        help="The address and port of the Kubernetes API server.",
-    ),
-    click.option(
-        "--token", metavar="TOKEN", help="Bearer token for authentication to the API server."
-    ),
-    click.option(
-        "--as",
-        "impersonate",
-        metavar="USER",
-        help="Username to impersonate for the operation. User could be a regular user or a "
-        "service account in a namespace.",
-    ),
-    click.option(
-        "--as-group",
-        "impersonate_groups",
-        metavar="GROUP",
-        multiple=True,
-        help="Group to impersonate for the operation, this flag can be repeated to specify "
-        "multiple groups.",
-    ),
-    click.option(
-        "--as-uid", "impersonate_uid", metavar="UID", help="UID to impersonate for the operation."
-    ),
-    click.option(
-        "--as-user-extra",
-        "impersonate_extra",
-        metavar="KEY=VALUE",
-        multiple=True,
-        help="User extras to impersonate for the operation, this flag can be repeated to "
-        "specify multiple values for the same key.",
-    ),
-    click.option(
-        "--username", metavar="NAME", help="Username for basic authentication to the API server."
-    ),
-    click.option(
-        "--password",
-        metavar="PASSWORD",
-        help="Password for basic authentication to the API server.",
-    ),
-    click.option(
-        "--certificate-authority",
-        metavar="PATH",
-        help="Path to a cert file for the certificate authority.",
-    ),
-    click.option(
-        "--client-certificate", metavar="PATH", help="Path to a client certificate file for TLS."
-    ),
-    click.option("--client-key", metavar="PATH", help="Path to a client key file for TLS."),
-    click.option(
-        "--insecure-skip-tls-verify",
-        is_flag=True,
-        help="If true, the server's certificate will not be checked for validity. This will "
-        "make your HTTPS connections insecure.",
-    ),
-    click.option(
-        "--tls-server-name",
-        metavar="NAME",
-        help="Server name to use for server certificate validation. If it is not provided, "
-        "the hostname used to contact the server is used.",
-    ),
-    click.option(
-        "--disable-compression",
-        is_flag=True,
-        help="If true, opt-out of response compression for all requests to the server.",
-    ),
+    *CONNECTION_OPTIONS,
     click.option(
         "--request-timeout",
         default="0",

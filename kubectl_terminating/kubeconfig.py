@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -26,24 +26,156 @@ _PATH_FIELDS = ("certificate-authority", "client-certificate", "client-key", "to
 
 
 @dataclass(frozen=True)
+class Flag:
+    """How a field of Overrides is spelt on the command line; cli.py makes its click option
+    (an on/off flag when the field is a bool, repeatable when it is a tuple)."""
+
+    opts: tuple[str, ...]
+    help: str
+    metavar: str | None = None
+    one_cluster: bool = False  # names one cluster or credential: refused with --contexts
+
+
+def _flag(
+    *opts: str, help: str, metavar: str | None = None, one_cluster: bool = False
+) -> dict[str, Flag]:
+    return {"flag": Flag(opts, help, metavar, one_cluster)}
+
+
+@dataclass(frozen=True)
 class Overrides:
     """kubectl's connection flags: each one set replaces the kubeconfig's value (clientcmd's
-    ConfigOverrides), field by field."""
+    ConfigOverrides), field by field. Each field is its flag too (k8s.io/cli-runtime
+    ConfigFlags' help texts), in --help order: a new connection flag is one field here."""
 
-    server: str | None = None
-    certificate_authority: str | None = None
-    insecure_skip_tls_verify: bool = False
-    tls_server_name: str | None = None
-    disable_compression: bool = False
-    token: str | None = None
-    username: str | None = None
-    password: str | None = None
-    client_certificate: str | None = None
-    client_key: str | None = None
-    impersonate: str | None = None
-    impersonate_uid: str | None = None
-    impersonate_groups: tuple[str, ...] = ()
-    impersonate_extra: tuple[str, ...] = ()  # KEY=VALUE, split at the first "="
+    server: str | None = field(
+        default=None,
+        metadata=_flag(
+            "-s",
+            "--server",
+            metavar="URL",
+            help="The address and port of the Kubernetes API server.",
+            one_cluster=True,
+        ),
+    )
+    token: str | None = field(
+        default=None,
+        metadata=_flag(
+            "--token",
+            metavar="TOKEN",
+            help="Bearer token for authentication to the API server.",
+            one_cluster=True,
+        ),
+    )
+    impersonate: str | None = field(
+        default=None,
+        metadata=_flag(
+            "--as",
+            metavar="USER",
+            help="Username to impersonate for the operation. User could be a regular user or a "
+            "service account in a namespace.",
+        ),
+    )
+    impersonate_groups: tuple[str, ...] = field(
+        default=(),
+        metadata=_flag(
+            "--as-group",
+            metavar="GROUP",
+            help="Group to impersonate for the operation, this flag can be repeated to specify "
+            "multiple groups.",
+        ),
+    )
+    impersonate_uid: str | None = field(
+        default=None,
+        metadata=_flag("--as-uid", metavar="UID", help="UID to impersonate for the operation."),
+    )
+    impersonate_extra: tuple[str, ...] = field(  # KEY=VALUE, split at the first "="
+        default=(),
+        metadata=_flag(
+            "--as-user-extra",
+            metavar="KEY=VALUE",
+            help="User extras to impersonate for the operation, this flag can be repeated to "
+            "specify multiple values for the same key.",
+        ),
+    )
+    username: str | None = field(
+        default=None,
+        metadata=_flag(
+            "--username",
+            metavar="NAME",
+            help="Username for basic authentication to the API server.",
+            one_cluster=True,
+        ),
+    )
+    password: str | None = field(
+        default=None,
+        metadata=_flag(
+            "--password",
+            metavar="PASSWORD",
+            help="Password for basic authentication to the API server.",
+            one_cluster=True,
+        ),
+    )
+    certificate_authority: str | None = field(
+        default=None,
+        metadata=_flag(
+            "--certificate-authority",
+            metavar="PATH",
+            help="Path to a cert file for the certificate authority.",
+            one_cluster=True,
+        ),
+    )
+    client_certificate: str | None = field(
+        default=None,
+        metadata=_flag(
+            "--client-certificate",
+            metavar="PATH",
+            help="Path to a client certificate file for TLS.",
+            one_cluster=True,
+        ),
+    )
+    client_key: str | None = field(
+        default=None,
+        metadata=_flag(
+            "--client-key",
+            metavar="PATH",
+            help="Path to a client key file for TLS.",
+            one_cluster=True,
+        ),
+    )
+    insecure_skip_tls_verify: bool = field(
+        default=False,
+        metadata=_flag(
+            "--insecure-skip-tls-verify",
+            help="If true, the server's certificate will not be checked for validity. This will "
+            "make your HTTPS connections insecure.",
+        ),
+    )
+    tls_server_name: str | None = field(
+        default=None,
+        metadata=_flag(
+            "--tls-server-name",
+            metavar="NAME",
+            help="Server name to use for server certificate validation. If it is not provided, "
+            "the hostname used to contact the server is used.",
+            one_cluster=True,
+        ),
+    )
+    disable_compression: bool = field(
+        default=False,
+        metadata=_flag(
+            "--disable-compression",
+            help="If true, opt-out of response compression for all requests to the server.",
+        ),
+    )
+
+    def one_cluster_flags(self) -> list[str]:
+        """The flags given that name one cluster or credential (refused across contexts)."""
+        return [
+            f.metadata["flag"].opts[-1]
+            for f in fields(self)
+            if f.metadata["flag"].one_cluster and getattr(self, f.name)
+        ]
 
     def cluster(self, cluster: dict[str, Any]) -> dict[str, Any]:
         """The kubeconfig cluster with the flags applied, as client-go's getCluster does."""

@@ -120,14 +120,7 @@ class Options:
             ("--context", self.context),
             ("--cluster", self.cluster),
             ("--user", self.user),
-            ("--server", self.overrides.server),
-            ("--token", self.overrides.token),
-            ("--username", self.overrides.username),
-            ("--password", self.overrides.password),
-            ("--client-certificate", self.overrides.client_certificate),
-            ("--client-key", self.overrides.client_key),
-            ("--certificate-authority", self.overrides.certificate_authority),
-            ("--tls-server-name", self.overrides.tls_server_name),
+            *((flag, True) for flag in self.overrides.one_cluster_flags()),
             ("--from-file", self.from_file),
         ):
             if value:

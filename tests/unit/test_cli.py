@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from kubectl_terminating import commands as run_module
 from kubectl_terminating import kinds
 from kubectl_terminating.cli import GLOBAL_NAMES, GlobalGroup, cli, main, pflag_style
 from kubectl_terminating.completion import complete
+from kubectl_terminating.kubeconfig import Overrides
 from kubectl_terminating.options import KINDS, Options
 
 
@@ -91,6 +93,16 @@ def test_pflag_spellings(monkeypatch: pytest.MonkeyPatch) -> None:
     # ... but a value written without a space keeps its `=`: -lapp=web is -l app=web
     assert parsed(monkeypatch, "pods", "-lapp=web").selector == "app=web"
     assert pflag_style(["--explain=maybe"], {"--explain"}) == ["--explain=maybe"]
+
+
+def test_a_connection_flag_is_its_field_of_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
+    # each field of kubeconfig.Overrides is taken by its own flag, straight into the field
+    for field in fields(Overrides):
+        flag = field.metadata["flag"].opts[-1]
+        on_off = isinstance(field.default, bool)
+        options = parsed(monkeypatch, "pods", *([flag] if on_off else [flag, "k=v"]))
+        expected: Any = True if on_off else ("k=v",) if isinstance(field.default, tuple) else "k=v"
+        assert options.overrides == replace(Overrides(), **{field.name: expected}), flag
 
 
 def test_every_command_gets_every_global_flag() -> None:

@@ -388,21 +388,26 @@ class Client:
                 raise _OutOfTime
             timeout = urllib3.Timeout(connect=min(left, CONNECT_TIMEOUT), read=left)
         response = pool.request("GET", url, headers=headers, preload_content=False, timeout=timeout)
-        # read1: what one socket read brings (read(n) waits for all n bytes); urllib3 < 2.2
-        # lacks it, and there only each read is bounded, by the read timeout.
-        read = getattr(response, "read1", None) or response.read
-        chunks: list[bytes] = []
         try:
-            while chunk := read(CHUNK_SIZE):
-                chunks.append(chunk)
-                if give_up_at is not None and self.clock() > give_up_at:
-                    raise _OutOfTime
+            body = b"".join(self._chunks(response, give_up_at))
         except BaseException:
             response.close()  # a half-read connection must not be reused
             raise
         finally:
             response.release_conn()  # back to the pool (closed or not): its size is bounded
-        return _Answer(response.status, response.headers, b"".join(chunks))
+        return _Answer(response.status, response.headers, body)
+
+    def _chunks(
+        self, response: urllib3.BaseHTTPResponse, give_up_at: float | None
+    ) -> Iterator[bytes]:
+        """The body as it arrives; _OutOfTime once past give_up_at (None: no limit)."""
+        # read1: what one socket read brings (read(n) waits for all n bytes); urllib3 < 2.2
+        # lacks it, and there only each read is bounded, by the read timeout.
+        read = getattr(response, "read1", None) or response.read
+        while chunk := read(CHUNK_SIZE):
+            if give_up_at is not None and self.clock() > give_up_at:
+                raise _OutOfTime
+            yield chunk
 
     def _retry(self, attempt: int, give_up_at: float | None, retry_after: str | None) -> bool:
         """Sleep before the next attempt and say True, or say False when out of attempts or
@@ -480,12 +485,9 @@ class Client:
         if response is None:  # answered, not 200 and not an error: nothing to stream
             raise self._api_error(answer.status, answer.body, path)
         size = 0
-        read = getattr(response, "read1", None) or response.read  # see _send
         try:
-            while chunk := read(CHUNK_SIZE):
+            for chunk in self._chunks(response, give_up_at):
                 size += len(chunk)
-                if give_up_at is not None and self.clock() > give_up_at:
-                    raise _OutOfTime
                 yield chunk
         except (urllib3.exceptions.HTTPError, _OutOfTime) as exc:
             response.close()

@@ -354,7 +354,7 @@ def test_kubelet_stopped_node_turns_unknown(node: RealNode, ns: str) -> None:
     wait_gone(node, ns, "app-1")
 
 
-def test_immutable_file_in_a_volume(node: RealNode, ns: str, reader: User) -> None:
+def test_immutable_file_in_a_volume(node: RealNode, ns: str, reader: User, tmp_path: Path) -> None:
     pod = start_pod(node, ns, "app-2", "echo x > /data/locked; sleep 3600", volume=True)
     locked = pod_volume_dir(node, pod) / "locked"
     wait_until("the file in the volume", locked.exists)
@@ -380,6 +380,18 @@ def test_immutable_file_in_a_volume(node: RealNode, ns: str, reader: User) -> No
         assert main["type"] == "volumes-not-reclaimed"
         assert f"unlinkat {locked}: operation not permitted" in main["evidence"][0]["message"]
         assert main["remedy"][1]["command"] == f"chattr -i {shlex.quote(str(locked))}"
+        # a bundle keeps the kubelet's lines: explained elsewhere, the same headline
+        bundle = tmp_path / "bundle.json"
+        kubeconfig = node.cp.kubeconfig_path
+        dumped = run_cli(
+            "dump", "-n", ns, "--node-evidence", "-f", str(bundle), kubeconfig=kubeconfig
+        )
+        assert dumped.returncode == 0, dumped.stderr
+        offline = run_json(
+            "pods", "-n", ns, "app-2", "--from-file", str(bundle), "--node-evidence",
+            kubeconfig=kubeconfig,
+        )
+        assert offline["items"][0]["blockers"][0]["summary"] == main["summary"]
         without_permission(node, reader, ns, "app-2", blocker["summary"])
     finally:
         subprocess.run(["chattr", "-i", str(locked)], check=False)

@@ -401,8 +401,14 @@ class ControlPlane:
         self._wait_apiserver(time.monotonic() + timeout)
 
     def restart_apiserver(self, timeout: float = START_TIMEOUT) -> None:
+        """The apiserver again on the same port, then a fresh kube-controller-manager: its
+        informers would otherwise sit in their reconnect backoff (up to 30 s), and the next
+        test would wait on the controllers (seen in CI: a new namespace's default
+        ServiceAccount took over 30 s after the watch test's restart)."""
         self.stop_apiserver()
         self.start_apiserver(timeout)
+        if "kube-controller-manager" in self._procs:
+            self.start_controller_manager(timeout=timeout)
 
     def stop_controller_manager(self) -> None:
         self._procs["kube-controller-manager"].stop()

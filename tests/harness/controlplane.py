@@ -396,19 +396,18 @@ class ControlPlane:
             self._http.clear()  # drop keep-alive connections to the dead server
 
     def start_apiserver(self, timeout: float = START_TIMEOUT) -> None:
-        """Start the apiserver again on the same port (after stop_apiserver)."""
+        """Start the apiserver again on the same port (after stop_apiserver), then a fresh
+        kube-controller-manager: its informers would otherwise sit in their reconnect backoff
+        (up to 30 s), and the next test would wait on the controllers (seen in CI: a new
+        namespace's default ServiceAccount took over 30 s after the watch test's restart)."""
         self._procs["kube-apiserver"].start()
         self._wait_apiserver(time.monotonic() + timeout)
-
-    def restart_apiserver(self, timeout: float = START_TIMEOUT) -> None:
-        """The apiserver again on the same port, then a fresh kube-controller-manager: its
-        informers would otherwise sit in their reconnect backoff (up to 30 s), and the next
-        test would wait on the controllers (seen in CI: a new namespace's default
-        ServiceAccount took over 30 s after the watch test's restart)."""
-        self.stop_apiserver()
-        self.start_apiserver(timeout)
         if "kube-controller-manager" in self._procs:
             self.start_controller_manager(timeout=timeout)
+
+    def restart_apiserver(self, timeout: float = START_TIMEOUT) -> None:
+        self.stop_apiserver()
+        self.start_apiserver(timeout)
 
     def stop_controller_manager(self) -> None:
         self._procs["kube-controller-manager"].stop()

@@ -9,6 +9,7 @@ kind's list of causes over its facts; adding a cause is adding one function to t
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -30,6 +31,11 @@ D = TypeVar("D")
 
 AGE_UNKNOWN = f"age unknown: {NO_CAPTURE_TIME}"
 DELETION_TIME_UNKNOWN = "age unknown: the object has no deletionTimestamp (a partial paste)"
+
+
+def pods_on_node(node: str) -> str:
+    """The command that lists a node's pods (what runs there: a driver, the CNI plugin)."""
+    return f"kubectl get pods -A -o wide --field-selector spec.nodeName={shlex.quote(node)}"
 
 
 def ref_of(obj: JSON, kind: str | None = None) -> ObjectRef:

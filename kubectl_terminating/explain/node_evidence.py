@@ -21,6 +21,7 @@ import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
+from kubectl_terminating.explain.common import pods_on_node
 from kubectl_terminating.model import (
     CONTAINERS_RUNNING,
     CSI_DRIVER_MISSING,
@@ -155,7 +156,7 @@ def _csi(found: re.Match[str], node: str, _uid: str) -> Said:
             Remedy(
                 f"restore CSI driver {driver}: its node plugin must run on {node} and register "
                 "with the kubelet, which then finishes the unmount by itself",
-                f"kubectl get pods -A -o wide --field-selector spec.nodeName={shlex.quote(node)}",
+                pods_on_node(node),
             ),
         ),
         found,
@@ -185,7 +186,7 @@ def _csi_call(found: re.Match[str], node: str, _uid: str) -> Said:
                     "see whether the driver's node plugin runs (connection refused: it "
                     "stopped, its socket left behind)",
                 ),
-                f"kubectl get pods -A -o wide --field-selector spec.nodeName={shlex.quote(node)}",
+                pods_on_node(node),
             ),
         ),
         found,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from kubectl_terminating.explain.common import text
+from kubectl_terminating.explain.common import pods_on_node, text
 from kubectl_terminating.explain.pod_facts import PodFacts, event_evidence, newest_event
 from kubectl_terminating.model import JSON, NETWORK_TEARDOWN, Blocker, Evidence, Remedy
 
@@ -54,7 +54,7 @@ def explain_network(facts: PodFacts) -> list[Blocker]:
                 Remedy(
                     f"repair {plugin} on {facts.node_name} (its agent pod there, its config in "
                     "/etc/cni/net.d); the kubelet retries the teardown by itself",
-                    f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}",
+                    pods_on_node(node),
                 ),
                 facts.kubelet_log("read the teardown error"),
                 facts.force_delete(

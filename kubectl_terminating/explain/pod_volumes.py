@@ -7,7 +7,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from kubectl_terminating import reads
-from kubectl_terminating.explain.common import as_dict, list_of, meta, text
+from kubectl_terminating.explain.common import as_dict, list_of, meta, pods_on_node, text
 from kubectl_terminating.explain.pod_containers import busy_remedies
 from kubectl_terminating.explain.pod_facts import (
     CONTAINERS_UNKNOWN,
@@ -245,7 +245,7 @@ def volume_remedies(facts: PodFacts, traces: list[VolumeTrace]) -> tuple[Remedy,
             Remedy(
                 f"restore CSI driver {', '.join(broken)} (reinstall it; its node plugin must "
                 f"run on {node}); the kubelet then finishes the unmount itself",
-                f"kubectl get pods -A -o wide --field-selector spec.nodeName={shlex.quote(node)}",
+                pods_on_node(node),
             )
         )
     steps += [

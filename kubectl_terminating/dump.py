@@ -74,4 +74,3 @@ def capture(request: Request, client: Client, err: IO[str]) -> tuple[JSON, list[
     if request.options.node_evidence:  # only the lines about the stuck pods (nodeproxy.py)
         data["nodeEvidence"] = {n: e.to_json() for n, e in source.node_evidence_read.items()}
     return data, problems(result), len(result.findings)
-

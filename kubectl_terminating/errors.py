@@ -16,7 +16,6 @@ class ExitStatus(IntEnum):
     INTERRUPTED = 130  # Ctrl-C
 
 
-
 class TerminatingError(Exception):
     """Base of every error the CLI reports as one line on stderr."""
 

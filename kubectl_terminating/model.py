@@ -8,64 +8,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # The blocker types, their rank and all else known of each: one table, causes.py.
-from kubectl_terminating.causes import (
-    APISERVICE_UNAVAILABLE,
-    CONTAINERS_RUNNING,
-    CONTENT_REMAINING,
-    CONVERSION_WEBHOOK,
-    CSI_DRIVER_MISSING,
-    FINALIZER,
-    GRACE_PERIOD,
-    LIFECYCLE_HOOK,
-    NAMESPACE_CONDITION,
-    NAMESPACE_CONTROLLER,
-    NAMESPACE_FINALIZER,
-    NAMESPACE_TERMINATING,
-    NETWORK_TEARDOWN,
-    NODE_MISSING,
-    NODE_NOT_READY,
-    OWNER_DEPENDENTS,
-    PROTECTION_IN_USE,
-    RUNTIME_UNAVAILABLE,
-    TABLE,
-    UNKNOWN,
-    VOLUME_ATTACHMENT,
-    VOLUMES_NOT_RECLAIMED,
-    WEBHOOK,
-)
-from kubectl_terminating.causes import (
-    rank as type_rank,
-)
+from kubectl_terminating.causes import GRACE_PERIOD, TABLE
+from kubectl_terminating.causes import rank as type_rank
 
 JSON = dict[str, Any]
 
 API_VERSION = "terminating.kubectl.io/v1"
-
-# re-exported: the explainers' names for the types
-__all__ = [
-    "APISERVICE_UNAVAILABLE",
-    "CONTAINERS_RUNNING",
-    "CONTENT_REMAINING",
-    "CONVERSION_WEBHOOK",
-    "CSI_DRIVER_MISSING",
-    "FINALIZER",
-    "GRACE_PERIOD",
-    "LIFECYCLE_HOOK",
-    "NAMESPACE_CONDITION",
-    "NAMESPACE_CONTROLLER",
-    "NAMESPACE_FINALIZER",
-    "NAMESPACE_TERMINATING",
-    "NETWORK_TEARDOWN",
-    "NODE_MISSING",
-    "NODE_NOT_READY",
-    "OWNER_DEPENDENTS",
-    "PROTECTION_IN_USE",
-    "RUNTIME_UNAVAILABLE",
-    "UNKNOWN",
-    "VOLUMES_NOT_RECLAIMED",
-    "VOLUME_ATTACHMENT",
-    "WEBHOOK",
-]
 
 PRIORITY: tuple[str, ...] = tuple(cause.type for cause in TABLE)  # main blocker first
 

@@ -11,6 +11,7 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 
+from kubectl_terminating.causes import RUNTIME_UNAVAILABLE
 from kubectl_terminating.explain.node_evidence import (
     RUNTIME_FAILED,
     RUNTIME_SIDE,
@@ -19,7 +20,7 @@ from kubectl_terminating.explain.node_evidence import (
     wants_evidence,
 )
 from kubectl_terminating.explain.pod_facts import node_check
-from kubectl_terminating.model import JSON, RUNTIME_UNAVAILABLE, Finding
+from kubectl_terminating.model import JSON, Finding
 from kubectl_terminating.nodeanswers import NodeEvidence, NodeEvidenceRefused, Subject, pod_keys
 from kubectl_terminating.timeutil import parse_time
 from kubectl_terminating.view import ClusterView

@@ -102,41 +102,29 @@ def typed(obj: dict[str, Any], resource: Resource) -> dict[str, Any]:
     return obj
 
 
-PODS = Resource("", "v1", "pods", "Pod")
-NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
-NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
-EVENTS = Resource("", "v1", "events", "Event")
-SERVICES = Resource("", "v1", "services", "Service")
-PVCS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
-PVS = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
-LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
-ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice")
-CSI_DRIVERS = Resource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", namespaced=False)
-CSI_NODES = Resource("storage.k8s.io", "v1", "csinodes", "CSINode", namespaced=False)
-VOLUME_ATTACHMENTS = Resource(
-    "storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", namespaced=False
+def _v1(group: str, kind: str, namespaced: bool = True) -> Resource:
+    """A built-in type at v1 whose plural is its kind in lower case plus `s` (each below)."""
+    return Resource(group, "v1", f"{kind.lower()}s", kind, namespaced)
+
+
+CLUSTER_SCOPED = False
+PODS = _v1("", "Pod")
+NAMESPACES = _v1("", "Namespace", CLUSTER_SCOPED)
+NODES = _v1("", "Node", CLUSTER_SCOPED)
+EVENTS = _v1("", "Event")
+SERVICES = _v1("", "Service")
+PVCS = _v1("", "PersistentVolumeClaim")
+PVS = _v1("", "PersistentVolume", CLUSTER_SCOPED)
+LEASES = _v1("coordination.k8s.io", "Lease")
+ENDPOINT_SLICES = _v1("discovery.k8s.io", "EndpointSlice")
+CSI_DRIVERS = _v1("storage.k8s.io", "CSIDriver", CLUSTER_SCOPED)
+CSI_NODES = _v1("storage.k8s.io", "CSINode", CLUSTER_SCOPED)
+VOLUME_ATTACHMENTS = _v1("storage.k8s.io", "VolumeAttachment", CLUSTER_SCOPED)
+VALIDATING_WEBHOOKS = _v1(
+    "admissionregistration.k8s.io", "ValidatingWebhookConfiguration", CLUSTER_SCOPED
 )
-VALIDATING_WEBHOOKS = Resource(
-    "admissionregistration.k8s.io",
-    "v1",
-    "validatingwebhookconfigurations",
-    "ValidatingWebhookConfiguration",
-    namespaced=False,
+MUTATING_WEBHOOKS = _v1(
+    "admissionregistration.k8s.io", "MutatingWebhookConfiguration", CLUSTER_SCOPED
 )
-MUTATING_WEBHOOKS = Resource(
-    "admissionregistration.k8s.io",
-    "v1",
-    "mutatingwebhookconfigurations",
-    "MutatingWebhookConfiguration",
-    namespaced=False,
-)
-APISERVICES = Resource(
-    "apiregistration.k8s.io", "v1", "apiservices", "APIService", namespaced=False
-)
-CRDS = Resource(
-    "apiextensions.k8s.io",
-    "v1",
-    "customresourcedefinitions",
-    "CustomResourceDefinition",
-    namespaced=False,
-)
+APISERVICES = _v1("apiregistration.k8s.io", "APIService", CLUSTER_SCOPED)
+CRDS = _v1("apiextensions.k8s.io", "CustomResourceDefinition", CLUSTER_SCOPED)

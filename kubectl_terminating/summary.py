@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kubectl_terminating.causes import cause_of
-from kubectl_terminating.model import FINALIZER_ON, JSON, UNKNOWN, Blocker, Finding, priority
+from kubectl_terminating.causes import UNKNOWN, cause_of
+from kubectl_terminating.model import FINALIZER_ON, JSON, Blocker, Finding, priority
 
 # Kinds of evidence object that many stuck objects can share.
 SHARED_KINDS = (

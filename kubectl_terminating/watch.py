@@ -25,12 +25,13 @@ from datetime import datetime
 from typing import IO
 
 from kubectl_terminating import kinds
+from kubectl_terminating.causes import GRACE_PERIOD
 from kubectl_terminating.client import ACCEPT_METADATA, Client
 from kubectl_terminating.connection import connected, error_line
 from kubectl_terminating.errors import ApiError, Gone, NotFound, TerminatingError
 from kubectl_terminating.kinds import Kind
 from kubectl_terminating.live import LiveSource, LiveView
-from kubectl_terminating.model import GRACE_PERIOD, JSON, Finding
+from kubectl_terminating.model import JSON, Finding
 from kubectl_terminating.options import Options, Request, complete
 from kubectl_terminating.resources import (
     APISERVICES,

@@ -13,15 +13,8 @@ import shlex
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from kubectl_terminating.model import (
-    GRACE_PERIOD,
-    JSON,
-    Blocker,
-    Evidence,
-    FailedCheck,
-    Finding,
-    ObjectRef,
-)
+from kubectl_terminating.causes import GRACE_PERIOD
+from kubectl_terminating.model import JSON, Blocker, Evidence, FailedCheck, Finding, ObjectRef
 from kubectl_terminating.resources import as_dict, list_of, meta, text
 from kubectl_terminating.timeutil import parse_time, seconds_since
 from kubectl_terminating.view import NO_CAPTURE_TIME, ClusterView, ReadFailed, undated

@@ -15,15 +15,13 @@ from fnmatch import fnmatchcase
 from typing import TypeVar
 
 from kubectl_terminating import reads
+from kubectl_terminating.causes import FINALIZER, OWNER_DEPENDENTS, PROTECTION_IN_USE
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.knowledge import FinalizerOwner, lookup
 from kubectl_terminating.explain.webhooks import ready_endpoints, slices_ready
 from kubectl_terminating.model import (
-    FINALIZER,
     FINALIZER_ON,
     JSON,
-    OWNER_DEPENDENTS,
-    PROTECTION_IN_USE,
     Blocker,
     Evidence,
     ObjectRef,

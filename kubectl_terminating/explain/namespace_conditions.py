@@ -10,20 +10,15 @@ import shlex
 from typing import TYPE_CHECKING
 
 from kubectl_terminating import reads
+from kubectl_terminating.causes import (
+    APISERVICE_UNAVAILABLE,
+    NAMESPACE_CONDITION,
+    NAMESPACE_CONTROLLER,
+)
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.finalizers import lease_liveness
 from kubectl_terminating.explain.knowledge import KCM_LEASE
-from kubectl_terminating.model import (
-    APISERVICE_UNAVAILABLE,
-    JSON,
-    NAMESPACE_CONDITION,
-    NAMESPACE_CONTROLLER,
-    Blocker,
-    Evidence,
-    ObjectRef,
-    Remedy,
-    Subject,
-)
+from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
 from kubectl_terminating.timeutil import human_duration, seconds_since
 
 if TYPE_CHECKING:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
 from kubectl_terminating import reads
+from kubectl_terminating.causes import CONTENT_REMAINING, CONVERSION_WEBHOOK
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.finalizers import (
     finalizer_blockers,
@@ -30,8 +31,6 @@ from kubectl_terminating.explain.namespace_conditions import (
 )
 from kubectl_terminating.explain.webhooks import webhook_blockers
 from kubectl_terminating.model import (
-    CONTENT_REMAINING,
-    CONVERSION_WEBHOOK,
     JSON,
     Blocker,
     ContentType,

@@ -27,6 +27,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from kubectl_terminating import reads
+from kubectl_terminating.causes import (
+    APISERVICE_UNAVAILABLE,
+    CONTENT_REMAINING,
+    CONVERSION_WEBHOOK,
+    FINALIZER,
+    OWNER_DEPENDENTS,
+    PROTECTION_IN_USE,
+    WEBHOOK,
+)
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.finalizers import (
     lease_liveness,
@@ -48,19 +57,7 @@ from kubectl_terminating.explain.namespace_conditions import (
     namespace_conditions,
     ns_ref,
 )
-from kubectl_terminating.model import (
-    APISERVICE_UNAVAILABLE,
-    CONTENT_REMAINING,
-    CONVERSION_WEBHOOK,
-    FINALIZER,
-    JSON,
-    OWNER_DEPENDENTS,
-    PROTECTION_IN_USE,
-    WEBHOOK,
-    Blocker,
-    Evidence,
-    Remedy,
-)
+from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
 from kubectl_terminating.view import ClusterView
 
 # "widgets.example.com has 2 resource instances"; the core group leaves "pods." (empty group)

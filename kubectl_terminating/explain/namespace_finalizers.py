@@ -9,6 +9,7 @@ import shlex
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from kubectl_terminating.causes import FINALIZER, NAMESPACE_FINALIZER
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.finalizers import (
     Held,
@@ -26,16 +27,7 @@ from kubectl_terminating.explain.namespace_conditions import (
     namespace_conditions,
     ns_ref,
 )
-from kubectl_terminating.model import (
-    FINALIZER,
-    FINALIZER_ON,
-    JSON,
-    NAMESPACE_FINALIZER,
-    Blocker,
-    Evidence,
-    Remedy,
-    Subject,
-)
+from kubectl_terminating.model import FINALIZER_ON, JSON, Blocker, Evidence, Remedy, Subject
 from kubectl_terminating.resources import NAMESPACES
 from kubectl_terminating.view import ClusterView
 

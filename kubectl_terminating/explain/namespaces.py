@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from kubectl_terminating import reads
+from kubectl_terminating.causes import GRACE_PERIOD, NAMESPACE_FINALIZER, UNKNOWN
 from kubectl_terminating.explain.common import (
     add_warning,
     base_finding,
@@ -64,17 +65,7 @@ from kubectl_terminating.explain.namespace_finalizers import (
     spec_finalizer_blockers,
 )
 from kubectl_terminating.explain.pods import explain_pod
-from kubectl_terminating.model import (
-    GRACE_PERIOD,
-    JSON,
-    NAMESPACE_FINALIZER,
-    UNKNOWN,
-    Blocker,
-    Evidence,
-    Finding,
-    ObjectRef,
-    Remedy,
-)
+from kubectl_terminating.model import JSON, Blocker, Evidence, Finding, ObjectRef, Remedy
 from kubectl_terminating.view import ClusterView
 
 MAX_EXPLAINED_PODS = 50  # remaining pods explained per namespace

@@ -21,19 +21,16 @@ import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
-from kubectl_terminating.explain.common import pods_on_node
-from kubectl_terminating.model import (
+from kubectl_terminating.causes import (
     CONTAINERS_RUNNING,
     CSI_DRIVER_MISSING,
     LIFECYCLE_HOOK,
     NETWORK_TEARDOWN,
     RUNTIME_UNAVAILABLE,
     VOLUMES_NOT_RECLAIMED,
-    Evidence,
-    Finding,
-    ObjectRef,
-    Remedy,
 )
+from kubectl_terminating.explain.common import pods_on_node
+from kubectl_terminating.model import Evidence, Finding, ObjectRef, Remedy
 from kubectl_terminating.nodeanswers import (
     PERMISSION,
     NodeEvidence,
@@ -57,6 +54,8 @@ NODE_SIDE = frozenset(
         NETWORK_TEARDOWN,
     }
 )
+
+
 def wants_evidence(finding: Finding, kubelet_alive: bool) -> bool:
     """The pod's main blocker is on its node's side and the kubelet there answers."""
     main = finding.blockers[0] if finding.blockers else None
@@ -101,51 +100,53 @@ def _on(node: str, what: str) -> str:
     return f"on node {node}: {what}"
 
 
-def _then_teardown(
-    node: str, action: str, command: str, when: str, destructive: bool = False
-) -> Remedy:
-    what = f"{action}; the kubelet then finishes the teardown by itself"
-    return Remedy(_on(node, what), command, destructive=destructive, when=when)
+@dataclass(frozen=True)
+class HeldPath:
+    """A line about one path on the node that the teardown cannot remove: the headline, the
+    steps that look at the path, then the one that frees it (what, its command, when it is
+    right), after which the kubelet finishes by itself. `{path}` is the path, `{quoted}` the
+    path quoted for a shell, `{uid}` the pod's uid."""
+
+    headline: str
+    looks: tuple[tuple[str, str], ...]
+    frees: tuple[str, str, str]
+    destructive: bool = False
+
+    def read(self, found: re.Match[str], node: str, uid: str) -> Said:
+        names = {"path": found.group(1), "quoted": shlex.quote(found.group(1)), "uid": uid}
+        action, command, when = self.frees
+        what = f"{action}; the kubelet then finishes the teardown by itself"
+        return Said(
+            self.headline.format(**names),
+            (
+                *(Remedy(_on(node, look), step.format(**names)) for look, step in self.looks),
+                Remedy(_on(node, what), command.format(**names), self.destructive, when=when),
+            ),
+            found,
+        )
 
 
-def _immutable(found: re.Match[str], node: str, _uid: str) -> Said:
-    path = found.group(1)
-    quoted = shlex.quote(path)
-    return Said(
-        f"immutable file {path} blocks the teardown",
+IMMUTABLE = HeldPath(
+    "immutable file {path} blocks the teardown",
+    (("see the immutable attribute on the file", "lsattr -d {quoted}"),),
+    (
+        "clear it",
+        "chattr -i {quoted}",
+        "whoever set the attribute no longer needs the file protected",
+    ),
+)
+BUSY = HeldPath(
+    "mount {path} is busy",
+    (
         (
-            Remedy(_on(node, "see the immutable attribute on the file"), f"lsattr -d {quoted}"),
-            _then_teardown(
-                node,
-                "clear it",
-                f"chattr -i {quoted}",
-                "whoever set the attribute no longer needs the file protected",
-            ),
+            "find the processes whose mount namespace still holds it",
+            "grep -l {uid} /proc/*/mountinfo",
         ),
-        found,
-    )
-
-
-def _busy(found: re.Match[str], node: str, uid: str) -> Said:
-    path = found.group(1)
-    return Said(
-        f"mount {path} is busy",
-        (
-            Remedy(
-                _on(node, "find the processes whose mount namespace still holds it"),
-                f"grep -l {uid} /proc/*/mountinfo",
-            ),
-            Remedy(_on(node, "see what is mounted there"), f"findmnt {shlex.quote(path)}"),
-            _then_teardown(
-                node,
-                "unmount it",
-                f"umount {shlex.quote(path)}",
-                "no process still needs what is mounted there",
-                destructive=True,
-            ),
-        ),
-        found,
-    )
+        ("see what is mounted there", "findmnt {quoted}"),
+    ),
+    ("unmount it", "umount {quoted}", "no process still needs what is mounted there"),
+    destructive=True,
+)
 
 
 def _csi(found: re.Match[str], node: str, _uid: str) -> Said:
@@ -213,8 +214,8 @@ CSI_NOT_REGISTERED = re.compile(
 # what each kind of line says, most specific first
 READERS: tuple[tuple[re.Pattern[str], Reader], ...] = (
     (CSI_NOT_REGISTERED, _csi),
-    (re.compile(PATH + r": operation not permitted"), _immutable),
-    (re.compile(PATH + r": device or resource busy"), _busy),
+    (re.compile(PATH + r": operation not permitted"), IMMUTABLE.read),
+    (re.compile(PATH + r": device or resource busy"), BUSY.read),
     (re.compile(r"no space left on device"), _disk),
     (re.compile(r"TearDownAt failed: rpc error: code = (\w+)"), _csi_call),
     (re.compile(r'rpc error: code = (\w+) desc = (?:[^"\\]|\\.){0,300}'), _runtime),

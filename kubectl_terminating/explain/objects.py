@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kubectl_terminating import reads
+from kubectl_terminating.causes import FINALIZER, UNKNOWN
 from kubectl_terminating.explain.common import (
     Facts,
     add_warning,
@@ -34,16 +35,7 @@ from kubectl_terminating.explain.namespaces import (
 )
 from kubectl_terminating.explain.pods import explain_pod
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
-from kubectl_terminating.model import (
-    FINALIZER,
-    JSON,
-    UNKNOWN,
-    Blocker,
-    Evidence,
-    FailedCheck,
-    Finding,
-    Remedy,
-)
+from kubectl_terminating.model import JSON, Blocker, Evidence, FailedCheck, Finding, Remedy
 from kubectl_terminating.resources import CRDS, Resource
 from kubectl_terminating.view import ClusterView
 

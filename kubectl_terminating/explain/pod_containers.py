@@ -8,6 +8,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kubectl_terminating.causes import CONTAINERS_RUNNING
 from kubectl_terminating.explain.common import as_dict, list_of, text
 from kubectl_terminating.explain.pod_facts import (
     PodFacts,
@@ -21,7 +22,7 @@ from kubectl_terminating.explain.pod_facts import (
     status_of,
     unique_remedies,
 )
-from kubectl_terminating.model import CONTAINERS_RUNNING, JSON, Blocker, Evidence, Remedy
+from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
 
 # -- containers still running: hints from events (docs/explainers.md, node-level symptoms) ---
 

@@ -16,18 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from kubectl_terminating.causes import cause_of
+from kubectl_terminating.causes import CSI_DRIVER_MISSING, VOLUME_ATTACHMENT, cause_of
 from kubectl_terminating.explain.common import meta
 from kubectl_terminating.explain.pod_facts import status_of
-from kubectl_terminating.model import (
-    CSI_DRIVER_MISSING,
-    JSON,
-    VOLUME_ATTACHMENT,
-    Blocker,
-    Evidence,
-    Finding,
-    ObjectRef,
-)
+from kubectl_terminating.model import JSON, Blocker, Evidence, Finding, ObjectRef
 
 # blockers the kubelet acts on besides those on the node (causes.py): it waits for the driver
 KUBELET_WAITS = frozenset({CSI_DRIVER_MISSING, VOLUME_ATTACHMENT})

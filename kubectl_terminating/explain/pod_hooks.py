@@ -13,6 +13,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from kubectl_terminating.causes import LIFECYCLE_HOOK
 from kubectl_terminating.explain.common import as_dict, list_of, text
 from kubectl_terminating.explain.pod_facts import (
     PodFacts,
@@ -21,7 +22,7 @@ from kubectl_terminating.explain.pod_facts import (
     spec_of,
     status_of,
 )
-from kubectl_terminating.model import JSON, LIFECYCLE_HOOK, Blocker, Evidence, Remedy
+from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
 
 
 @dataclass(frozen=True)

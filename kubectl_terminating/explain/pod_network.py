@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 import shlex
 
+from kubectl_terminating.causes import NETWORK_TEARDOWN
 from kubectl_terminating.explain.common import pods_on_node, text
 from kubectl_terminating.explain.pod_facts import PodFacts, event_evidence, newest_event
-from kubectl_terminating.model import JSON, NETWORK_TEARDOWN, Blocker, Evidence, Remedy
+from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
 
 TEARDOWN_PHRASES = ("failed to destroy network for", "failed to teardown pod")
 # `plugin type="calico"` in the runtime's error (its quotes escaped inside the event message)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 
+from kubectl_terminating.causes import NODE_MISSING, NODE_NOT_READY, RUNTIME_UNAVAILABLE
 from kubectl_terminating.explain.common import as_dict, list_of
 from kubectl_terminating.explain.pod_facts import (
     NodeProblem,
@@ -13,15 +14,7 @@ from kubectl_terminating.explain.pod_facts import (
     node_ref,
     spec_of,
 )
-from kubectl_terminating.model import (
-    JSON,
-    NODE_MISSING,
-    NODE_NOT_READY,
-    RUNTIME_UNAVAILABLE,
-    Blocker,
-    Evidence,
-    Remedy,
-)
+from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
 
 OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"
 

@@ -7,6 +7,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from kubectl_terminating import reads
+from kubectl_terminating.causes import CSI_DRIVER_MISSING, VOLUME_ATTACHMENT, VOLUMES_NOT_RECLAIMED
 from kubectl_terminating.explain.common import as_dict, list_of, meta, pods_on_node, text
 from kubectl_terminating.explain.pod_containers import busy_remedies
 from kubectl_terminating.explain.pod_facts import (
@@ -26,16 +27,7 @@ from kubectl_terminating.explain.pod_facts import (
 from kubectl_terminating.explain.pod_hooks import hung_post_start_hooks
 from kubectl_terminating.explain.pod_network import teardown_event
 from kubectl_terminating.explain.webhooks import matching_webhooks, unverified_webhooks
-from kubectl_terminating.model import (
-    CSI_DRIVER_MISSING,
-    JSON,
-    VOLUME_ATTACHMENT,
-    VOLUMES_NOT_RECLAIMED,
-    Blocker,
-    Evidence,
-    ObjectRef,
-    Remedy,
-)
+from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy
 from kubectl_terminating.resources import PODS
 from kubectl_terminating.view import ReadFailed
 

@@ -16,7 +16,7 @@ import shlex
 from collections.abc import Callable
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import TABLE
+from kubectl_terminating.causes import NAMESPACE_TERMINATING, TABLE, UNKNOWN
 from kubectl_terminating.explain.common import (
     as_dict,
     base_finding,
@@ -46,16 +46,7 @@ from kubectl_terminating.explain.pod_network import explain_network
 from kubectl_terminating.explain.pod_node import explain_node
 from kubectl_terminating.explain.pod_volumes import explain_volumes
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
-from kubectl_terminating.model import (
-    JSON,
-    NAMESPACE_TERMINATING,
-    UNKNOWN,
-    Blocker,
-    Evidence,
-    Finding,
-    ObjectRef,
-    Remedy,
-)
+from kubectl_terminating.model import JSON, Blocker, Evidence, Finding, ObjectRef, Remedy
 from kubectl_terminating.resources import PODS
 from kubectl_terminating.view import ClusterView, ReadFailed
 

@@ -15,16 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_terminating import reads
+from kubectl_terminating.causes import WEBHOOK
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
-from kubectl_terminating.model import (
-    JSON,
-    WEBHOOK,
-    Blocker,
-    Evidence,
-    ObjectRef,
-    Remedy,
-    Subject,
-)
+from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
 from kubectl_terminating.resources import Resource
 from kubectl_terminating.view import ClusterView, ReadFailed
 

@@ -19,9 +19,9 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
-from kubectl_terminating.causes import CAUSES
+from kubectl_terminating.causes import CAUSES, GRACE_PERIOD
 from kubectl_terminating.client import Stats
-from kubectl_terminating.model import GRACE_PERIOD, Finding
+from kubectl_terminating.model import Finding
 
 PREFIX = "kubectl_terminating"
 GROUP_LABELS = ("main_blocker", "kind", "namespace")

@@ -11,22 +11,20 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from kubectl_terminating.causes import NOT_AUTOMATED, cause_of
-from kubectl_terminating.explain.finalizers import lease_patterns
-from kubectl_terminating.explain.knowledge import lookup
-from kubectl_terminating.fix.gone import installed_names
-from kubectl_terminating.model import (
+from kubectl_terminating.causes import (
     APISERVICE_UNAVAILABLE,
     FINALIZER,
-    FINALIZER_ON,
-    JSON,
     NAMESPACE_FINALIZER,
     NODE_MISSING,
     NODE_NOT_READY,
+    NOT_AUTOMATED,
     WEBHOOK,
-    Blocker,
-    Finding,
+    cause_of,
 )
+from kubectl_terminating.explain.finalizers import lease_patterns
+from kubectl_terminating.explain.knowledge import lookup
+from kubectl_terminating.fix.gone import installed_names
+from kubectl_terminating.model import FINALIZER_ON, JSON, Blocker, Finding
 from kubectl_terminating.resources import (
     APISERVICES,
     LEASES,
@@ -75,6 +73,7 @@ KNOWN: tuple[Resource, ...] = (
     VALIDATING_WEBHOOKS,
     MUTATING_WEBHOOKS,
 )
+
 
 def known_resource(api_version: str, kind: str) -> Resource | None:
     return next((r for r in KNOWN if r.api_version == api_version and r.kind == kind), None)

@@ -6,7 +6,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from kubectl_terminating.model import GRACE_PERIOD, FailedCheck, Finding
+from kubectl_terminating.causes import GRACE_PERIOD
+from kubectl_terminating.model import FailedCheck, Finding
 from kubectl_terminating.render.structured import kind_group
 from kubectl_terminating.render.style import Style, safe
 from kubectl_terminating.timeutil import human_duration

@@ -16,9 +16,15 @@ from typing import Any
 
 import kubectl_terminating
 from kubectl_terminating import causes, model
-from kubectl_terminating.causes import CAUSES, NOT_AUTOMATED, TABLE, cause_of
+from kubectl_terminating.causes import (
+    CAUSES,
+    GRACE_PERIOD,
+    NETWORK_TEARDOWN,
+    NOT_AUTOMATED,
+    TABLE,
+    cause_of,
+)
 from kubectl_terminating.fix.plan import PROPOSERS, Refusal, plan
-from kubectl_terminating.model import NETWORK_TEARDOWN
 from kubectl_terminating.summary import group_by_cause
 from tests.unit.test_render_pods import network_teardown
 
@@ -102,7 +108,7 @@ def test_fix_has_a_proposer_exactly_for_the_rows_that_say_so() -> None:
 def test_a_type_from_elsewhere_is_named_after_itself() -> None:
     assert cause_of("new-kind-of-stuck").label == "new kind of stuck"
     assert cause_of("new-kind-of-stuck").refusal == NOT_AUTOMATED
-    assert model.priority("new-kind-of-stuck") == model.priority(model.GRACE_PERIOD)
+    assert model.priority("new-kind-of-stuck") == model.priority(GRACE_PERIOD)
 
 
 def test_network_teardown_is_grouped_by_node_and_refused_with_its_reason() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kubectl_terminating import model
+from kubectl_terminating import causes
 from kubectl_terminating.explain.namespaces import (
     MAX_MERGED,
     SUMMARY_WIDTH,
@@ -64,7 +64,7 @@ def test_every_blocker_is_one_line_and_orders_its_remedies(name: str) -> None:
     for blocker in finding.blockers:
         assert "\n" not in blocker.summary
         assert_safest_first(blocker)
-        if blocker.type != model.WEBHOOK:  # webhooks.py words its own
+        if blocker.type != causes.WEBHOOK:  # webhooks.py words its own
             assert len(blocker.summary) <= SUMMARY_WIDTH + 10, blocker.summary  # long finalizers
 
 
@@ -74,8 +74,8 @@ def test_every_blocker_is_one_line_and_orders_its_remedies(name: str) -> None:
 def test_unavailable_apiservice_is_the_main_blocker() -> None:
     finding = explained("discovery-failure")
     assert [b.type for b in finding.blockers] == [
-        model.APISERVICE_UNAVAILABLE,
-        model.NAMESPACE_CONDITION,
+        causes.APISERVICE_UNAVAILABLE,
+        causes.NAMESPACE_CONDITION,
     ]  # not "finalizer kubernetes left with no content": the discovery failure holds it
     api = finding.blockers[0]
     assert api.summary == "APIService v1beta1.metrics.k8s.io unavailable: MissingEndpoints"
@@ -95,7 +95,7 @@ def test_unavailable_apiservice_is_the_main_blocker() -> None:
 
 def test_discovery_condition_names_the_failing_group() -> None:
     finding = explained("discovery-failure")
-    condition = one(finding, model.NAMESPACE_CONDITION)
+    condition = one(finding, causes.NAMESPACE_CONDITION)
     assert condition.summary == "discovery failed for metrics.k8s.io/v1beta1"
     assert condition.evidence[0].fields["reason"] == "DiscoveryFailed"
 
@@ -125,7 +125,7 @@ def test_empty_namespace_with_the_kubernetes_finalizer_left() -> None:
         condition["status"] = "False"  # discovery works again: the controller is only behind
     finding = explain_namespace(found.namespace, found.view)
     assert finding.remaining == []
-    left = one(finding, model.NAMESPACE_FINALIZER)
+    left = one(finding, causes.NAMESPACE_FINALIZER)
     assert left.summary == "finalizer kubernetes left with no content (controller behind?)"
     finalize = left.remedy[-1]
     assert finalize.destructive
@@ -175,7 +175,7 @@ def test_condition_summaries(reason: str, message: str, summary: str) -> None:
 def test_custom_resources_whose_operator_is_gone() -> None:
     finding = explained("operator-gone")
     main = finding.main_blocker
-    assert main is not None and main.type == model.FINALIZER
+    assert main is not None and main.type == causes.FINALIZER
     assert main.summary == "finalizer widgets.example.com/cleanup (owner: unknown, not running)"
     objects = [e.object.name for e in main.evidence if e.object and e.object.kind == "Widget"]
     assert objects == ["checkout", "ledger"]
@@ -203,26 +203,26 @@ def test_remaining_content_by_type_with_finalizers_and_owners() -> None:
         "finalizers": ["widgets.example.com/cleanup"],
         "owners": {"widgets.example.com/cleanup": "unknown"},
     }
-    content = one(finding, model.CONTENT_REMAINING)
+    content = one(finding, causes.CONTENT_REMAINING)
     assert content.summary == "2 objects left in 1 type, 2 with finalizers"
     assert "SomeResourcesRemain" in [e.fields.get("reason") for e in content.evidence]
     assert not of_type(
-        finding, model.NAMESPACE_FINALIZER
+        finding, causes.NAMESPACE_FINALIZER
     )  # content is left: `kubernetes` is expected
     assert finding.to_json(json_extras)["remaining"][0]["count"] == 2
 
 
 def test_broken_webhook_old_reason_strings_and_a_running_owner() -> None:
     finding = explained("webhook-old-release")
-    assert finding.main_blocker is not None and finding.main_blocker.type == model.WEBHOOK
+    assert finding.main_blocker is not None and finding.main_blocker.type == causes.WEBHOOK
     assert "validate.policy.example.com" in finding.main_blocker.summary
-    assert one(finding, model.NAMESPACE_CONDITION).summary == (
+    assert one(finding, causes.NAMESPACE_CONDITION).summary == (
         "content deletion failed: webhook validate.policy.example.com"
     )
-    content = one(finding, model.CONTENT_REMAINING)
+    content = one(finding, causes.CONTENT_REMAINING)
     # the older, singular reason is matched too
     assert "SomeFinalizerRemain" in [e.fields.get("reason") for e in content.evidence]
-    challenge = one(finding, model.FINALIZER)
+    challenge = one(finding, causes.FINALIZER)
     assert challenge.summary == (
         "finalizer acme.cert-manager.io/finalizer (owner: cert-manager, running)"
     )
@@ -230,7 +230,7 @@ def test_broken_webhook_old_reason_strings_and_a_running_owner() -> None:
 
 def test_broken_conversion_webhook_and_an_unlistable_type() -> None:
     finding = explained("conversion-webhook")
-    conversion = one(finding, model.CONVERSION_WEBHOOK)  # snapshots has nothing here: not reported
+    conversion = one(finding, causes.CONVERSION_WEBHOOK)  # snapshots has nothing here: not reported
     assert finding.main_blocker is conversion
     assert conversion.summary == "conversion webhook of backups.storage.example.com is down"
     assert "service storage-system/storage-webhook does not exist" in messages(conversion)
@@ -243,8 +243,8 @@ def test_broken_conversion_webhook_and_an_unlistable_type() -> None:
     assert any(
         w.startswith("could not list backups.storage.example.com: ") for w in finding.warnings
     )
-    assert one(finding, model.CONTENT_REMAINING).summary == "1 type not listable"
-    assert not of_type(finding, model.NAMESPACE_FINALIZER)  # unknown content is not "no content"
+    assert one(finding, causes.CONTENT_REMAINING).summary == "1 type not listable"
+    assert not of_type(finding, causes.NAMESPACE_FINALIZER)  # unknown content is not "no content"
 
 
 def test_a_type_it_may_not_list_does_not_blame_its_conversion_webhook() -> None:
@@ -253,8 +253,8 @@ def test_a_type_it_may_not_list_does_not_blame_its_conversion_webhook() -> None:
     found = scenario("conversion-webhook", unreadable={"Backup": "forbidden"})
     namespace = dict(found.namespace, status={"phase": "Terminating", "conditions": []})
     finding = explain_namespace(namespace, found.view)
-    assert not of_type(finding, model.CONVERSION_WEBHOOK)
-    assert one(finding, model.CONTENT_REMAINING).summary == "1 type not listable"
+    assert not of_type(finding, causes.CONVERSION_WEBHOOK)
+    assert one(finding, causes.CONTENT_REMAINING).summary == "1 type not listable"
 
 
 def test_conversion_webhook_named_by_a_condition_holds_a_namespace_without_its_objects() -> None:
@@ -264,7 +264,7 @@ def test_conversion_webhook_named_by_a_condition_holds_a_namespace_without_its_o
     found = scenario("conversion-webhook", unreadable=None)
     finding = explain_namespace(found.namespace, found.view)
     assert finding.remaining == []
-    conversion = one(finding, model.CONVERSION_WEBHOOK)
+    conversion = one(finding, causes.CONVERSION_WEBHOOK)
     assert conversion.summary == "conversion webhook of backups.storage.example.com is down"
     assert "none of its objects is here" in messages(conversion)
     # a CRD the condition does not name stays out
@@ -274,7 +274,7 @@ def test_conversion_webhook_named_by_a_condition_holds_a_namespace_without_its_o
 def test_silent_namespace_controller() -> None:
     finding = explained("controller-silent")
     assert finding.conditions == []
-    controller = one(finding, model.NAMESPACE_CONTROLLER)
+    controller = one(finding, causes.NAMESPACE_CONTROLLER)
     assert finding.main_blocker is controller
     assert controller.summary == "no conditions 20m after delete: namespace controller down?"
     assert "not renewed for" in messages(controller)
@@ -284,12 +284,12 @@ def test_silent_namespace_controller() -> None:
 def test_a_fresh_delete_without_conditions_is_not_blamed_on_the_controller() -> None:
     found = scenario("controller-silent")
     view = StaticView(found.data["objects"], datetime(2026, 3, 1, 11, 42, tzinfo=timezone.utc))
-    assert not of_type(explain_namespace(found.namespace, view), model.NAMESPACE_CONTROLLER)
+    assert not of_type(explain_namespace(found.namespace, view), causes.NAMESPACE_CONTROLLER)
 
 
 def test_the_namespaces_own_finalizers() -> None:
     finding = explained("own-finalizers")
-    spec, metadata = of_type(finding, model.NAMESPACE_FINALIZER)
+    spec, metadata = of_type(finding, causes.NAMESPACE_FINALIZER)
     assert spec.summary == "spec finalizer edge.example.com/network (owner: unknown)"
     assert spec.remedy[-1].destructive
     assert "jq '.spec.finalizers -= [\"edge.example.com/network\"]'" in (
@@ -305,7 +305,7 @@ def test_remaining_pods_are_explained_as_children() -> None:
     (pod,) = finding.children
     assert (pod.kind, pod.name) == ("Pod", "postgres-0")
     assert pod.main_blocker is not None and pod.main_blocker.type == "node-missing"
-    held = one(finding, model.PROTECTION_IN_USE)
+    held = one(finding, causes.PROTECTION_IN_USE)
     assert held.summary == "pvc-protection: claim in use by pod postgres-0"
     assert held.remedy[0].command == "kubectl terminating pods -n db postgres-0 --explain"
     assert finding.to_json(json_extras)["pods"][0]["name"] == "postgres-0"
@@ -326,8 +326,8 @@ def test_content_that_cannot_be_listed_is_a_warning_not_an_empty_namespace() -> 
     finding = explain_namespace(found.namespace, view)
     assert finding.remaining is None
     assert "could not read the API discovery: timed out" in finding.warnings
-    assert not of_type(finding, model.NAMESPACE_FINALIZER)  # never "no content" when unknown
-    assert of_type(finding, model.NAMESPACE_CONDITION) == []  # conditions still read: none failing
+    assert not of_type(finding, causes.NAMESPACE_FINALIZER)  # never "no content" when unknown
+    assert of_type(finding, causes.NAMESPACE_CONDITION) == []  # conditions still read: none failing
 
 
 @pytest.mark.parametrize(
@@ -342,7 +342,7 @@ def test_unreadable_cluster_objects_become_warnings(kind: str, what: str) -> Non
     found = scenario("webhook-old-release", unreadable={kind: "forbidden"})
     finding = explain_namespace(found.namespace, found.view)
     assert f"could not read {what}" in "\n".join(finding.warnings)
-    assert of_type(finding, model.CONTENT_REMAINING)  # the other checks still ran
+    assert of_type(finding, causes.CONTENT_REMAINING)  # the other checks still ran
 
 
 def test_a_failure_condition_with_an_unknown_reason_still_counts() -> None:
@@ -355,9 +355,9 @@ def test_a_failure_condition_with_an_unknown_reason_still_counts() -> None:
     finding = explain_namespace(
         namespace, StaticView([], datetime(2026, 3, 1, tzinfo=timezone.utc))
     )
-    (blocker,) = of_type(finding, model.NAMESPACE_CONDITION)
+    (blocker,) = of_type(finding, causes.NAMESPACE_CONDITION)
     assert (blocker.type, blocker.summary) == (
-        model.NAMESPACE_CONDITION,
+        causes.NAMESPACE_CONDITION,
         "discovery failed for some groups",
     )
 
@@ -379,7 +379,7 @@ def test_malformed_namespaces_never_crash(namespace: JSON) -> None:
     view = StaticView([], datetime(2026, 3, 1, 12, tzinfo=timezone.utc))
     finding = explain_namespace(namespace, view)
     assert finding.kind == "Namespace"
-    assert all(b.type != model.NAMESPACE_CONDITION for b in finding.blockers)
+    assert all(b.type != causes.NAMESPACE_CONDITION for b in finding.blockers)
 
 
 # -- merging ---------------------------------------------------------------------------------
@@ -387,7 +387,7 @@ def test_malformed_namespaces_never_crash(namespace: JSON) -> None:
 
 def per_object(name: str) -> Blocker:
     return Blocker(
-        model.FINALIZER,
+        causes.FINALIZER,
         "finalizer example.com/x (owner: unknown)",
         (Evidence(f"{name} has it"), Evidence("no known owner")),
         (
@@ -399,7 +399,7 @@ def per_object(name: str) -> Blocker:
 
 
 def test_merging_keeps_one_safe_step_each_and_every_destructive_one() -> None:
-    other = Blocker(model.FINALIZER, "finalizer example.com/y (owner: unknown)")
+    other = Blocker(causes.FINALIZER, "finalizer example.com/y (owner: unknown)")
     merged, kept = merge_blockers([per_object("a"), other, per_object("b")])
     assert kept is other
     assert [e.message for e in merged.evidence] == ["a has it", "no known owner", "b has it"]

@@ -7,16 +7,16 @@ from typing import Any
 import pytest
 
 from kubectl_terminating import reads
-from kubectl_terminating.explain.objects import explain_object
-from kubectl_terminating.model import (
+from kubectl_terminating.causes import (
     CONVERSION_WEBHOOK,
     FINALIZER,
     GRACE_PERIOD,
-    JSON,
     PROTECTION_IN_USE,
     UNKNOWN,
     WEBHOOK,
 )
+from kubectl_terminating.explain.objects import explain_object
+from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import CRDS, NAMESPACES, PODS, PVS
 from kubectl_terminating.staticview import StaticView
 from tests.unit.builders import NAMESPACES_NOW as NOW

@@ -8,14 +8,9 @@ from typing import Any
 
 import pytest
 
+from kubectl_terminating.causes import FINALIZER, OWNER_DEPENDENTS, PROTECTION_IN_USE
 from kubectl_terminating.explain.finalizers import finalizer_blockers
-from kubectl_terminating.model import (
-    FINALIZER,
-    JSON,
-    OWNER_DEPENDENTS,
-    PROTECTION_IN_USE,
-    Blocker,
-)
+from kubectl_terminating.model import JSON, Blocker
 from kubectl_terminating.resources import CRDS, PODS, PVCS, PVS, Resource
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.view import Discovery

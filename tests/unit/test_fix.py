@@ -15,6 +15,13 @@ from typing import Any
 
 import pytest
 
+from kubectl_terminating.causes import (
+    FINALIZER,
+    LIFECYCLE_HOOK,
+    NODE_MISSING,
+    NODE_NOT_READY,
+    RUNTIME_UNAVAILABLE,
+)
 from kubectl_terminating.errors import ApiError, Forbidden
 from kubectl_terminating.explain.namespaces import explain_namespace
 from kubectl_terminating.fix.apply import CHANGED, DONE, FORBIDDEN, NOT_CONFIRMED, apply_plan
@@ -46,13 +53,8 @@ from kubectl_terminating.fix.plan import (
 )
 from kubectl_terminating.fix.render import dry_run_footer, plan_json, plan_text
 from kubectl_terminating.model import (
-    FINALIZER,
     FINALIZER_ON,
     JSON,
-    LIFECYCLE_HOOK,
-    NODE_MISSING,
-    NODE_NOT_READY,
-    RUNTIME_UNAVAILABLE,
     Blocker,
     Evidence,
     Finding,

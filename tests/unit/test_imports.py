@@ -52,9 +52,7 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _imports(
-    path: Path, modules: dict[str, Path], typing_too: bool
-) -> Iterator[tuple[int, str]]:
+def _imports(path: Path, modules: dict[str, Path], typing_too: bool) -> Iterator[tuple[int, str]]:
     """(line, module) of every import of the package in the file, inside functions too."""
     tree = ast.parse(path.read_text())
     typing_only = {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubectl_terminating import model
+from kubectl_terminating import causes
 from kubectl_terminating.explain.namespace_evidence import (
     failing_conversions,
     failing_group_versions,
@@ -123,7 +123,7 @@ def test_past_the_content_phase_only_its_own_finalizers_hold_it() -> None:
     hold the namespace; its own finalizer is the blocker, the content a hazard."""
     ns = namespace([], ["example.com/archive"], DISCOVERY_FAILED, CONTENT_REMAINING)
     finding = explain(ns, UNAVAILABLE_API, widget("w1", ["example.com/cleanup"]))
-    assert types(finding) == [model.NAMESPACE_FINALIZER]
+    assert types(finding) == [causes.NAMESPACE_FINALIZER]
     (blocker,) = finding.blockers
     assert blocker.summary == "finalizer example.com/archive (owner: unknown)"
     assert "1 object will be left behind without a namespace: widgets.example.com/w1" in (
@@ -153,7 +153,7 @@ def test_content_left_behind_is_no_failed_check_in_the_table() -> None:
 def test_a_spec_finalizer_past_the_content_phase_is_the_main_blocker() -> None:
     ns = namespace(["example.com/archive"], [], DISCOVERY_FAILED)
     finding = explain(ns, UNAVAILABLE_API)
-    assert types(finding) == [model.NAMESPACE_FINALIZER]
+    assert types(finding) == [causes.NAMESPACE_FINALIZER]
     assert finding.main_blocker is not None
     assert finding.main_blocker.summary.startswith("spec finalizer example.com/archive")
     assert not [w for w in finding.warnings if "left behind" in w]
@@ -162,8 +162,8 @@ def test_a_spec_finalizer_past_the_content_phase_is_the_main_blocker() -> None:
 def test_in_the_content_phase_cluster_wide_blockers_still_hold_it() -> None:
     ns = namespace(["kubernetes", "example.com/archive"], [], DISCOVERY_FAILED)
     finding = explain(ns, UNAVAILABLE_API)
-    assert types(finding)[0] == model.APISERVICE_UNAVAILABLE
-    assert model.NAMESPACE_FINALIZER in types(finding)
+    assert types(finding)[0] == causes.APISERVICE_UNAVAILABLE
+    assert causes.NAMESPACE_FINALIZER in types(finding)
 
 
 # -- bullet 2: conditions are evidence -------------------------------------------------------
@@ -174,7 +174,7 @@ def test_a_namespace_alone_is_explained_by_its_conditions() -> None:
     controller names are not in the file, so they come from its conditions, never "no content"."""
     ns = namespace(["kubernetes"], [], CONTENT_REMAINING, FINALIZERS_REMAINING)
     finding = explain(ns, complete=False)
-    assert types(finding) == [model.FINALIZER, model.CONTENT_REMAINING]
+    assert types(finding) == [causes.FINALIZER, causes.CONTENT_REMAINING]
     finalizer, content = finding.blockers
     assert finalizer.summary.startswith("finalizer gateway.kusk.io/finalizer on 1 object (owner: ")
     assert "NamespaceFinalizersRemaining: Some content" in finalizer.evidence[0].message
@@ -187,7 +187,7 @@ def test_a_discovery_failure_is_an_unavailable_api_even_without_apiservices() ->
     ns = namespace(["kubernetes"], [], DISCOVERY_FAILED)
     finding = explain(ns, complete=False, unreadable={"APIService": "not in the snapshot"})
     main = finding.main_blocker
-    assert main is not None and main.type == model.APISERVICE_UNAVAILABLE
+    assert main is not None and main.type == causes.APISERVICE_UNAVAILABLE
     assert main.summary.startswith("API metrics.k8s.io/v1beta1 unavailable")
     assert main.remedy[-1].command == "kubectl delete apiservice v1beta1.metrics.k8s.io"
 
@@ -195,7 +195,7 @@ def test_a_discovery_failure_is_an_unavailable_api_even_without_apiservices() ->
 def test_an_apiservice_in_view_is_not_blamed_twice() -> None:
     ns = namespace(["kubernetes"], [], DISCOVERY_FAILED)
     finding = explain(ns, UNAVAILABLE_API)
-    (blocker,) = [b for b in finding.blockers if b.type == model.APISERVICE_UNAVAILABLE]
+    (blocker,) = [b for b in finding.blockers if b.type == causes.APISERVICE_UNAVAILABLE]
     assert blocker.summary == "APIService v1beta1.metrics.k8s.io unavailable: ServiceNotFound"
 
 
@@ -213,7 +213,7 @@ def test_a_content_failure_naming_a_webhook_is_a_webhook() -> None:
     }
     finding = explain(namespace(["kubernetes"], [], failed), complete=False)
     main = finding.main_blocker
-    assert main is not None and main.type == model.WEBHOOK
+    assert main is not None and main.type == causes.WEBHOOK
     assert main.summary.startswith("webhook vnbroutingpeer-v1.netbird.io")
 
 
@@ -228,7 +228,7 @@ def test_no_content_only_when_listing_and_conditions_agree() -> None:
 
     disagree = explain(namespace(["kubernetes"], [], CONTENT_REMAINING))
     assert not any("no content" in b.summary for b in disagree.blockers)
-    assert types(disagree) == [model.CONTENT_REMAINING]
+    assert types(disagree) == [causes.CONTENT_REMAINING]
     # the listing covered pods? no: only widgets were listed; the note says which is which
     assert "could not list" in "\n".join(e.message for e in disagree.blockers[0].evidence)
 
@@ -241,7 +241,7 @@ def test_a_complete_listing_is_fresher_than_the_conditions_finalizers() -> None:
     finalizer blocker from the condition, and still no "no content" (they disagree)."""
     ns = namespace(["kubernetes"], [], FINALIZERS_REMAINING)
     finding = explain(ns)
-    assert model.FINALIZER not in types(finding)
+    assert causes.FINALIZER not in types(finding)
     assert not any("no content" in b.summary for b in finding.blockers)
     partial = explain(ns, complete=False)
-    assert types(partial) == [model.FINALIZER]
+    assert types(partial) == [causes.FINALIZER]

@@ -14,17 +14,14 @@ from typing import Any
 
 import pytest
 
-from kubectl_terminating.explain.node_evidence import confirm, not_read, wants_evidence
-from kubectl_terminating.model import (
+from kubectl_terminating.causes import (
     CONTAINERS_RUNNING,
     FINALIZER,
     RUNTIME_UNAVAILABLE,
     VOLUMES_NOT_RECLAIMED,
-    Blocker,
-    Evidence,
-    Finding,
-    Remedy,
 )
+from kubectl_terminating.explain.node_evidence import confirm, not_read, wants_evidence
+from kubectl_terminating.model import Blocker, Evidence, Finding, Remedy
 from kubectl_terminating.nodeanswers import (
     NodeEvidence,
     free_space,

@@ -460,6 +460,39 @@ def options_command(ctx: click.Context, /, **_global_options: Any) -> None:
     click.echo(formatter.getvalue(), nl=False)
 
 
+@cli.command("types", context_settings=CONTEXT)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(OUTPUTS),
+    help="Output format: wide (adds HOLDS WHILE), json, yaml (with fix's reason to refuse) "
+    "or name (default: a table).",
+)
+@click.option("--no-headers", is_flag=True, help="Omit the table headers.")
+def types_command(output: str | None, no_headers: bool, **_global_options: Any) -> None:
+    """The blocker types, main-blocker rank first (as `kubectl api-resources`).
+
+    Each TYPE is a stable value of `blockers[].type` in -o json; the first of an object's
+    blockers in this order is its main blocker. ON NODE: it happens on the pod's node (the
+    summary groups it by node). FIX: what `fix` does with it: proposes a write once its checks
+    allow it, refuses (-o yaml says why), or has nothing to do (context: it only says when
+    the object goes). Needs no cluster and no kubeconfig.
+
+    \b
+    Examples:
+      # every blocker type and what fix does with it
+      kubectl terminating types
+
+    \b
+      # with while what each can still hold an object, and why fix refuses some
+      kubectl terminating types -o wide
+      kubectl terminating types -o yaml
+    """
+    from kubectl_terminating.typelist import render
+
+    click.echo(render(output, no_headers), nl=False)
+
+
 @cli.command("fix", context_settings=CONTEXT)
 @click.argument("kind", type=click.Choice(FIX_KINDS), metavar="(pods|ns|all)")
 @click.argument("names", nargs=-1, metavar="[NAME]...")

@@ -465,18 +465,19 @@ def options_command(ctx: click.Context, /, **_global_options: Any) -> None:
     "-o",
     "--output",
     type=click.Choice(OUTPUTS),
-    help="Output format: wide (adds HOLDS WHILE), json, yaml (with fix's reason to refuse) "
-    "or name (default: a table).",
+    help="Output format: wide (adds HOLDS WHILE), json or yaml (every field, with why fix "
+    "refuses a type), or name (default: a table).",
 )
 @click.option("--no-headers", is_flag=True, help="Omit the table headers.")
 def types_command(output: str | None, no_headers: bool, **_global_options: Any) -> None:
-    """The blocker types, main-blocker rank first (as `kubectl api-resources`).
+    """The blocker types, in rank order (needs no cluster).
 
-    Each TYPE is a stable value of `blockers[].type` in -o json; the first of an object's
-    blockers in this order is its main blocker. ON NODE: it happens on the pod's node (the
-    summary groups it by node). FIX: what `fix` does with it: proposes a write once its checks
-    allow it, refuses (-o yaml says why), or has nothing to do (context: it only says when
-    the object goes). Needs no cluster and no kubeconfig.
+    As `kubectl api-resources` lists resource types. Each TYPE is a stable value of
+    `blockers[].type` in -o json; the first of an object's blockers in this order is its main
+    blocker. ON NODE: it happens on the pod's node (the summary groups it by node). FIX: what
+    `fix` does with it: proposes a write once its checks allow it, refuses (-o yaml says why),
+    or has nothing to do (context: it only says when the object goes). Reads no kubeconfig
+    and never connects.
 
     \b
     Examples:
@@ -484,8 +485,11 @@ def types_command(output: str | None, no_headers: bool, **_global_options: Any) 
       kubectl terminating types
 
     \b
-      # with while what each can still hold an object, and why fix refuses some
+      # also while what each can still hold an object
       kubectl terminating types -o wide
+
+    \b
+      # every field, with why fix refuses a type
       kubectl terminating types -o yaml
     """
     from kubectl_terminating.typelist import render

@@ -460,6 +460,43 @@ def options_command(ctx: click.Context, /, **_global_options: Any) -> None:
     click.echo(formatter.getvalue(), nl=False)
 
 
+@cli.command("types", context_settings=CONTEXT)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(OUTPUTS),
+    help="Output format: wide (adds HOLDS WHILE), json or yaml (every field, with why fix "
+    "refuses a type), or name (default: a table).",
+)
+@click.option("--no-headers", is_flag=True, help="Omit the table headers.")
+def types_command(output: str | None, no_headers: bool, **_global_options: Any) -> None:
+    """The blocker types, in rank order (needs no cluster).
+
+    As `kubectl api-resources` lists resource types. Each TYPE is a stable value of
+    `blockers[].type` in -o json; the first of an object's blockers in this order is its main
+    blocker. ON NODE: it happens on the pod's node (the summary groups it by node). FIX: what
+    `fix` does with it: proposes a write once its checks allow it, refuses (-o yaml says why),
+    or has nothing to do (context: it only says when the object goes). Reads no kubeconfig
+    and never connects.
+
+    \b
+    Examples:
+      # every blocker type and what fix does with it
+      kubectl terminating types
+
+    \b
+      # also while what each can still hold an object
+      kubectl terminating types -o wide
+
+    \b
+      # every field, with why fix refuses a type
+      kubectl terminating types -o yaml
+    """
+    from kubectl_terminating.typelist import render
+
+    click.echo(render(output, no_headers), nl=False)
+
+
 @cli.command("fix", context_settings=CONTEXT)
 @click.argument("kind", type=click.Choice(FIX_KINDS), metavar="(pods|ns|all)")
 @click.argument("names", nargs=-1, metavar="[NAME]...")

@@ -22,16 +22,22 @@ def list_document(findings: Sequence[Finding], warnings: Sequence[str], extras: 
 
 
 def to_json(findings: Sequence[Finding], warnings: Sequence[str], extras: Extras) -> str:
-    # ensure_ascii keeps control characters escaped: safe to print to a terminal
-    document = list_document(findings, warnings, extras)
-    return json.dumps(document, indent=4, ensure_ascii=True) + "\n"
+    return json_text(list_document(findings, warnings, extras))
 
 
 def to_yaml(findings: Sequence[Finding], warnings: Sequence[str], extras: Extras) -> str:
+    return yaml_text(list_document(findings, warnings, extras))
+
+
+def json_text(document: JSON) -> str:
+    # ensure_ascii keeps control characters escaped: safe to print to a terminal
+    return json.dumps(document, indent=4, ensure_ascii=True) + "\n"
+
+
+def yaml_text(document: JSON) -> str:
     import yaml
 
     # yaml.safe_dump escapes non-printable characters in double-quoted scalars
-    document = list_document(findings, warnings, extras)
     return yaml.safe_dump(document, sort_keys=False, allow_unicode=False)
 
 

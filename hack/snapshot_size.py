@@ -236,9 +236,7 @@ def main() -> int:
     if args.output:
         with open(args.output, "wb") as out:
             out.write(packed if args.output.endswith(".gz") else raw)
-    print(
-        f"{len(raw) / 1e6:.1f} MB expanded, {len(packed) / 1e6:.1f} MB gzip", file=sys.stderr
-    )
+    print(f"{len(raw) / 1e6:.1f} MB expanded, {len(packed) / 1e6:.1f} MB gzip", file=sys.stderr)
     return 0
 
 

@@ -388,7 +388,13 @@ def test_immutable_file_in_a_volume(node: RealNode, ns: str, reader: User, tmp_p
         )
         assert dumped.returncode == 0, dumped.stderr
         offline = run_json(
-            "pods", "-n", ns, "app-2", "--from-file", str(bundle), "--node-evidence",
+            "pods",
+            "-n",
+            ns,
+            "app-2",
+            "--from-file",
+            str(bundle),
+            "--node-evidence",
             kubeconfig=kubeconfig,
         )
         assert offline["items"][0]["blockers"][0]["summary"] == main["summary"]

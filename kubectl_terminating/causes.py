@@ -22,6 +22,7 @@ OWNER_DEPENDENTS = "owner-dependents"
 NODE_MISSING = "node-missing"
 NODE_NOT_READY = "node-not-ready"
 RUNTIME_UNAVAILABLE = "runtime-unavailable"
+DISK_FULL = "disk-full"
 LIFECYCLE_HOOK = "lifecycle-hook"
 NETWORK_TEARDOWN = "network-teardown"
 CONTAINERS_RUNNING = "containers-running"
@@ -81,6 +82,15 @@ TABLE: tuple[Cause, ...] = (
         on_node=True,
         refusal="the node is up and its containers still run: the runtime must come back "
         "(deleting the pod object or tainting the node would leave them running)",
+    ),
+    Cause(
+        DISK_FULL,
+        "node disk full",
+        "the kubelet has not confirmed; the kubelet's or runtime's log says `no space left on "
+        "device` for the pod",
+        on_node=True,
+        refusal="the node's disk must have room again for the runtime to record the exit and the "
+        "kubelet to tear down: removing the pod object would leave both undone on the node",
     ),
     Cause(
         APISERVICE_UNAVAILABLE,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from kubectl_terminating.causes import (
     CONTAINERS_RUNNING,
     CSI_DRIVER_MISSING,
+    DISK_FULL,
     LIFECYCLE_HOOK,
     NETWORK_TEARDOWN,
     RUNTIME_UNAVAILABLE,
@@ -91,6 +92,7 @@ class Said:
     summary: str
     remedies: tuple[Remedy, ...]
     match: re.Match[str]
+    type: str | None = None  # the blocker type the line proves; None: the main one's stays
 
 
 Reader = Callable[[re.Match[str], str, str], Said]
@@ -174,7 +176,7 @@ def _disk_remedies(node: str) -> tuple[Remedy, ...]:
 
 
 def _disk(found: re.Match[str], node: str, _uid: str) -> Said:
-    return Said(f"disk full on {node}", _disk_remedies(node), found)
+    return Said(f"disk full on {node}", _disk_remedies(node), found, DISK_FULL)
 
 
 def _csi_call(found: re.Match[str], node: str, _uid: str) -> Said:
@@ -324,6 +326,7 @@ def confirm(finding: Finding, keys: Iterable[str], evidence: NodeEvidence) -> Fi
     )
     finding.blockers[0] = replace(
         main,
+        type=said.type or main.type,
         summary=summary,
         evidence=(proof, *extra, *main.evidence),
         remedy=_safest_first(*said.remedies, *main.remedy),

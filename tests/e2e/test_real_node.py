@@ -521,6 +521,7 @@ def test_full_disk_under_the_runtime_root(node: RealNode, ns: str, reader: User)
         assert "Killing" in reasons and "FailedKillPod" not in reasons
         assert not_asked(blocker)
         confirmed = with_node_evidence(node, ns, "app-5", "disk full")
+        assert confirmed["blockers"][0]["type"] == "disk-full"
         assert "no space left on device" in confirmed["blockers"][0]["evidence"][0]["message"]
         without_permission(node, reader, ns, "app-5", blocker["summary"])
     finally:

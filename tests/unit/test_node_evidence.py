@@ -8,6 +8,7 @@ not a block device)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 from typing import Any
@@ -16,11 +17,13 @@ import pytest
 
 from kubectl_terminating.causes import (
     CONTAINERS_RUNNING,
+    DISK_FULL,
     FINALIZER,
     RUNTIME_UNAVAILABLE,
     VOLUMES_NOT_RECLAIMED,
 )
 from kubectl_terminating.explain.node_evidence import confirm, not_read, wants_evidence
+from kubectl_terminating.fix.plan import Refusal, plan
 from kubectl_terminating.model import Blocker, Evidence, Finding, Remedy
 from kubectl_terminating.nodeanswers import (
     NodeEvidence,
@@ -30,6 +33,7 @@ from kubectl_terminating.nodeanswers import (
     pod_keys,
     redact,
 )
+from kubectl_terminating.summary import group_by_cause
 from tests.unit.builders import FIXTURES, run_captured
 from tests.unit.golden import assert_golden
 
@@ -140,6 +144,33 @@ def test_stats_alone_confirm_a_full_disk_under_running_containers() -> None:
         == "app still running; disk full on real-1 (imagefs 0 B free, containerfs 0 B free, "
         "kubelet stats)"
     )
+
+
+def test_a_full_disk_is_its_own_type_grouped_by_node_and_refused() -> None:
+    """The real node's full disk: containerd cannot record the container's exit. The disk is
+    the cause, not the runtime or the teardown it stalls: `disk-full`, grouped by node in the
+    summary, and `fix` says why it does not remove the pod."""
+    item, _ = from_dump("full-disk", node_evidence=True)
+    assert item["blockers"][0]["type"] == DISK_FULL
+    recorded = json.loads((HERE / "full-disk.json").read_text())["nodeEvidence"]["real-6a7847"]
+    line = next(text for text in recorded["runtimeLines"] if "no space left on device" in text)
+    container = line.split("containers/", 1)[1][:64]
+    said = evidence(runtime_lines=(line,), runtime_source="logs/containerd.log")
+    stalled = [
+        confirm(finding(CONTAINERS_RUNNING, "app still running"), (container,), said),
+        confirm(finding(), (container,), dataclasses.replace(said, node="real-2")),
+    ]
+    stalled[1].node = "real-2"
+    assert [f.blockers[0].type for f in stalled] == [DISK_FULL, DISK_FULL]
+    [group] = group_by_cause(stalled)
+    assert (group.cause, group.subject_kind, group.subjects) == (
+        "node disk full",
+        "Node",
+        ("real-1", "real-2"),
+    )
+    [section, _] = plan(stalled)
+    refused = [step for step in section.steps if isinstance(step, Refusal)]
+    assert refused and all("disk must have room" in step.reason for step in refused)
 
 
 def test_journald_answer_of_the_log_query_is_matched_the_same() -> None:

@@ -44,6 +44,7 @@ from tests.harness.node import (
     ensure_packages,
     why_unavailable,
 )
+from tests.harness.tiers import skip_or_fail
 from tests.harness.users import User, Users, rule
 
 pytestmark = [pytest.mark.e2e, pytest.mark.node]
@@ -55,11 +56,6 @@ NODE_MONITOR_GRACE = "20s"
 WAIT = 120.0  # the longest any state takes to appear on a loaded 2-core machine
 
 
-def skip_or_fail(reason: str) -> None:
-    """Skip with one line; under CI=true a real-node test that cannot run is a failure."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"the real-node tests must run in CI: {reason}")
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +63,7 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealNode]:
     ensure_packages()
     reason = why_unavailable()
     if reason is not None:
-        skip_or_fail(reason)
+        skip_or_fail("real-node", reason)
     state = tmp_path_factory.mktemp("real-node")
     cp = ControlPlane(
         state / "cp",
@@ -584,7 +580,7 @@ def csi_binary() -> Path:
     try:
         return build_csi_driver()
     except RuntimeError as error:
-        skip_or_fail(str(error).splitlines()[0])
+        skip_or_fail("real-node", str(error).splitlines()[0])
         raise
 
 

@@ -45,6 +45,7 @@ from tests.harness.scenarios import (
     pod_with_running_containers,
     pod_with_unreclaimed_volume,
 )
+from tests.harness.tiers import skip_or_fail
 from tests.harness.users import RBAC, Users, rule
 
 pytestmark = pytest.mark.e2e
@@ -447,11 +448,6 @@ class SlowApi:
         self.httpd.server_close()
 
 
-def skip_or_fail(reason: str) -> None:
-    """Skip with one line; under CI=true a test that cannot run is a failure, never a skip."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"must run in CI: {reason}")
-    pytest.skip(reason)
 
 
 @contextmanager
@@ -472,7 +468,8 @@ def backend_address(use_host: bool = True) -> Iterator[str]:
         subprocess.run(add, check=True, capture_output=True, timeout=10)
     except (OSError, subprocess.SubprocessError) as error:
         subprocess.run(["ip", "link", "del", link], capture_output=True, timeout=10, check=False)
-        skip_or_fail(f"no non-loopback IPv4 address and no veth pair ({error})")
+        reason = f"no non-loopback IPv4 address and no veth pair ({error})"
+        skip_or_fail("slow aggregated API", reason)
     try:
         yield address
     finally:

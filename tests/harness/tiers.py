@@ -1,5 +1,6 @@
-"""Tiers that install their own parts (Prometheus, k9s): a part this machine cannot have
-skips the tier with one line, and fails it under CI=true, where every tier must run."""
+"""A tier that needs parts this machine may not have (the real node, Prometheus, a veth pair):
+when one is missing the tier skips with one line, and fails under CI=true, where every tier
+must run."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ help:
 	@echo "make test      lint + unit + end-to-end tests (builds the test control plane once)"
 	@echo "make demo      start a local control plane with stuck pods/namespaces and explain them"
 	@echo "make demo-down stop the demo control plane and its real node"
-	@echo "make lint      ruff + mypy --strict"
+	@echo "make lint      ruff (check and format) + mypy --strict"
 	@echo "make dist      the single-file executable and its archive (dist/)"
 	@echo "make krew-install  install that archive with real krew into build/krew-root"
 	@echo "make smoke     the krew-installed binary through real kubectl (CI runs it after test)"
@@ -29,6 +29,7 @@ venv: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check kubectl_terminating tests hack
+	$(BIN)/ruff format --check kubectl_terminating tests hack
 	$(BIN)/mypy --strict
 
 control-plane:

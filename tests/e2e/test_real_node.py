@@ -56,8 +56,6 @@ NODE_MONITOR_GRACE = "20s"
 WAIT = 120.0  # the longest any state takes to appear on a loaded 2-core machine
 
 
-
-
 @pytest.fixture(scope="module")
 def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealNode]:
     ensure_packages()

@@ -448,8 +448,6 @@ class SlowApi:
         self.httpd.server_close()
 
 
-
-
 @contextmanager
 def backend_address(use_host: bool = True) -> Iterator[str]:
     """A non-loopback address of this machine at which the API server reaches a local backend:

@@ -719,30 +719,47 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         ),
         "gateway.kusk.io/srfinalizer",  # StaticRoute; apifinalizer is on API objects
     ),
+    # Kyverno 1.13.0-1.17.x with --autoDeleteWebhooks (chart: webhooksCleanup.autoDeleteWebhooks):
+    # the chart and each component's webhook controllers (pkg/controllers/webhook/cleanup.go,
+    # WebhookCleanupSetup/Handler) put the finalizers on that component's own Deployment,
+    # `<role>:core` ClusterRole, Role, RoleBinding and ServiceAccount, and remove them once its
+    # Deployment goes (kyverno#10782, v1.13.0; stuck uninstalls: kyverno#11592). v1.18.0 dropped
+    # the feature (kyverno#15260, cce31df0a6): nothing removes a leftover any more (the cleanup
+    # controller's --autoDeleteWebhooks flag came back in 1.18 unused, kyverno#14770).
     *_aliases(
         FinalizerOwner(
             "kyverno.io/policywebhooks",
-            "Kyverno cleanup controller (policy and TTL webhook controllers)",
-            "its cleanup webhook configurations to be deleted before it goes",
-            "restore Deployment kyverno/kyverno-cleanup-controller, then retry",
+            "Kyverno cleanup controller 1.13-1.17 with --autoDeleteWebhooks "
+            "(policy and TTL webhook controllers)",
+            "its cleanup and TTL webhook configurations to be deleted before it goes",
+            "restore Deployment kyverno/kyverno-cleanup-controller (1.13-1.17, "
+            "--autoDeleteWebhooks), then retry; from Kyverno 1.18 nothing removes it: delete "
+            "kyverno-cleanup-validating-webhook-cfg and kyverno-ttl-validating-webhook-cfg if "
+            "Kyverno is going away, then remove the finalizer",
             risk="the cleanup controller's webhook configurations stay behind",
+            # its Lease: leaderelection.New in cmd/cleanup-controller/main.go (v1.17.2, v1.19.0)
             lease_names=("kyverno-cleanup-controller",),
-            # --autoDeleteWebhooks (Kyverno 1.13+): set on the cleanup controller's own
-            # Deployment, ClusterRole, Role, RoleBinding, ServiceAccount (kyverno#11592)
             runs_as="Deployment kyverno/kyverno-cleanup-controller",
-            source="https://github.com/kyverno/kyverno",  # cmd/cleanup-controller
+            source="https://github.com/kyverno/kyverno/blob/v1.17.2/cmd/cleanup-controller/main.go",
         ),
         "kyverno.io/ttlwebhooks",
     ),
     FinalizerOwner(
+        # kyverno.io/webhooks, exceptionwebhooks, celexceptionwebhooks (1.14+),
+        # globalcontextwebhooks
         "kyverno.io/*webhooks",
-        "Kyverno (admission controller's webhook controllers)",
+        "Kyverno admission controller 1.13-1.17 with --autoDeleteWebhooks "
+        "(its webhook controllers)",
         "Kyverno's webhook configurations to be deleted before its Deployment goes",
-        "restore the kyverno admission controller, then retry",
+        "restore Deployment kyverno/kyverno-admission-controller (1.13-1.17, "
+        "--autoDeleteWebhooks), then retry; from Kyverno 1.18 nothing removes it: delete the "
+        "webhook configurations labelled webhook.kyverno.io/managed-by=kyverno if Kyverno is "
+        "going away, then remove the finalizer",
         risk="Kyverno's webhook configurations stay and reject writes once its service is gone",
-        # set on Kyverno's own Deployment: kyverno.io/webhooks, kyverno.io/policywebhooks, ...
+        # its Lease: leaderelection.New in cmd/kyverno/main.go (v1.17.2); they run as the leader
+        lease_names=("kyverno",),
         runs_as="Deployment kyverno/kyverno-admission-controller",
-        source="https://github.com/kyverno/kyverno",
+        source="https://github.com/kyverno/kyverno/blob/v1.17.2/cmd/kyverno/main.go",
     ),
     FinalizerOwner(
         "cluster.open-cluster-management.io/api-resource-cleanup",

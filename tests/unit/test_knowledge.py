@@ -235,6 +235,21 @@ def test_details_the_source_check_found_wrong() -> None:
     )
 
 
+def test_kyverno_webhook_finalizers_are_only_removed_by_1_13_to_1_17() -> None:
+    # kyverno#15260 (v1.18.0) dropped --autoDeleteWebhooks and its finalizers: a newer Kyverno
+    # running never removes a leftover, so the entries say which versions do and what then
+    cleanup = known("kyverno.io/policywebhooks")
+    admission = known("kyverno.io/celexceptionwebhooks")
+    assert admission.pattern == "kyverno.io/*webhooks"
+    for entry in (cleanup, admission):
+        assert "1.13-1.17" in entry.owner and "--autoDeleteWebhooks" in entry.owner
+        assert "from Kyverno 1.18 nothing removes it" in entry.remedy
+    # the admission controller's Lease (cmd/kyverno/main.go), not the cleanup controller's
+    assert admission.lease_names == ("kyverno",)
+    assert admission.runs_as == "Deployment kyverno/kyverno-admission-controller"
+    assert cleanup.lease_names == ("kyverno-cleanup-controller",)
+
+
 def test_aws_gateway_finalizers_name_their_two_controllers() -> None:
     # the Load Balancer Controller's Gateway API support vs. the VPC Lattice controller
     assert known("gateway.k8s.aws/alb-finalizer").owner == "AWS Load Balancer Controller"

@@ -11,7 +11,7 @@ import os
 import pty
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -93,10 +93,14 @@ def wait_gone(cp: ControlPlane, path: str, timeout: float) -> None:
     wait_for(lambda: get_or_none(cp, path) is None, timeout=timeout, message=f"{path} gone")
 
 
-def stuck_pod_on_missing_node(cp: ControlPlane, prefix: str) -> Stuck:
+def overdue_pod(
+    cp: ControlPlane, prefix: str, build: Callable[..., Stuck] = pod_on_missing_node
+) -> Stuck:
+    """A pod of `build` (its node gone by default) in a namespace of its own, past its 1 s
+    grace period."""
     ns = unique_ns(prefix)
     create_namespace(cp, ns)
-    stuck = pod_on_missing_node(cp, ns, grace_period=1)
+    stuck = build(cp, ns, grace_period=1)
     wait_past_deadline(get(cp, pod_path(ns, stuck.name)))
     return stuck
 
@@ -106,7 +110,7 @@ def stuck_pod_on_missing_node(cp: ControlPlane, prefix: str) -> Stuck:
 
 def test_pod_on_deleted_node_is_force_deleted(control_plane: ControlPlane, tmp_path: Path) -> None:
     cp = control_plane
-    stuck = stuck_pod_on_missing_node(cp, "fix-gone")
+    stuck = overdue_pod(cp, "fix-gone")
     plan = dry_run(cp, "pods", "-n", stuck.namespace)
     [action] = actions(plan)
     assert action["action"] == "force-delete-pod"
@@ -151,7 +155,7 @@ def test_pod_on_deleted_node_is_force_deleted(control_plane: ControlPlane, tmp_p
 
 def test_pod_with_volume_still_attached_is_refused(control_plane: ControlPlane) -> None:
     cp = control_plane
-    stuck = stuck_pod_on_missing_node(cp, "fix-attached")
+    stuck = overdue_pod(cp, "fix-attached")
     pv = f"pv-{stuck.namespace}"
     cp.api(
         "POST",
@@ -182,7 +186,7 @@ def test_apply_without_confirmation_off_a_terminal_writes_nothing(
     control_plane: ControlPlane,
 ) -> None:
     cp = control_plane
-    stuck = stuck_pod_on_missing_node(cp, "fix-noconfirm")
+    stuck = overdue_pod(cp, "fix-noconfirm")
     result = run_cli(
         "fix", "pods", "-n", stuck.namespace, "--apply", kubeconfig=cp.kubeconfig_path, input=""
     )
@@ -214,7 +218,7 @@ def _apply_on_terminal(cp: ControlPlane, ns: str, typed: str) -> tuple[int, str]
 
 def test_apply_on_a_terminal_asks_for_the_name(control_plane: ControlPlane) -> None:
     cp = control_plane
-    stuck = stuck_pod_on_missing_node(cp, "fix-tty")
+    stuck = overdue_pod(cp, "fix-tty")
     code, err = _apply_on_terminal(cp, stuck.namespace, "not-the-name")
     assert code == 3, err
     assert f"Type the name '{stuck.name}'" in err
@@ -226,7 +230,7 @@ def test_apply_on_a_terminal_asks_for_the_name(control_plane: ControlPlane) -> N
 
 def test_digest_from_before_a_change_is_refused(control_plane: ControlPlane) -> None:
     cp = control_plane
-    stuck = stuck_pod_on_missing_node(cp, "fix-changed")
+    stuck = overdue_pod(cp, "fix-changed")
     before = dry_run(cp, "pods", "-n", stuck.namespace)
     path = pod_path(stuck.namespace, stuck.name)
     cp.api("PATCH", path, {"metadata": {"labels": {"touched": "yes"}}}, MERGE)
@@ -243,7 +247,7 @@ def test_digest_from_before_a_change_is_refused(control_plane: ControlPlane) -> 
 
 def test_forbidden_write_fails_with_one_line(control_plane: ControlPlane, users: Users) -> None:
     cp = control_plane
-    stuck = stuck_pod_on_missing_node(cp, "fix-forbidden")
+    stuck = overdue_pod(cp, "fix-forbidden")
     reader = users.user("reader", cluster_rules=READ_ONLY)
     plan = dry_run(cp, "pods", "-n", stuck.namespace, kubeconfig=reader.kubeconfig)
     assert len(actions(plan)) == 1  # reading was enough to plan
@@ -263,11 +267,8 @@ def test_forbidden_write_fails_with_one_line(control_plane: ControlPlane, users:
 
 def test_out_of_service_taint_only_on_the_operators_word(control_plane: ControlPlane) -> None:
     cp = control_plane
-    ns = unique_ns("fix-down")
-    create_namespace(cp, ns)
-    stuck = pod_on_dead_node(cp, ns, grace_period=1)
-    wait_past_deadline(get(cp, pod_path(ns, stuck.name)))
-    node = stuck.node or ""
+    stuck = overdue_pod(cp, "fix-down", pod_on_dead_node)
+    ns, node = stuck.namespace, stuck.node or ""
 
     inferred = dry_run(cp, "pods", "-n", ns)
     assert actions(inferred) == []

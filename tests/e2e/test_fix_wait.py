@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.test_fix import actions, apply, dry_run, stuck_pod_on_missing_node
-from tests.harness.api import create_namespace, get, get_or_none, unique_ns
+from tests.e2e.test_fix import actions, apply, dry_run, overdue_pod
+from tests.harness.api import get_or_none
 from tests.harness.cli import run_cli
 from tests.harness.controlplane import ControlPlane
-from tests.harness.scenarios import pod_on_dead_node, pod_path, wait_past_deadline
+from tests.harness.scenarios import pod_on_dead_node, pod_path
 
 pytestmark = pytest.mark.e2e
 
 
 def test_wait_ends_when_the_unstuck_pod_is_gone(control_plane: ControlPlane) -> None:
     cp = control_plane
-    stuck = stuck_pod_on_missing_node(cp, "fix-wait")
+    stuck = overdue_pod(cp, "fix-wait")
     plan = dry_run(cp, "pods", "-n", stuck.namespace)
     assert [a["action"] for a in actions(plan)] == ["force-delete-pod"]
     result = apply(cp, "pods", "-n", stuck.namespace, "--wait", digest=plan["digest"])
@@ -31,11 +31,8 @@ def test_wait_exits_3_with_what_is_still_there(control_plane: ControlPlane) -> N
     """The out-of-service taint is written, but no controller here acts on it (podgc is off):
     the pod stays, and --wait says so when its --timeout ends."""
     cp = control_plane
-    ns = unique_ns("fix-wait-down")
-    create_namespace(cp, ns)
-    stuck = pod_on_dead_node(cp, ns, grace_period=1)
-    wait_past_deadline(get(cp, pod_path(ns, stuck.name)))
-    node = stuck.node or ""
+    stuck = overdue_pod(cp, "fix-wait-down", pod_on_dead_node)
+    ns, node = stuck.namespace, stuck.node or ""
     plan = dry_run(cp, "pods", "-n", ns, "--node-down", node)
     args = ("pods", "-n", ns, "--node-down", node, "--wait", "--timeout", "3s")
     result = apply(cp, *args, digest=plan["digest"])

@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass
 
 from kubectl_terminating.causes import LIFECYCLE_HOOK
-from kubectl_terminating.explain.common import as_dict, list_of, text
+from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.pod_facts import (
     PodFacts,
     event_evidence,
@@ -23,13 +23,15 @@ from kubectl_terminating.explain.pod_facts import (
     status_of,
 )
 from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
+from kubectl_terminating.timeutil import seconds_since
 
 
 @dataclass(frozen=True)
 class HungHook:
     container: str
     command: str  # the exec command, or the HTTP target
-    started: JSON | None  # the `Started` event of the container; None: events not readable
+    started: JSON | None  # the `Started` event of the container
+    unknown: str | None  # without that event: why its absence proves nothing
     process: str  # what the hook's process shows in `ps` (a shell's script: see _process)
 
 
@@ -67,10 +69,31 @@ def _started_event(facts: PodFacts, container: str) -> JSON | None:
     return max(found, key=event_time) if found else None
 
 
+EVENT_TTL = 3600  # seconds: kube-apiserver --event-ttl (default 1h) deletes older events
+
+
+def _no_started_event(facts: PodFacts) -> str | None:
+    """Why a missing `Started` event does not prove the container never started (None: it
+    does). Events are deleted an hour after their last update, and a hung hook adds none
+    after `Started`: a pod stuck in its hook for over an hour has lost that event."""
+    if facts.events_unread:
+        return facts.events_unread
+    if not facts.events:
+        return "the pod has no events at all (events are deleted after 1h: --event-ttl)"
+    age = seconds_since(text(meta(facts.pod).get("creationTimestamp")), facts.view.now)
+    if age is None or age > EVENT_TTL:
+        return (
+            "the pod is older than the events' 1h lifetime (--event-ttl): its Started event "
+            "may be gone"
+        )
+    return None
+
+
 def hung_post_start_hooks(facts: PodFacts) -> list[HungHook]:
     """Containers with a postStart hook that the runtime started (a `Started` event) whose
-    status still waits in ContainerCreating: the hook has not returned. Without the events
-    (not in the file) such a container is a hook that may not have returned: said unchecked."""
+    status still waits in ContainerCreating: the hook has not returned. Where the events cannot
+    tell (not read, or the event may have expired) such a container is a hook that may not have
+    returned: said unchecked."""
     waiting = {
         text(s.get("name"))
         for s in (as_dict(x) for x in list_of(status_of(facts.pod).get("containerStatuses")))
@@ -84,8 +107,9 @@ def hung_post_start_hooks(facts: PodFacts) -> list[HungHook]:
         if not hook or name not in waiting:
             continue
         started = _started_event(facts, name)
-        if started is not None or facts.events_unread:
-            hung.append(HungHook(name, _hook_command(hook), started, _process(hook)))
+        unknown = None if started is not None else _no_started_event(facts)
+        if started is not None or unknown:
+            hung.append(HungHook(name, _hook_command(hook), started, unknown, _process(hook)))
     return hung
 
 
@@ -104,7 +128,7 @@ def _blocker(facts: PodFacts, hook: HungHook) -> Blocker:
             ),
             event_evidence(hook.started)
             if hook.started is not None
-            else Evidence(f"whether it was started is not known: {facts.events_unread}"),
+            else Evidence(f"whether it was started is not known: {hook.unknown}"),
         ),
         (
             Remedy(
@@ -126,7 +150,7 @@ def _blocker(facts: PodFacts, hook: HungHook) -> Blocker:
                 when="the hook's process cannot be found",
             ),
         ),
-        unchecked=None if hook.started is not None else facts.events_unread,
+        unchecked=hook.unknown,
     )
 
 

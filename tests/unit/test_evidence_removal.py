@@ -1,7 +1,8 @@
 """The general guard of partial evidence: every real object we hold, with one part a person
 might leave out of a paste taken away, still gets an honest answer through `--from-file`.
 
-For every file of tests/fixtures/corpus, tests/fixtures/snapshots and tests/fixtures/real-node,
+For every file of tests/fixtures/corpus, tests/fixtures/snapshots, tests/fixtures/real-node and
+tests/fixtures/node-evidence (those with the kubelet's lines, read with --node-evidence),
 each removal in turn (spec, status, status.conditions, metadata.finalizers,
 metadata.creationTimestamp, the capture time, managedFields, events) is applied to the file's
 terminating objects, and the run must: exit 0; list each of them; give as main blocker the one
@@ -28,6 +29,7 @@ JSON = dict[str, Any]
 SOURCES = sorted(
     [p for p in (FIXTURES / "corpus").glob("*.json") if p.name != "index.json"]
     + list((FIXTURES / "real-node").glob("*.json"))
+    + [p for p in (FIXTURES / "node-evidence").glob("*.json") if p.name != "stats-summary.json"]
     + list((FIXTURES / "snapshots").iterdir())
 )
 
@@ -90,12 +92,15 @@ def _key(item: JSON) -> tuple[str, str, str]:
     return item["kind"], item.get("namespace") or "", item["name"]
 
 
-def _run(path: Path, now: bool) -> tuple[dict[tuple[str, str, str], JSON], str]:
-    code, out, err = run_captured("all", from_file=str(path), now=now, output="json")
+def _run(
+    path: Path, now: bool, node_evidence: bool = False
+) -> tuple[dict[tuple[str, str, str], JSON], str]:
+    flags: JSON = {"from_file": str(path), "now": now, "node_evidence": node_evidence}
+    code, out, err = run_captured("all", output="json", **flags)
     assert code == 0, err
     assert "Traceback" not in err
     items = {_key(i): i for i in json.loads(out)["items"]}
-    code, text, err = run_captured("all", from_file=str(path), now=now, explain=True)
+    code, text, err = run_captured("all", explain=True, **flags)
     assert code == 0, err
     return items, text
 
@@ -119,9 +124,10 @@ def test_a_paste_without_a_part_still_names_the_blocker(
     source: Path, removal: str, tmp_path: Path
 ) -> None:
     full, now = _written(source, "metadata.managedFields", tmp_path / "full")  # as held
-    full_items, _ = _run(full, now)
+    kubelet = source.parent.name == "node-evidence"
+    full_items, _ = _run(full, now, kubelet)
     path, now = _written(source, removal, tmp_path)
-    items, text = _run(path, now)
+    items, text = _run(path, now, kubelet)
     assert "none found" not in text
     assert "Remaining:     nothing" not in text or load(str(path)).content is not None
     # a status-only paste without its status holds no sign of a deletion left: nothing to list

@@ -11,6 +11,8 @@ fixtures are `kubectl terminating dump` snapshots written by that test itself
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,6 +64,49 @@ def test_post_start_hook_that_never_returned() -> None:
         "container": "app",
         "postStart": "sleep 3600",
     }
+
+
+def hook_dump(tmp_path: Path, gone: set[str], created_earlier: int = 0) -> str:
+    """The real node's hung-hook dump (`kubectl terminating dump`: its events were read) with
+    the events of the reasons `gone` deleted (as the API server's event TTL deletes them) and
+    the pod created `created_earlier` seconds before it was."""
+    data = json.loads((ALL_FIXTURES / "node-evidence" / "posthook-never-returns.json").read_text())
+    data["objects"] = [
+        o for o in data["objects"] if o.get("kind") != "Event" or o.get("reason") not in gone
+    ]
+    for pod in (o for o in data["objects"] if o.get("kind") == "Pod"):
+        created = datetime.fromisoformat(
+            pod["metadata"]["creationTimestamp"].replace("Z", "+00:00")
+        )
+        earlier = created - timedelta(seconds=created_earlier)
+        pod["metadata"]["creationTimestamp"] = earlier.strftime("%Y-%m-%dT%H:%M:%SZ")
+    path = tmp_path / "hook.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def hook_blockers(path: str) -> list[dict[str, Any]]:
+    code, out, err = run_captured(from_file=path, output="json")
+    assert code == 0, err
+    blockers: list[dict[str, Any]] = json.loads(out)["items"][0]["blockers"]
+    return blockers
+
+
+def test_a_hook_hung_for_over_an_hour_is_still_named_when_its_events_expired(
+    tmp_path: Path,
+) -> None:
+    """Events live 1h (kube-apiserver --event-ttl) and a hung hook writes none after `Started`:
+    a pod stuck in its hook for longer has no Started event. That proves nothing: the hook is
+    still the likely blocker, said unchecked, never `no container running`."""
+    everything = {"Pulled", "Created", "Started"}
+    for gone, says in ((everything, "no events at all"), ({"Started"}, "older than the events")):
+        main = hook_blockers(hook_dump(tmp_path, gone, created_earlier=2 * 3600))[0]
+        assert main["type"] == "lifecycle-hook", main["summary"]
+        assert main["summary"] == "postStart hook of app may not have returned"
+        assert says in main["unchecked"]
+    # a pod minutes old has all its events: without `Started` its container never started
+    young = hook_blockers(hook_dump(tmp_path, {"Started"}))
+    assert "lifecycle-hook" not in [b["type"] for b in young]
 
 
 @pytest.mark.parametrize(

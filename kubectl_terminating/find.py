@@ -34,7 +34,7 @@ from kubectl_terminating.errors import ApiError, Forbidden, NotFound
 from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import NAMESPACES, PODS, Resource, typed
 from kubectl_terminating.source import Found, Scope
-from kubectl_terminating.view import ClusterView, ReadFailed
+from kubectl_terminating.view import ClusterView, Discovery, ReadFailed
 
 TERMINATING_STATUSES = frozenset({"Terminating", "Unknown"})
 TERMINAL_PHASES = "status.phase!=Pending,status.phase!=Running,status.phase!=Unknown"
@@ -421,18 +421,24 @@ def find_namespaces(client: Client, names: tuple[str, ...]) -> Found:
     return Found(sorted(items, key=_key), [], [])
 
 
+def listable_types(view: ClusterView, namespace: str | None) -> tuple[list[Resource], Discovery]:
+    """The types `all` looks at (cluster-scoped ones only across all namespaces), and the
+    discovery they come from; without it there is nothing to look at: the run's error."""
+    try:
+        discovery = view.discovery()
+    except ReadFailed as failed:
+        raise ApiError(str(failed)) from None
+    return [r for r in discovery.resources if r.namespaced or namespace is None], discovery
+
+
 def find_all(
     client: Client, view: ClusterView, scope: Scope
 ) -> tuple[list[tuple[Resource, JSON]], list[str]]:
     """Every object of any listable type with a deletionTimestamp (metadata only)."""
-    try:
-        discovery = view.discovery()
-    except ReadFailed as failed:  # without the list of types there is nothing to look at
-        raise ApiError(str(failed)) from None
+    types, discovery = listable_types(view, scope.namespace)
     warnings = [
         f"could not discover {gv}: {why}" for gv, why in sorted(discovery.failed_groups.items())
     ]
-    types = [r for r in discovery.resources if r.namespaced or scope.namespace is None]
 
     def list_type(resource: Resource) -> tuple[Resource, list[JSON], str | None]:
         if resource == PODS:

@@ -6,14 +6,13 @@ found with --exit-code); checks that could not be made become warnings, never tr
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING
 
 from kubectl_terminating import kinds
-from kubectl_terminating.connection import connected, guarded
+from kubectl_terminating.connection import connected
 from kubectl_terminating.errors import ExitStatus, TerminatingError
 from kubectl_terminating.model import JSON, FailedCheck, Finding
 from kubectl_terminating.options import Options, Request, complete
@@ -23,8 +22,6 @@ from kubectl_terminating.view import ClusterView
 
 if TYPE_CHECKING:
     from kubectl_terminating.render.printer import Printer
-
-EXIT_STUCK = ExitStatus.STUCK
 
 
 @dataclass
@@ -56,21 +53,6 @@ class Progress:
         if self.enabled:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
-
-
-def run(options: Options, stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
-    out, err = stdout or sys.stdout, stderr or sys.stderr
-    return guarded(lambda: _run(options, out, err), err)
-
-
-def _run(options: Options, out: IO[str], err: IO[str]) -> int:
-    """One run on one cluster or one snapshot (commands.py chooses the layers above)."""
-    if options.from_file:
-        from kubectl_terminating.snapshot import SnapshotSource
-
-        source = SnapshotSource.open(options.from_file, options.now, options.max_file_bytes)
-        return run_snapshot(options, source, out, err)
-    return run_live(options, out, err)
 
 
 def run_snapshot(options: Options, source: Source, out: IO[str], err: IO[str]) -> int:
@@ -107,16 +89,8 @@ def collect(
 
     def one(pair: tuple[Resource, JSON]) -> Finding:
         resource, obj = pair
-        try:
-            seen = view_for(view, obj) if view_for else view
-            finding = kind.explain(obj, resource, seen, detailed)
-        except TerminatingError:
-            raise  # the server or the credentials are gone: the run's one error line
-        except Exception as error:
-            # An explainer bug on one odd object must not cost the answer for every other
-            # one, nor print a traceback: the object is listed bare with a warning. (The
-            # property tests in tests/unit/test_properties.py hunt for such bugs.)
-            finding = unexplained(obj, resource, view, error)
+        seen = view_for(view, obj) if view_for else view
+        finding = explain_one(kind, obj, resource, seen, detailed)
         progress.step()
         return finding
 
@@ -145,7 +119,21 @@ def _node_evidence(
     return apply_node_evidence(pairs, source.view, source.node_evidence)
 
 
-def unexplained(obj: JSON, resource: Resource, view: ClusterView, error: Exception) -> Finding:
+def explain_one(
+    kind: kinds.Kind, obj: JSON, resource: Resource, view: ClusterView, detailed: bool
+) -> Finding:
+    """The object explained; on an explainer bug listed bare with a warning: one odd object
+    must not cost the answer for every other one, nor print a traceback. (The property tests
+    in tests/unit/test_properties.py hunt for such bugs.)"""
+    try:
+        return kind.explain(obj, resource, view, detailed)
+    except TerminatingError:
+        raise  # the server or the credentials are gone: the run's one error line
+    except Exception as error:
+        return _unexplained(obj, resource, view, error)
+
+
+def _unexplained(obj: JSON, resource: Resource, view: ClusterView, error: Exception) -> Finding:
     from kubectl_terminating.explain.common import base_finding
 
     finding = base_finding(obj, view, resource.kind, resource.api_version)
@@ -204,5 +192,5 @@ def report(
     if result.missing:
         return ExitStatus.ERROR
     if request.options.exit_code and any(f.stuck for f in findings):
-        return EXIT_STUCK
+        return ExitStatus.STUCK
     return ExitStatus.OK

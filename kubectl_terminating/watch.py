@@ -28,7 +28,8 @@ from kubectl_terminating import kinds
 from kubectl_terminating.causes import GRACE_PERIOD
 from kubectl_terminating.client import ACCEPT_METADATA, Client
 from kubectl_terminating.connection import connected, error_line
-from kubectl_terminating.errors import ApiError, Gone, NotFound, TerminatingError
+from kubectl_terminating.errors import ApiError, ExitStatus, Gone, NotFound, TerminatingError
+from kubectl_terminating.find import listable_types
 from kubectl_terminating.kinds import Kind
 from kubectl_terminating.live import LiveSource, LiveView
 from kubectl_terminating.model import JSON, Finding
@@ -50,7 +51,7 @@ from kubectl_terminating.resources import (
     meta,
     typed,
 )
-from kubectl_terminating.run import Result, collect, report, unexplained
+from kubectl_terminating.run import Result, collect, explain_one, report
 from kubectl_terminating.view import EVERYTHING, ClusterView, ContentListing, Discovery, Selectors
 
 RELATED = (
@@ -75,7 +76,6 @@ PERMANENT = frozenset({401, 403, 404, 405})
 FIRST_BACKOFF = 0.5
 RETRY_SECONDS = 5.0  # before explaining again an object the server could not be asked about
 INTERRUPTED_EVERY = 60.0  # seconds between two "watch interrupted" warnings
-EXIT_STILL_THERE = 3  # fix --wait: objects still there after --timeout
 MAX_BACKOFF = 30.0
 ACCEPT_WATCH_METADATA = (
     "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
@@ -304,7 +304,6 @@ class Tracked:
     finding: Finding
     read: frozenset[Dependency]
     version: str  # the resourceVersion explained
-    holds: tuple[str, str]  # what held it when last reported
     since: float | None  # when its deletion was first asked for (epoch seconds)
 
 
@@ -347,9 +346,7 @@ class Tracker:
         if before is not None and before.since is not None:
             # a forced deletion moves deletionTimestamp to now: the first request counts
             since = before.since if since is None else min(since, before.since)
-        self.objects[key] = Tracked(
-            finding, read, str(meta(obj).get("resourceVersion")), holds(finding), since
-        )
+        self.objects[key] = Tracked(finding, read, str(meta(obj).get("resourceVersion")), since)
         if finding.overdue_seconds is not None and finding.overdue_seconds < 0:
             # nothing will be written when the grace period ends: look again then
             heapq.heappush(self.timers, (time.monotonic() - finding.overdue_seconds + 1, key))
@@ -360,15 +357,17 @@ class Tracker:
 
     def handle(self, change: Change) -> None:
         """A change of a watched object: its own (re-explained if terminating) or of one
-        that explanations read (those that read it are explained again)."""
+        that explanations read (those that read it are explained again). The objects one
+        change re-explains read through one view: a node read once for all its pods."""
+        live = LiveView(self.client)
         if (change.resource.api_version, change.resource.kind) in self.own:
             if change.event == "RELISTED":
-                self._relisted(change.resource, change.items)
+                self._relisted(change.resource, change.items, live)
             elif self.wanted(key_of(change.resource, change.obj)):
-                self._own(change)
-        self._related(change)
+                self._own(change, live)
+        self._related(change, live)
 
-    def _own(self, change: Change) -> None:
+    def _own(self, change: Change, live: LiveView) -> None:
         key, m = key_of(change.resource, change.obj), meta(change.obj)
         if change.event == "DELETED":
             self._gone(key)
@@ -377,33 +376,34 @@ class Tracker:
         if m.get("deletionTimestamp") and (
             tracked is None or tracked.version != str(m.get("resourceVersion"))
         ):
-            self.refresh(key)
+            self.refresh(key, live)
 
-    def _relisted(self, resource: Resource, items: tuple[JSON, ...]) -> None:
+    def _relisted(self, resource: Resource, items: tuple[JSON, ...], live: LiveView) -> None:
         present = {key_of(resource, i): i for i in items}
         for key in [k for k in self.objects if k[0] == resource and k not in present]:
             self._gone(key)
         for key, obj in present.items():
             if self.wanted(key):
-                self._own(Change("MODIFIED", resource, obj))
+                self._own(Change("MODIFIED", resource, obj), live)
 
-    def _related(self, change: Change) -> None:
+    def _related(self, change: Change, live: LiveView) -> None:
         kind = change.resource.qualified
         for key, tracked in list(self.objects.items()):
             if (change.event == "RELISTED" and any(r[0] == kind for r in tracked.read)) or (
                 change.event != "RELISTED" and depends_on(tracked.read, change.resource, change.obj)
             ):
-                self.refresh(key)
+                self.refresh(key, live)
 
-    def refresh(self, key: Key) -> None:
-        """Read the object again and explain it: a line if it started or what holds it
-        changed. When the API server cannot be reached (it restarts), try again later."""
+    def refresh(self, key: Key, live: LiveView | None = None) -> None:
+        """Read the object again and explain it (through live, shared by the objects one
+        change re-explains): a line if it started or what holds it changed. When the API
+        server cannot be reached (it restarts), try again later."""
         try:
-            self._refresh(key)
+            self._refresh(key, live or LiveView(self.client))
         except TerminatingError:
             heapq.heappush(self.timers, (time.monotonic() + RETRY_SECONDS, key))
 
-    def _refresh(self, key: Key) -> None:
+    def _refresh(self, key: Key, live: LiveView) -> None:
         resource, namespace, name = key
         try:
             obj = self.client.get(resource.path(namespace or None, name))
@@ -412,21 +412,14 @@ class Tracker:
             return
         if not meta(obj).get("deletionTimestamp"):
             return
-        noting = DependencyView(LiveView(self.client))
-        try:
-            finding = self.kind.explain(obj, resource, noting, self.request.detailed)
-        except TerminatingError:
-            raise
-        except Exception as error:  # an explainer bug: listed bare with a warning, as run's
-            finding = unexplained(obj, resource, noting, error)
+        noting = DependencyView(live)
+        finding = explain_one(self.kind, obj, resource, noting, self.request.detailed)
         before = self.objects.get(key)
         self._keep(key, obj, finding, frozenset(noting.read))
         if before is None:
             self.lines.started(finding)
-        elif before.holds != holds(finding):
+        elif holds(before.finding) != holds(finding):
             self.lines.changed(finding)
-        else:
-            self.objects[key].holds = before.holds
 
     def _gone(self, key: Key) -> None:
         tracked = self.objects.pop(key, None)
@@ -440,10 +433,11 @@ class Tracker:
         return max(0.0, self.timers[0][0] - time.monotonic()) if self.timers else None
 
     def fire(self) -> None:
+        live = LiveView(self.client)
         while self.timers and self.timers[0][0] <= time.monotonic():
             _, key = heapq.heappop(self.timers)
             if key in self.objects:
-                self.refresh(key)
+                self.refresh(key, live)
 
 
 def _first(request: Request, result: Result, lines: Lines, out: IO[str], err: IO[str]) -> None:
@@ -463,24 +457,24 @@ def _first(request: Request, result: Result, lines: Lines, out: IO[str], err: IO
     err.flush()
 
 
-def _own_types(client: Client, kind: Kind, namespace: str | None) -> list[Resource]:
-    """The types whose objects the run follows: the command's, or for `all` every listable
-    type (cluster-scoped ones only across all namespaces, as find_all)."""
-    from kubectl_terminating.discovery import discover
-
+def _own_types(view: ClusterView, kind: Kind, namespace: str | None) -> list[Resource]:
+    """The types whose objects the run follows: the command's, or for `all` every type
+    find_all looks at (view: the run's, whose discovery find_all then reuses)."""
     if kind.resource is not None:
         return [kind.resource]
-    return [r for r in discover(client).resources if r.namespaced or namespace is None]
+    return listable_types(view, namespace)[0]
 
 
 class Session:
     """The watches of one run and the tracker they feed: built (each watch's resourceVersion
     read) before the first explanations, started after them."""
 
-    def __init__(self, client: Client, request: Request, lines: Lines, err: IO[str]) -> None:
+    def __init__(
+        self, client: Client, view: ClusterView, request: Request, lines: Lines, err: IO[str]
+    ) -> None:
         options = request.options
         kind = kinds.by_command(options.kind)
-        own = _own_types(client, kind, request.namespace)
+        own = _own_types(view, kind, request.namespace)
         related = [r for r in RELATED if r not in own]
         self.changes: queue.Queue[Change] = queue.Queue()
         # long-lived requests get their own connections: the explanations keep theirs
@@ -545,13 +539,14 @@ def run_watch(options: Options, out: IO[str], err: IO[str]) -> int:
     with connected(options, err) as client:
         request = complete(options, client.connection.namespace)
         lines = Lines(options, out, with_kind=kinds.by_command(options.kind).resource is None)
-        session = Session(client, request, lines, err)
-        result = collect(request, LiveSource(client), err, view_for=session.tracker.view_for)
+        source = LiveSource(client)
+        session = Session(client, source.view, request, lines, err)
+        result = collect(request, source, err, view_for=session.tracker.view_for)
         _first(request, result, lines, out, err)
         session.tracker.start(result)
         session.start()
         session.follow()
-    return 0  # not reached: Ctrl-C ends it (guarded: exit 130)
+    return ExitStatus.OK  # not reached: Ctrl-C ends it (guarded: exit 130)
 
 
 def wait_gone(
@@ -568,7 +563,7 @@ def wait_gone(
 
     with_kind = kinds.by_command(request.options.kind).resource is None
     lines = Lines(replace(request.options, output=None), out, with_kind)
-    session = Session(client, request, lines, err)
+    session = Session(client, LiveView(client), request, lines, err)
     session.tracker.start(Result(findings))
     session.start()
     # gone before the watches began? read each once (after their resourceVersion was taken)
@@ -578,5 +573,5 @@ def wait_gone(
     left = [f"{safe(k[1] + '/' if k[1] else '')}{safe(k[2])}" for k in session.tracker.objects]
     if left:
         print(f"error: timed out waiting for {len(left)} to go: {', '.join(left)}", file=err)
-        return EXIT_STILL_THERE
-    return 0
+        return ExitStatus.STUCK
+    return ExitStatus.OK

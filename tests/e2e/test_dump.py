@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
+from kubectl_terminating.commands import run
 from kubectl_terminating.dump import run_dump
 from kubectl_terminating.explain import objects as objects_module
 from kubectl_terminating.model import Finding
 from kubectl_terminating.options import Options
 from kubectl_terminating.resources import Resource
-from kubectl_terminating.run import run
 from kubectl_terminating.view import ClusterView
 from tests.harness import scenarios
 from tests.harness.api import create_namespace, remove_finalizers, unique_ns

@@ -16,12 +16,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kubectl_terminating.commands import run
 from kubectl_terminating.explain.namespaces import explain_namespace
 from kubectl_terminating.explain.pods import explain_pod
 from kubectl_terminating.model import JSON, Blocker, Finding
 from kubectl_terminating.options import Options
 from kubectl_terminating.resources import Resource
-from kubectl_terminating.run import run
 from kubectl_terminating.staticview import StaticView
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

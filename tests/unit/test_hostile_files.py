@@ -25,9 +25,9 @@ from hypothesis import strategies as st
 
 from kubectl_terminating.bounded import DEFAULT_MAX_BYTES, MB, TooLarge, parse_size, read_capped
 from kubectl_terminating.cli import cli
+from kubectl_terminating.commands import run
 from kubectl_terminating.errors import ConfigError
 from kubectl_terminating.options import Options
-from kubectl_terminating.run import run
 from kubectl_terminating.snapshot import SNAPSHOT_API_VERSION, SNAPSHOT_KIND
 from tests.unit.builders import run_captured
 from tests.unit.test_properties import STRATEGIES, anything, mutated_world, timestamp

@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubectl_terminating import resources as res
+from kubectl_terminating.commands import run
 from kubectl_terminating.explain import pods as pods_module
 from kubectl_terminating.explain.finalizers import finalizer_blockers
 from kubectl_terminating.explain.namespaces import explain_namespace
@@ -47,7 +48,6 @@ from kubectl_terminating.render import explain, structured, table
 from kubectl_terminating.render.style import Style
 from kubectl_terminating.render.table import PrintOptions
 from kubectl_terminating.resources import Resource
-from kubectl_terminating.run import run
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.timeutil import parse_time
 from kubectl_terminating.view import Discovery, ReadFailed

@@ -216,9 +216,9 @@ def _occurrences(data: bytes, needle: bytes) -> Iterator[int]:
 
 
 # A JSON string (compact, as the API server writes it: a quote inside is always escaped), and
-# any cell of a Table row (a string or a number).
-_STRING = rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
-_CELL = rb"(?:" + _STRING + rb'|[^,\]"]*+)'
+# any cell of a Table row (a string or a number). No possessive quantifiers: Python 3.10.
+_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
+_CELL = rb"(?:" + _STRING + rb'|[^,\]"]*)'
 
 
 class NodeTally:

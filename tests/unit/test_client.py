@@ -12,6 +12,7 @@ import contextlib
 import gzip
 import io
 import json
+import re
 import socket
 import struct
 import threading
@@ -25,7 +26,7 @@ import pytest
 import urllib3
 
 from kubectl_terminating import client as client_module
-from kubectl_terminating import reads
+from kubectl_terminating import find, reads
 from kubectl_terminating.client import Client
 from kubectl_terminating.discovery import discover
 from kubectl_terminating.errors import (
@@ -543,6 +544,13 @@ def test_table_scan_counts_each_nodes_pods_without_decoding_them(chunk: int) -> 
     tally.at(6)
     assert len(list(answer)) == 1 + 45
     assert tally.pods() == {"big": 40, "small": 3, UNBOUND: 2}
+
+
+def test_the_table_scan_patterns_compile_on_python_3_10() -> None:
+    """pyproject says Python 3.10+: possessive quantifiers and atomic groups are 3.11's, and
+    on 3.10 compiling them fails (`re.error: multiple repeat`) on every live `pods` run."""
+    for pattern in (find._STRING, find._CELL):
+        assert not re.search(rb"[*+?}]\+|\(\?>", pattern), pattern
 
 
 def test_disable_compression_in_the_kubeconfig_is_honoured(server: FaultServer) -> None:

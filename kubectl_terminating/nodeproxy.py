@@ -12,7 +12,6 @@ kept, redacted (explain/node_evidence.py interprets them).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -21,8 +20,9 @@ from urllib.parse import quote
 
 import urllib3
 
+from kubectl_terminating.bounded import json_documents
 from kubectl_terminating.client import ACCEPT_JSON, CONNECT_TIMEOUT, Client
-from kubectl_terminating.errors import ApiError, Unauthorized
+from kubectl_terminating.errors import ApiError, ConfigError, Unauthorized
 from kubectl_terminating.nodeanswers import (
     PERMISSION,
     NodeEvidence,
@@ -220,7 +220,14 @@ class NodeProxy:
         reply = self._get(node, sub, None, JSON_BYTES, give_up_at)
         if reply.truncated:
             raise ValueError(f"answer larger than {JSON_BYTES} bytes")
-        return json.loads(reply.body)
+        # bounded like a file: a malformed or deeply nested answer is a problem, not a crash
+        try:
+            documents = json_documents(bytearray(reply.body), f"{sub} of node {node}").documents
+        except ConfigError as error:
+            raise ValueError(str(error)) from None
+        if len(documents) != 1:
+            raise ValueError(f"{len(documents)} JSON documents, not one")
+        return documents[0]
 
     def _get(
         self,
@@ -243,7 +250,7 @@ class NodeProxy:
         accept = ACCEPT_JSON if sub in ("pods", "stats/summary") else "text/plain, */*"
         pool, url, headers, _ = client._prepare(path, params, accept, left)
         headers.update(extra or {})
-        started = time.monotonic()
+        started = client.clock()  # what _log_request measures against
         timeout = urllib3.Timeout(connect=min(left, CONNECT_TIMEOUT), read=left)
         try:
             response = pool.request(
@@ -252,8 +259,11 @@ class NodeProxy:
         except urllib3.exceptions.HTTPError as error:
             raise ApiError(f"could not reach the API server's node proxy: {error}") from None
         chunks, size, truncated = [], 0, False
+        # read1 as the client's reads: urllib3 < 2.2 lacks it, there each read is bounded by the
+        # read timeout
+        read = getattr(response, "read1", None) or response.read
         try:
-            while chunk := response.read1(min(64 * 1024, limit - size)) if size < limit else b"":
+            while chunk := read(min(64 * 1024, limit - size)) if size < limit else b"":
                 chunks.append(chunk)
                 size += len(chunk)
                 if time.monotonic() > give_up_at:

@@ -40,6 +40,8 @@ from kubectl_terminating.errors import (
 from kubectl_terminating.find import UNBOUND, NodeTally, drop_managed_fields, scan_table
 from kubectl_terminating.kubeconfig import Connection
 from kubectl_terminating.live import LiveView
+from kubectl_terminating.nodeanswers import Subject
+from kubectl_terminating.nodeproxy import NodeProxy
 from kubectl_terminating.view import ReadFailed
 
 TOKEN = "kt-fault-injector-secret-token-7f3a9c"
@@ -551,6 +553,21 @@ def test_the_table_scan_patterns_compile_on_python_3_10() -> None:
     on 3.10 compiling them fails (`re.error: multiple repeat`) on every live `pods` run."""
     for pattern in (find._STRING, find._CELL):
         assert not re.search(rb"[*+?}]\+|\(\?>", pattern), pattern
+
+
+def test_a_kubelet_answer_nested_too_deeply_is_a_problem_of_its_node(server: FaultServer) -> None:
+    """The kubelet's JSON through the node proxy is read as bounded as a file: one answer
+    nested 100,000 deep is one problem of that node, not a RecursionError ending the run."""
+    proxy = "/api/v1/nodes/n1/proxy/"
+    server.on(proxy + "logs/", Step(body=b"E1124 kubelet.go:1] pod uid-1 failed\n"))
+    server.on(proxy + "stats/summary", Step(body=b"[" * 100_000))
+    server.on(proxy + "pods", Step(body={"kind": "PodList", "items": []}))
+    evidence, warnings = NodeProxy(make_client(server)).read_node("n1", Subject(("uid-1",)))
+    assert evidence.lines == ("E1124 kubelet.go:1] pod uid-1 failed",)
+    assert evidence.problems == (
+        "stats/summary: cannot read stats/summary of node n1: the JSON " "is nested too deeply",
+    )
+    assert warnings == [f"node evidence of n1: could not read {evidence.problems[0]}"]
 
 
 def test_disable_compression_in_the_kubeconfig_is_honoured(server: FaultServer) -> None:

@@ -26,7 +26,15 @@ from kubectl_terminating.errors import ConfigError
 from kubectl_terminating.gather import Gathered
 from kubectl_terminating.model import JSON
 from kubectl_terminating.reads import RELATED
-from kubectl_terminating.resources import Resource, is_terminating, meta, typed
+from kubectl_terminating.resources import (
+    Resource,
+    as_dict,
+    is_terminating,
+    list_of,
+    meta,
+    text,
+    typed,
+)
 from kubectl_terminating.selectors import parse_selector
 from kubectl_terminating.source import Found, Scope
 from kubectl_terminating.staticview import StaticView
@@ -367,10 +375,10 @@ def _from_list(data: JSON, source: Path) -> Loaded:
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
         raise ConfigError(f"cannot read {source}: malformed snapshot list (items)")
     contexts = [
-        (str((item.get("header") or {}).get("context") or ""), _from_bundle(item, source))
+        (text(as_dict(item.get("header")).get("context")), _from_bundle(item, source))
         for item in items
     ]
-    warnings = [str(w) for w in data.get("warnings") or []]
+    warnings = [str(w) for w in list_of(data.get("warnings"))]
     return Loaded([], warnings=warnings, contexts=contexts)
 
 

@@ -28,8 +28,8 @@ from kubectl_terminating.cli import cli
 from kubectl_terminating.commands import run
 from kubectl_terminating.errors import ConfigError
 from kubectl_terminating.options import Options
-from kubectl_terminating.snapshot import SNAPSHOT_API_VERSION, SNAPSHOT_KIND
-from tests.unit.builders import run_captured
+from kubectl_terminating.snapshot import SNAPSHOT_API_VERSION, SNAPSHOT_KIND, SNAPSHOT_LIST_KIND
+from tests.unit.builders import FIXTURES, run_captured
 from tests.unit.test_properties import STRATEGIES, anything, mutated_world, timestamp
 
 LIST_HEAD = b'{"kind":"List","apiVersion":"v1","items":['
@@ -240,6 +240,20 @@ def test_more_bad_files_are_one_line(tmp_path: Path, content: bytes, message: st
     path.write_bytes(content)
     code, out, err = run_captured(from_file=str(path))
     assert (code, out) == (1, "") and one_error_line(err) and message in err
+
+
+def test_a_malformed_snapshot_list_is_read_or_one_line(tmp_path: Path) -> None:
+    """A `dump --contexts` file with entries of the wrong type: what can be read is (warnings
+    that are not a list are none), else one line; never a traceback."""
+    snapshot = json.loads((FIXTURES / "node-evidence" / "full-disk.json").read_text())
+    path = tmp_path / "contexts.json"
+    head = {"apiVersion": SNAPSHOT_API_VERSION, "kind": SNAPSHOT_LIST_KIND}
+    path.write_text(json.dumps({**head, "items": [snapshot], "warnings": 5}))
+    code, out, err = run_captured(from_file=str(path))
+    assert (code, err) == (0, "") and "app-5" in out
+    path.write_text(json.dumps({**head, "items": [{**snapshot, "header": "x"}]}))
+    code, out, err = run_captured(from_file=str(path))
+    assert (code, out) == (1, "") and one_error_line(err) and "malformed snapshot" in err
 
 
 def test_a_cluster_info_dump_with_broken_files_gives_the_rest(tmp_path: Path) -> None:

@@ -11,11 +11,10 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 
-from kubectl_terminating.causes import RUNTIME_UNAVAILABLE
 from kubectl_terminating.explain.node_evidence import (
-    RUNTIME_FAILED,
     RUNTIME_SIDE,
     confirm,
+    evidence_keys,
     not_read,
     wants_evidence,
 )
@@ -77,8 +76,7 @@ def subjects_of(pods: Sequence[tuple[JSON, Finding]]) -> dict[str, Subject]:
         since = min(filter(None, (known.since, _since(pod))), default="")
         main = finding.blockers[0].type
         runtime = known.runtime or main in RUNTIME_SIDE
-        down = (RUNTIME_FAILED,) if main == RUNTIME_UNAVAILABLE else ()
-        keys = tuple(dict.fromkeys((*known.keys, *pod_keys(pod), *down)))
+        keys = tuple(dict.fromkeys((*known.keys, *evidence_keys(pod_keys(pod), main))))
         subjects[node] = Subject(keys, since, runtime)
     return subjects
 

@@ -31,7 +31,8 @@ from kubectl_terminating.causes import (
     VOLUMES_NOT_RECLAIMED,
 )
 from kubectl_terminating.explain.common import pods_on_node
-from kubectl_terminating.model import Evidence, Finding, ObjectRef, Remedy
+from kubectl_terminating.explain.pod_facts import node_ref, unique_remedies
+from kubectl_terminating.model import Evidence, Finding, Remedy
 from kubectl_terminating.nodeanswers import (
     PERMISSION,
     NodeEvidence,
@@ -244,10 +245,6 @@ def _quote(line: str, found: re.Match[str]) -> str:
     return ("..." if start else "") + excerpt
 
 
-def _node_ref(node: str) -> ObjectRef:
-    return ObjectRef("Node", node, api_version="v1")
-
-
 def _disk_note(evidence: NodeEvidence) -> tuple[str, Evidence | None]:
     full = {name: fs for name, fs in evidence.free.items() if fs.full}
     if not full:
@@ -255,7 +252,7 @@ def _disk_note(evidence: NodeEvidence) -> tuple[str, Evidence | None]:
     said = ", ".join(f"{name} {_bytes(fs.available or 0)} free" for name, fs in full.items())
     return said, Evidence(
         f"the kubelet's stats/summary on {evidence.node}: {said}",
-        _node_ref(evidence.node),
+        node_ref(evidence.node),
         {
             name: {"availableBytes": fs.available, "capacityBytes": fs.capacity}
             for name, fs in full.items()
@@ -275,17 +272,22 @@ def _kubelet_view(finding: Finding, evidence: NodeEvidence) -> Evidence | None:
         return None
     return Evidence(
         f"the kubelet's own list of pods on {evidence.node} {said}",
-        _node_ref(evidence.node),
+        node_ref(evidence.node),
         {"uid": finding.uid, "inKubeletPods": finding.uid in pods},
     )
+
+
+def evidence_keys(keys: Iterable[str], main_type: str) -> tuple[str, ...]:
+    """What a line about the pod contains: its keys (uid, container ids), and for a runtime
+    down the kubelet's failed runtime calls, which name no pod."""
+    return (*keys, RUNTIME_FAILED) if main_type == RUNTIME_UNAVAILABLE else tuple(keys)
 
 
 def confirm(finding: Finding, keys: Iterable[str], evidence: NodeEvidence) -> Finding:
     """The main blocker with what the kubelet said about the pod as its headline and proof;
     unchanged (but for a note) when the kubelet said nothing that names a cause."""
     main = finding.blockers[0]
-    if main.type == RUNTIME_UNAVAILABLE:  # the runtime fails for every pod, none named
-        keys = (*keys, RUNTIME_FAILED)
+    keys = evidence_keys(keys, main.type)
     lines = matching(evidence.lines, keys)
     uid = finding.uid or "<pod uid>"
     logs = [("kubelet", lines), ("containerd", matching(evidence.runtime_lines, keys))]
@@ -306,7 +308,7 @@ def confirm(finding: Finding, keys: Iterable[str], evidence: NodeEvidence) -> Fi
         note = Evidence(
             f"node evidence read from {where} on {evidence.node}: no line about the pod names a "
             f"known cause ({len(lines)} line(s) about it)",
-            _node_ref(evidence.node),
+            node_ref(evidence.node),
             {"source": evidence.source or None, "lines": lines[-3:]},
         )
         finding.blockers[0] = replace(main, evidence=(*main.evidence, *extra, note))
@@ -321,7 +323,7 @@ def confirm(finding: Finding, keys: Iterable[str], evidence: NodeEvidence) -> Fi
         summary = f"disk full on {evidence.node}: {disk} ({log} log and kubelet stats)"
     proof = Evidence(
         f"the {log} log on {evidence.node} ({source}): {_quote(line, said.match)}",
-        _node_ref(evidence.node),
+        node_ref(evidence.node),
         {"source": source, "line": line},
     )
     finding.blockers[0] = replace(
@@ -347,9 +349,5 @@ def not_read(finding: Finding, why: str, command: str | None) -> Finding:
 
 
 def _safest_first(*remedies: Remedy) -> tuple[Remedy, ...]:
-    """The steps in order, the destructive ones last (the remedy contract), each once."""
-    seen: dict[str, Remedy] = {}
-    for remedy in remedies:
-        seen.setdefault(remedy.command or remedy.description, remedy)
-    kept = list(seen.values())
-    return tuple([r for r in kept if not r.destructive] + [r for r in kept if r.destructive])
+    """The steps in order, each once, the destructive ones last (the remedy contract)."""
+    return tuple(sorted(unique_remedies(remedies), key=lambda remedy: remedy.destructive))

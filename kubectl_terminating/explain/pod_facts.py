@@ -29,6 +29,9 @@ CONTAINER_STATES = ("running", "terminated", "waiting")
 NODE_UNKNOWN = "node, volumes and hooks unknown: the file has no spec"
 SPEC_UNKNOWN = "volumes and hooks unknown: the file has no spec (node from its events)"
 CONTAINERS_UNKNOWN = "container states unknown: the file has no status"
+# how volumes-not-reclaimed ends while the kubelet works on the teardown (pod_generation
+# rewords it when the kubelet has not processed the deletion at all)
+TEARDOWN_PENDING = "kubelet has not finished volume teardown"
 
 
 def spec_of(obj: JSON) -> JSON:

@@ -18,13 +18,12 @@ from dataclasses import dataclass, replace
 
 from kubectl_terminating.causes import CSI_DRIVER_MISSING, VOLUME_ATTACHMENT, cause_of
 from kubectl_terminating.explain.common import meta
-from kubectl_terminating.explain.pod_facts import status_of
+from kubectl_terminating.explain.pod_facts import TEARDOWN_PENDING, status_of
 from kubectl_terminating.model import JSON, Blocker, Evidence, Finding, ObjectRef
 
 # blockers the kubelet acts on besides those on the node (causes.py): it waits for the driver
 KUBELET_WAITS = frozenset({CSI_DRIVER_MISSING, VOLUME_ATTACHMENT})
-# the catch-all volume summary (pod_volumes): it assumes the kubelet is tearing down
-TEARDOWN_SUMMARY_END = "kubelet has not finished volume teardown"
+# instead of TEARDOWN_PENDING when the kubelet has not even processed the deletion
 NOT_PROCESSED = "kubelet has not processed the deletion"
 
 
@@ -74,8 +73,8 @@ def deletion_seen(pod: JSON) -> DeletionSeen | None:
 def _forked(blocker: Blocker, seen: DeletionSeen, ref: ObjectRef) -> Blocker:
     evidence = seen.evidence(ref, cause_of(blocker.type).label)
     summary = blocker.summary
-    if not seen.seen and summary.endswith(TEARDOWN_SUMMARY_END):
-        summary = summary.removesuffix(TEARDOWN_SUMMARY_END) + NOT_PROCESSED
+    if not seen.seen and summary.endswith(TEARDOWN_PENDING):
+        summary = summary.removesuffix(TEARDOWN_PENDING) + NOT_PROCESSED
     return replace(blocker, summary=summary, evidence=(*blocker.evidence, evidence))
 
 

@@ -12,6 +12,7 @@ from kubectl_terminating.explain.common import as_dict, list_of, meta, pods_on_n
 from kubectl_terminating.explain.pod_containers import busy_remedies
 from kubectl_terminating.explain.pod_facts import (
     CONTAINERS_UNKNOWN,
+    TEARDOWN_PENDING,
     PodFacts,
     event_evidence,
     event_time,
@@ -374,7 +375,7 @@ def _reclaim_blocker(
         # nothing seen of the node: do not claim what its kubelet is doing
         summary = f"{done}; node {facts.node_name} not checked ({facts.node.unreadable})"
     else:
-        summary = f"{done}; kubelet has not finished volume teardown"
+        summary = f"{done}; {TEARDOWN_PENDING}"
     evidence = [
         _exited_evidence(facts),
         *facts.node.unknown_evidence(),

@@ -497,6 +497,11 @@ def types_command(output: str | None, no_headers: bool, **_global_options: Any) 
     click.echo(render(output, no_headers), nl=False)
 
 
+def _fleet(flags: dict[str, Any]) -> bool:
+    """--contexts or --all-contexts given (checked before Options, whose check says less)."""
+    return flags.get("contexts") is not None or bool(flags.get("all_contexts"))
+
+
 @cli.command("fix", context_settings=CONTEXT)
 @click.argument("kind", type=click.Choice(FIX_KINDS), metavar="(pods|ns|all)")
 @click.argument("names", nargs=-1, metavar="[NAME]...")
@@ -523,11 +528,7 @@ def fix(ctx: click.Context, /, kind: str, names: tuple[str, ...], **flags: Any) 
         )
     except UsageError as error:
         raise click.UsageError(error.message, ctx) from None
-    if fix_options.wait and not fix_options.apply:
-        raise click.UsageError("--wait only applies with --apply", ctx)
-    if fix_options.confirm is not None and not fix_options.apply:
-        raise click.UsageError("--confirm only applies with --apply", ctx)
-    if flags.get("contexts") is not None or flags.get("all_contexts"):
+    if _fleet(flags):
         raise click.UsageError("fix works on one cluster at a time: use --context", ctx)
     try:
         options = Options.from_flags(AliasedGroup.aliases.get(kind, kind), names, flags)
@@ -570,7 +571,7 @@ def serve(ctx: click.Context, /, address: str, interval: str, **flags: Any) -> N
     from kubectl_terminating.exporter.serve import ServeOptions
     from kubectl_terminating.exporter.serve import serve as run_serve
 
-    if flags.get("contexts") is not None or flags.get("all_contexts"):
+    if _fleet(flags):
         raise click.UsageError("serve reads one cluster: run one per context", ctx)
     try:
         options = Options.from_flags("all", (), flags)

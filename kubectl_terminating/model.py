@@ -8,19 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # The blocker types, their rank and all else known of each: one table, causes.py.
-from kubectl_terminating.causes import GRACE_PERIOD, TABLE
-from kubectl_terminating.causes import rank as type_rank
+from kubectl_terminating.causes import GRACE_PERIOD, TABLE, rank
 
 JSON = dict[str, Any]
 
 API_VERSION = "terminating.kubectl.io/v1"
 
 PRIORITY: tuple[str, ...] = tuple(cause.type for cause in TABLE)  # main blocker first
-
-
-def priority(blocker_type: str) -> int:
-    """Rank of a blocker type (causes.py); a type from elsewhere ranks last but one."""
-    return type_rank(blocker_type)
+priority = rank  # a blocker type's rank; a type from elsewhere ranks last but one
 
 
 def _set(out: JSON, **optional: object) -> JSON:

@@ -73,8 +73,6 @@ class Options:
             raise UsageError(f"--explain prints text; -o {self.output} already has every detail")
         if self.summary and self.explain:
             raise UsageError("--summary and --explain cannot be combined")
-        if self.node_evidence and self.kind == "namespaces":
-            raise UsageError("--node-evidence applies to pods and all")
         if self.summary and self.output in ("json", "yaml", "name"):
             raise UsageError(f"--summary prints text; -o {self.output} has no summary of its own")
         self.validate_fleet()

@@ -56,14 +56,20 @@ def meta(obj: dict[str, Any]) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-# Written by the namespace controller only while it deletes a namespace's content.
+# Written by the namespace controller only while it deletes a namespace's content
+# (pkg/controller/namespace/deletion, status_condition_utils.go).
+DISCOVERY_FAILURE = "NamespaceDeletionDiscoveryFailure"
+GV_PARSING_FAILURE = "NamespaceDeletionGroupVersionParsingFailure"
+CONTENT_FAILURE = "NamespaceDeletionContentFailure"
+CONTENT_REMAINING_CONDITION = "NamespaceContentRemaining"
+FINALIZERS_REMAINING_CONDITION = "NamespaceFinalizersRemaining"
 NAMESPACE_DELETION_CONDITIONS = frozenset(
     {
-        "NamespaceDeletionDiscoveryFailure",
-        "NamespaceDeletionGroupVersionParsingFailure",
-        "NamespaceDeletionContentFailure",
-        "NamespaceContentRemaining",
-        "NamespaceFinalizersRemaining",
+        DISCOVERY_FAILURE,
+        GV_PARSING_FAILURE,
+        CONTENT_FAILURE,
+        CONTENT_REMAINING_CONDITION,
+        FINALIZERS_REMAINING_CONDITION,
     }
 )
 
@@ -79,17 +85,10 @@ def is_terminating(obj: dict[str, Any]) -> bool:
         return True
     if obj.get("kind") != "Namespace":
         return False
-    status = obj.get("status")
-    if not isinstance(status, dict):
-        return False
-    if status.get("phase") == "Terminating":
-        return True
-    conditions = status.get("conditions")
-    return isinstance(conditions, list) and any(
-        isinstance(c, dict)
-        and c.get("type") in NAMESPACE_DELETION_CONDITIONS
-        and c.get("status") == "True"
-        for c in conditions
+    status = as_dict(obj.get("status"))
+    return status.get("phase") == "Terminating" or any(
+        c.get("type") in NAMESPACE_DELETION_CONDITIONS and c.get("status") == "True"
+        for c in map(as_dict, list_of(status.get("conditions")))
     )
 
 

@@ -19,24 +19,17 @@ from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.finalizers import lease_liveness
 from kubectl_terminating.explain.knowledge import KCM_LEASE
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
+from kubectl_terminating.resources import (
+    CONTENT_FAILURE,
+    DISCOVERY_FAILURE,
+    GV_PARSING_FAILURE,
+    NAMESPACE_DELETION_CONDITIONS,
+)
 from kubectl_terminating.timeutil import human_duration, seconds_since
 
 if TYPE_CHECKING:
     from kubectl_terminating.explain.namespace_facts import NamespaceFacts
 
-# The conditions pkg/controller/namespace/deletion writes (status_condition_utils.go).
-DISCOVERY_FAILURE = "NamespaceDeletionDiscoveryFailure"
-GV_PARSING_FAILURE = "NamespaceDeletionGroupVersionParsingFailure"
-CONTENT_FAILURE = "NamespaceDeletionContentFailure"
-CONTENT_REMAINING_CONDITION = "NamespaceContentRemaining"
-FINALIZERS_REMAINING_CONDITION = "NamespaceFinalizersRemaining"
-CONDITION_TYPES = (
-    DISCOVERY_FAILURE,
-    GV_PARSING_FAILURE,
-    CONTENT_FAILURE,
-    CONTENT_REMAINING_CONDITION,
-    FINALIZERS_REMAINING_CONDITION,
-)
 FAILURE_REASONS = {
     "DiscoveryFailed": "discovery failed",
     "GroupVersionParsingFailed": "group-version parsing failed",
@@ -251,7 +244,7 @@ def controller_blocker(facts: NamespaceFacts) -> list[Blocker]:
     written = {c.get("type") for c in namespace_conditions(ns)}
     deleted = meta(ns).get("deletionTimestamp")
     age = seconds_since(deleted, view.now)
-    if written & set(CONDITION_TYPES) or age is None or age <= SILENT_CONTROLLER_SECONDS:
+    if written & NAMESPACE_DELETION_CONDITIONS or age is None or age <= SILENT_CONTROLLER_SECONDS:
         return []
     controller = lease_liveness((KCM_LEASE,), view)
     silent = Evidence(

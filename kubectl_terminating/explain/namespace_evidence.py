@@ -46,10 +46,8 @@ from kubectl_terminating.explain.finalizers import (
 )
 from kubectl_terminating.explain.knowledge import lookup
 from kubectl_terminating.explain.namespace_conditions import (
-    CONTENT_REMAINING_CONDITION,
     FAILED_CONVERSION,
     FAILED_WEBHOOK,
-    FINALIZERS_REMAINING_CONDITION,
     GROUP_VERSION,
     apiservice_remedies,
     clip,
@@ -58,6 +56,10 @@ from kubectl_terminating.explain.namespace_conditions import (
     ns_ref,
 )
 from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
+from kubectl_terminating.resources import (
+    CONTENT_REMAINING_CONDITION,
+    FINALIZERS_REMAINING_CONDITION,
+)
 from kubectl_terminating.view import ClusterView
 
 # "widgets.example.com has 2 resource instances"; the core group leaves "pods." (empty group)

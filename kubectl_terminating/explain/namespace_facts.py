@@ -9,11 +9,10 @@ from kubectl_terminating.explain.namespace_content import Content
 from kubectl_terminating.explain.namespace_evidence import found_no_content, says_content_remains
 from kubectl_terminating.explain.namespace_finalizers import KUBERNETES_FINALIZER
 from kubectl_terminating.model import JSON, Finding
-from kubectl_terminating.view import NO_CAPTURE_TIME, ClusterView, ContentListing, Discovery
+from kubectl_terminating.view import ClusterView, ContentListing, Discovery
 
 PHASE_UNKNOWN = "phase unknown: the file has no spec"
 CONTENT_UNKNOWN = "content not in the file"
-__all__ = ["CONTENT_UNKNOWN", "NO_CAPTURE_TIME", "PHASE_UNKNOWN", "NamespaceFacts"]
 
 
 class NamespaceFacts(Facts):

@@ -101,19 +101,19 @@ def conversion(facts: ObjectFacts) -> list[Blocker]:
     return [b for b in found if b is not None]
 
 
-def dependents(facts: ObjectFacts) -> list[Blocker]:
+def attach_dependents(facts: ObjectFacts) -> None:
     """Objects whose ownerReferences point at this one: once its last finalizer goes, the
     garbage collector deletes them (unless `orphan`). Removing a finalizer by hand decides
     their fate too, so they are evidence on each finalizer blocker, with the step that keeps
-    them (foregroundDeletion already waits for them and lists them)."""
+    them (foregroundDeletion already waits for them and lists them). Not a cause: it adds to
+    the finalizer blockers the causes found."""
     finding = facts.finding
     skip = {"foregroundDeletion", "orphan"} & set(finding.finalizers)
-    held = [b for b in finding.blockers if b.type == FINALIZER]
-    if not facts.detailed or skip or not held:
-        return []
+    if not facts.detailed or skip or all(b.type != FINALIZER for b in finding.blockers):
+        return
     found, _ = find_dependents(Held(facts.obj, facts.resource, "", 0), facts.view)
     if not found:
-        return []
+        return
     noun = "object names" if len(found) == 1 else "objects name"
     said = Evidence(
         f"{len(found)} {noun} it as owner (ownerReferences): the garbage collector deletes "
@@ -127,11 +127,10 @@ def dependents(facts: ObjectFacts) -> list[Blocker]:
     listed = tuple(found[:MAX_LISTED])
     finding.blockers = [
         replace(b, evidence=(*b.evidence, said, *listed), remedy=(keep, *b.remedy))
-        if b in held
+        if b.type == FINALIZER
         else b
         for b in finding.blockers
     ]
-    return []
 
 
 def nothing_found(facts: ObjectFacts) -> list[Blocker]:
@@ -161,7 +160,7 @@ def nothing_found(facts: ObjectFacts) -> list[Blocker]:
     ]
 
 
-OBJECT_CAUSES = (grace_period, finalizers, dependents, webhooks, conversion, nothing_found)
+OBJECT_CAUSES = (grace_period, finalizers, webhooks, conversion, nothing_found)
 
 
 def explain_object(
@@ -176,7 +175,9 @@ def explain_object(
         finding = explain_namespace(whole, view)
     else:
         finding = base_finding(whole, view, resource.kind, resource.api_version)
-        run_causes(ObjectFacts(whole, resource, view, finding, detailed), OBJECT_CAUSES)
+        facts = ObjectFacts(whole, resource, view, finding, detailed)
+        run_causes(facts, OBJECT_CAUSES)
+        attach_dependents(facts)
     if warning is not None:
         add_warning(finding, FailedCheck(warning))  # the whole object could not be read
     return finding

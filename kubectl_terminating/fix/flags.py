@@ -65,7 +65,18 @@ class FixOptions:
         mine["node_down"] = tuple(mine.get("node_down") or ())
         if "timeout" in mine:
             mine["timeout"] = _duration(mine["timeout"])
-        return cls(**mine, command=command)
+        options = cls(**mine, command=command)
+        options.check()
+        return options
+
+    def check(self) -> None:
+        """The flags that only mean something with --apply."""
+        from kubectl_terminating.errors import UsageError
+
+        if self.wait and not self.apply:
+            raise UsageError("--wait only applies with --apply")
+        if self.confirm is not None and not self.apply:
+            raise UsageError("--confirm only applies with --apply")
 
 
 def _duration(value: str) -> float:

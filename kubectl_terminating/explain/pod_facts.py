@@ -415,19 +415,25 @@ class PodFacts(Facts):
         return check
 
     @cached_property
-    def events(self) -> list[JSON]:
+    def _events_read(self) -> tuple[list[JSON], str | None]:
+        """The pod's events, and why they could not be read (None: they were)."""
         if not self.finding.uid:
-            return []  # events are matched by uid; without one any match would be wrong
+            return [], None  # events are matched by uid; without one any match would be wrong
         uid = self.finding.uid
         try:
-            return [as_dict(e) for e in reads.events_for(self.view, self.namespace, uid)]
+            return [as_dict(e) for e in reads.events_for(self.view, self.namespace, uid)], None
         except ReadFailed as failed:
             self.warn(failed)
-            self.events_unread = str(failed)
-            return []
+            return [], str(failed)
 
-    # why the events could not be read (set by `events`): a cause that needs one says so
-    events_unread: str | None = None
+    @property
+    def events(self) -> list[JSON]:
+        return self._events_read[0]
+
+    @property
+    def events_unread(self) -> str | None:
+        """Why the events could not be read: a cause that needs one says so."""
+        return self._events_read[1]
 
     def on_node(self, what: str) -> str:
         return f"on node {self.node_name or '?'}: {what}"

@@ -9,6 +9,9 @@ memoises each (resource, namespace, selectors), so asking twice costs one reques
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import (
     APISERVICES,
@@ -52,6 +55,9 @@ RELATED = (
     NAMESPACES,
     PODS,
 )
+
+
+T = TypeVar("T")
 
 
 def namespace(view: ClusterView, name: str) -> JSON | None:
@@ -115,20 +121,25 @@ def webhook_configurations(view: ClusterView) -> list[JSON]:
     return view.list(VALIDATING_WEBHOOKS) + view.list(MUTATING_WEBHOOKS)
 
 
-def webhook_configurations_each(view: ClusterView) -> tuple[list[JSON], ReadFailed | None]:
-    """The same, each kind read on its own: one that cannot be read (not in a file, forbidden)
-    leaves the other's checks standing; its failure is returned. Raises only when neither can
-    be read."""
-    found: list[JSON] = []
+def each(*loads: Callable[[], list[T]]) -> tuple[list[T], ReadFailed | None]:
+    """What every read that could be made found, and the first failure of the others: one
+    read that fails (a kind not in a file, forbidden) leaves the others' checks standing.
+    Raises only when none could be made."""
+    found: list[T] = []
     failures: list[ReadFailed] = []
-    for kind in (VALIDATING_WEBHOOKS, MUTATING_WEBHOOKS):
+    for load in loads:
         try:
-            found += view.list(kind)
+            found += load()
         except ReadFailed as failed:
             failures.append(failed)
-    if len(failures) == 2:
+    if failures and len(failures) == len(loads):
         raise failures[0]
     return found, (failures[0] if failures else None)
+
+
+def webhook_configurations_each(view: ClusterView) -> tuple[list[JSON], ReadFailed | None]:
+    """Webhook configurations, each kind read on its own (each())."""
+    return each(lambda: view.list(VALIDATING_WEBHOOKS), lambda: view.list(MUTATING_WEBHOOKS))
 
 
 def service(view: ClusterView, namespace: str, name: str) -> JSON | None:

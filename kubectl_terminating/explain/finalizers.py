@@ -271,15 +271,9 @@ def _services(resource: Resource, view: ClusterView) -> list[Backend]:
 def _backends(resource: Resource, view: ClusterView) -> list[Backend]:
     """Each read stands on what it has: a kind missing from a file (or forbidden) costs its own
     backends, not the others'. Raises only when none of them could be read."""
-    found: list[Backend] = []
-    failures: list[ReadFailed] = []
-    for group_reads in (_services, lambda r, v: _aggregated(r.group, v)):
-        try:
-            found += group_reads(resource, view)
-        except ReadFailed as failed:
-            failures.append(failed)
-    if len(failures) == 2:
-        raise failures[0]
+    found, _ = reads.each(
+        lambda: _services(resource, view), lambda: _aggregated(resource.group, view)
+    )
     return found
 
 

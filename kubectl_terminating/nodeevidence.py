@@ -34,9 +34,7 @@ Fetch = Callable[[Mapping[str, Subject]], tuple[Mapping[str, NodeEvidence], list
 
 def _kubelet_alive(view: ClusterView, node: str) -> bool:
     check, _ = node_check(view, node)
-    if check.unreadable or check.node is None:
-        return False
-    return not check.unhealthy or check.kubelet_alive is not None
+    return not check.unreadable and check.node is not None and not check.down
 
 
 def _since(pod: JSON) -> str:

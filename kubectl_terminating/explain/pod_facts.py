@@ -283,6 +283,11 @@ class NodeCheck:
     def unhealthy(self) -> bool:
         return self.missing or self.problem is not None
 
+    @property
+    def down(self) -> bool:
+        """No kubelet acts on the node's pods: it is gone, or unhealthy with no sign of life."""
+        return self.unhealthy and self.kubelet_alive is None
+
     def unknown_evidence(self) -> list[Evidence]:
         """Said on blockers that assume a healthy node when its health could not be read."""
         if not self.unreadable:
@@ -474,8 +479,7 @@ def pending_writes(facts: PodFacts) -> tuple[str, ...]:
 def node_down(view: ClusterView, name: str) -> bool:
     """No kubelet will act on the node's pods: it is gone, or unhealthy with no sign of life
     (the same check, memoised, that the pod explainers make)."""
-    check, _ = node_check(view, name)
-    return check.unhealthy and check.kubelet_alive is None
+    return node_check(view, name)[0].down
 
 
 Work = tuple[str, str]  # (kind, name) of a read to make ahead

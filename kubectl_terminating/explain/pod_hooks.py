@@ -122,7 +122,11 @@ def _blocker(facts: PodFacts, hook: HungHook) -> Blocker:
             Evidence(
                 f"container {hook.container} was started but still waits in ContainerCreating: "
                 f"its postStart hook ({hook.command}) has not returned, and the kubelet tears "
-                "the pod down only after it does",
+                "the pod down only after it does"
+                if hook.started is not None
+                else f"container {hook.container} still waits in ContainerCreating and has a "
+                f"postStart hook ({hook.command}): if it was started, the hook has not "
+                "returned, and the kubelet tears the pod down only after it does",
                 facts.ref,
                 {"container": hook.container, "postStart": hook.command},
             ),

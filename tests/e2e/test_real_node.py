@@ -547,6 +547,14 @@ def test_post_start_hook_that_never_returns(node: RealNode, ns: str, reader: Use
         notes = [e["message"] for e in confirmed["blockers"][0]["evidence"]]
         assert any(n.startswith("node evidence read from logs/kubelet.log") for n in notes), notes
         without_permission(node, reader, ns, "app-4", blocker["summary"])
+        # an hour on, the API server's event TTL has deleted its events (a hung hook writes
+        # none after Started): the hook is still named, unchecked, never "no container running"
+        for event in events_of(node, ns, "app-4"):
+            node.cp.api("DELETE", f"/api/v1/namespaces/{ns}/events/{event['metadata']['name']}")
+        expired = diagnosis(node, ns, "app-4")["blockers"][0]
+        assert expired["type"] == "lifecycle-hook", expired["summary"]
+        assert expired["summary"] == "postStart hook of app may not have returned"
+        assert "no events at all" in expired["unchecked"]
     finally:
         for pid in node.processes(hook.split()):  # the hook's own process, in this node only
             os.kill(pid, signal.SIGKILL)

@@ -107,6 +107,11 @@ def test_a_hook_hung_for_over_an_hour_is_still_named_when_its_events_expired(
     # a pod minutes old has all its events: without `Started` its container never started
     young = hook_blockers(hook_dump(tmp_path, {"Started"}))
     assert "lifecycle-hook" not in [b["type"] for b in young]
+    code, out, err = run_captured(
+        from_file=hook_dump(tmp_path, everything, created_earlier=2 * 3600), explain=True
+    )
+    assert code == 0, err
+    assert_golden("real-node/posthook-events-expired.txt", out)
 
 
 @pytest.mark.parametrize(

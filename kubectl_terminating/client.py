@@ -691,14 +691,19 @@ def _transient(exc: Exception, alive: bool) -> bool:
     an unknown host only once the server has answered in this run (it is restarting);
     before that the address is simply wrong and the user hears so at once. Likewise a TLS
     handshake that fails once the server has answered over TLS in this run (the CA and
-    credentials are known good: an alert such as decode_error from a busy or restarting
-    server, seen on a loaded 2-core machine) is retried; a failed certificate verification
-    never is. Timeouts are never retried.
+    credentials are known good) is retried; a failed certificate verification never is. A
+    decode_error alert is retried even on the run's first connection: the server failed to
+    parse a handshake it normally takes, which no CA or credential causes (seen from a busy
+    kube-apiserver on a loaded 2-core machine, on a new process's first request). Timeouts
+    are never retried.
     """
     errors = urllib3.exceptions
     reason = getattr(exc, "reason", None)
     if isinstance(exc, errors.SSLError) or isinstance(reason, errors.SSLError):
-        return alive and "CERTIFICATE_VERIFY_FAILED" not in str(reason or exc)
+        said = str(reason or exc)
+        if "CERTIFICATE_VERIFY_FAILED" in said:
+            return False
+        return alive or "TLSV1_ALERT_DECODE_ERROR" in said
     if isinstance(exc, errors.ProtocolError):
         return True
     return alive and isinstance(exc, errors.NewConnectionError | errors.MaxRetryError)

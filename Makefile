@@ -7,13 +7,14 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= .demo
 PYTEST_ARGS ?=
 
-.PHONY: help venv lint test unit e2e demo demo-down control-plane clean
+.PHONY: help venv lint test unit e2e demo demo-down control-plane clean deploy-manifests
 
 help:
 	@echo "make test      lint + unit + end-to-end tests (builds the test control plane once)"
 	@echo "make demo      start a local control plane with stuck pods/namespaces and explain them"
 	@echo "make demo-down stop the demo control plane and its real node"
 	@echo "make lint      ruff (check and format) + mypy --strict"
+	@echo "make deploy-manifests  render deploy/*.yaml from the Helm chart deploy/chart"
 	@echo "make dist      the single-file executable and its archive (dist/)"
 	@echo "make krew-install  install that archive with real krew into build/krew-root"
 	@echo "make smoke     the krew-installed binary through real kubectl (CI runs it after test)"
@@ -49,6 +50,10 @@ demo: $(STAMP) control-plane
 
 demo-down: $(STAMP)
 	$(BIN)/python -m tests.harness.demo down --state-dir $(DEMO_DIR)
+
+# deploy/*.yaml from deploy/chart, their one source (builds helm once, cached)
+deploy-manifests:
+	bash hack/render-deploy.sh
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache

@@ -139,8 +139,13 @@ class K9s:
             "XDG_DATA_DIRS": str(directory / "none"),  # no system-wide plugins
             **{name: str(path) for name, path in xdg.items()},
         }
+        self.kubeconfig = kubeconfig
         self.tmux = Tmux(setup.tmux, directory)
         self.tmux.start([str(setup.k9s), *args, "--logoless", "--splashless"], env)
+
+    def cli(self, *args: str) -> list[str]:
+        """What the plugin should show: the CLI's first screen for these arguments."""
+        return first_screen(*args, kubeconfig=self.kubeconfig)
 
     def wait(self, expected: list[str], what: str) -> str:
         return self.tmux.wait_for(shows(expected), what)
@@ -172,68 +177,65 @@ class K9s:
 
 
 @pytest.fixture
-def k9s_rw(
+def k9s(
     setup: Setup, control_plane: ControlPlane, stuck: tuple[Stuck, Stuck], tmp_path: Path
-) -> Iterator[K9s]:
-    session = K9s(setup, tmp_path, control_plane.kubeconfig_path, stuck[0].namespace, False)
-    try:
-        yield session
-    finally:
-        session.stop()
+) -> Iterator[Callable[[bool], K9s]]:
+    """Starts k9s on the stuck pod's namespace (read-only or not) and waits for the pod's row;
+    stopped after the test."""
+    sessions: list[K9s] = []
 
+    def start(readonly: bool) -> K9s:
+        directory = tmp_path / f"session-{len(sessions)}"
+        directory.mkdir()
+        kubeconfig, ns = control_plane.kubeconfig_path, stuck[0].namespace
+        sessions.append(K9s(setup, directory, kubeconfig, ns, readonly))
+        sessions[-1].table(stuck[0].name, "pods")
+        return sessions[-1]
 
-@pytest.fixture
-def k9s_ro(
-    setup: Setup, control_plane: ControlPlane, stuck: tuple[Stuck, Stuck], tmp_path: Path
-) -> Iterator[K9s]:
-    session = K9s(setup, tmp_path, control_plane.kubeconfig_path, stuck[0].namespace, True)
     try:
-        yield session
+        yield start
     finally:
-        session.stop()
+        for session in sessions:
+            session.stop()
 
 
 def test_the_plugin_explains_the_selected_pod_and_namespace(
-    k9s_rw: K9s, control_plane: ControlPlane, stuck: tuple[Stuck, Stuck]
+    k9s: Callable[[bool], K9s], control_plane: ControlPlane, stuck: tuple[Stuck, Stuck]
 ) -> None:
     pod, held = stuck
-    kubeconfig = control_plane.kubeconfig_path
-    menu = k9s_rw.table(pod.name, "pods")
+    k9s_rw = k9s(False)
+    menu = k9s_rw.tmux.screen()
     assert MENU_EXPLAIN in menu and MENU_FIX in menu, menu
-    explain_pod = first_screen(
-        "pods", "-n", pod.namespace, pod.name, "--explain", kubeconfig=kubeconfig
-    )
+    explain_pod = k9s_rw.cli("pods", "-n", pod.namespace, pod.name, "--explain")
     k9s_rw.press("E", explain_pod, "explanation of the pod")
     k9s_rw.table(pod.name, "pods")
     # fix: the dry-run plan, nothing written
-    plan = first_screen("fix", "pods", "-n", pod.namespace, pod.name, kubeconfig=kubeconfig)
+    plan = k9s_rw.cli("fix", "pods", "-n", pod.namespace, pod.name)
     assert any("Nothing to write." in line for line in plan), plan
     k9s_rw.press("Y", plan, "fix plan of the pod")
     assert get(control_plane, pod_path(pod.namespace, pod.name))["metadata"]["finalizers"]
     k9s_rw.table(pod.name, "pods")
-    everything_here = first_screen("all", "-n", pod.namespace, "--explain", kubeconfig=kubeconfig)
+    everything_here = k9s_rw.cli("all", "-n", pod.namespace, "--explain")
     k9s_rw.press("W", everything_here, "everything terminating in the pod's namespace")
 
     k9s_rw.view("ns", "namespaces", held.name)
-    explain_ns = first_screen("ns", held.name, "--explain", kubeconfig=kubeconfig)
+    explain_ns = k9s_rw.cli("ns", held.name, "--explain")
     k9s_rw.press("E", explain_ns, "explanation of the namespace")
     k9s_rw.table(held.name, "namespaces")
     # a cluster-scoped object: k9s's $NAMESPACE is "-", the plugin reads every namespace
-    everything = first_screen("all", "-A", "--explain", kubeconfig=kubeconfig)
+    everything = k9s_rw.cli("all", "-A", "--explain")
     k9s_rw.press("W", everything, "everything terminating")
 
 
 def test_read_only_k9s_hides_the_fix_plan(
-    k9s_ro: K9s, control_plane: ControlPlane, stuck: tuple[Stuck, Stuck]
+    k9s: Callable[[bool], K9s], stuck: tuple[Stuck, Stuck]
 ) -> None:
     pod, held = stuck
-    kubeconfig = control_plane.kubeconfig_path
-    menu = k9s_ro.table(pod.name, "pods")
+    k9s_ro = k9s(True)
+    menu = k9s_ro.tmux.screen()
     assert MENU_EXPLAIN in menu and MENU_FIX not in menu, menu
-    plan = first_screen("fix", "pods", "-n", pod.namespace, pod.name, kubeconfig=kubeconfig)
-    explain_pod = first_screen(
-        "pods", "-n", pod.namespace, pod.name, "--explain", kubeconfig=kubeconfig
-    )
+    plan = k9s_ro.cli("fix", "pods", "-n", pod.namespace, pod.name)
+    explain_pod = k9s_ro.cli("pods", "-n", pod.namespace, pod.name, "--explain")
     # keys are read in order: had Y opened the plan in `less`, E would go to `less` and no
     # explanation would come
     k9s_ro.tmux.keys("Y")
@@ -242,6 +244,6 @@ def test_read_only_k9s_hides_the_fix_plan(
 
     k9s_ro.table(pod.name, "pods")
     k9s_ro.view("ns", "namespaces", held.name)
-    explain_ns = first_screen("ns", held.name, "--explain", kubeconfig=kubeconfig)
+    explain_ns = k9s_ro.cli("ns", held.name, "--explain")
     k9s_ro.tmux.keys("Y")
     k9s_ro.press("E", explain_ns, "explanation of the namespace after Y")

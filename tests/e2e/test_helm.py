@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,10 @@ FULLNAME = f"{RELEASE}-kubectl-terminating"
 HOOK = f"{FULLNAME}-preflight"
 READS = {"get", "list", "watch"}
 ALL_OPTIONS = "preflightHook.enabled=true,serviceMonitor.enabled=true,prometheusRule.enabled=true"
+# The Prometheus Operator's CRDs, from its Go module (example/prometheus-operator-crd/), so the
+# API server validates the chart's ServiceMonitor and PrometheusRule against their schemas.
+OPERATOR_MODULE = "github.com/prometheus-operator/prometheus-operator@v0.85.0"
+OPERATOR_CRDS = ("servicemonitors", "prometheusrules")
 
 
 @pytest.fixture(scope="module")
@@ -198,11 +203,31 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
         cp.stop()
 
 
+def operator_crds() -> list[Path]:
+    """The CRDs of OPERATOR_CRDS, from the module downloaded by `go mod download` (cached)."""
+    done = subprocess.run(
+        ["go", "mod", "download", "-json", OPERATOR_MODULE],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+        cwd=tempfile.gettempdir(),  # outside any go.mod
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    directory = Path(json.loads(done.stdout)["Dir"]) / "example" / "prometheus-operator-crd"
+    return [directory / f"monitoring.coreos.com_{name}.yaml" for name in OPERATOR_CRDS]
+
+
 @pytest.fixture(scope="module")
 def installed(cluster: ControlPlane, helm: list[str]) -> Iterator[str]:
-    """The chart installed with the preflight hook (its Job may run 5s); its namespace."""
+    """The chart installed with every option (the hook's Job may run 5s); its namespace."""
     ns = unique_ns("helm")
     kubeconfig = f"--kubeconfig={cluster.kubeconfig_path}"
+    for crd in operator_crds():
+        cluster.kubectl("apply", "--server-side", "-f", str(crd))
+    for name in OPERATOR_CRDS:
+        crd = f"crd/{name}.monitoring.coreos.com"
+        cluster.kubectl("wait", "--for=condition=Established", crd, "--timeout=60s")
     run(
         helm,
         "install",
@@ -212,7 +237,7 @@ def installed(cluster: ControlPlane, helm: list[str]) -> Iterator[str]:
         ns,
         "--create-namespace",
         "--set",
-        "preflightHook.enabled=true,preflightHook.activeDeadlineSeconds=5",
+        f"{ALL_OPTIONS},preflightHook.activeDeadlineSeconds=5",
         kubeconfig,
     )
     try:
@@ -242,6 +267,8 @@ OBJECTS = [
     ("clusterrolebinding", HOOK),
     ("role", HOOK),
     ("rolebinding", HOOK),
+    ("servicemonitor", FULLNAME),
+    ("prometheusrule", FULLNAME),
 ]
 
 

@@ -223,8 +223,8 @@ def installed(cluster: ControlPlane, helm: list[str]) -> Iterator[str]:
     """The chart installed with every option (the hook's Job may run 5s); its namespace."""
     ns = unique_ns("helm")
     kubeconfig = f"--kubeconfig={cluster.kubeconfig_path}"
-    for crd in operator_crds():
-        cluster.kubectl("apply", "--server-side", "-f", str(crd))
+    for path in operator_crds():
+        cluster.kubectl("apply", "--server-side", "-f", str(path))
     for name in OPERATOR_CRDS:
         crd = f"crd/{name}.monitoring.coreos.com"
         cluster.kubectl("wait", "--for=condition=Established", crd, "--timeout=60s")

@@ -86,6 +86,15 @@ def container(deployment_or_job: JSON) -> JSON:
     return dict(only)
 
 
+def serve_args(port: int, interval: str) -> list[str]:
+    return [
+        "serve",
+        f"--metrics-bind-address=:{port}",
+        f"--interval={interval}",
+        "--request-timeout=30s",
+    ]
+
+
 def test_helm_lint_passes_with_every_option(helm: list[str]) -> None:
     for args in ([], ["--set", ALL_OPTIONS]):
         done = run(helm, "lint", "--strict", str(CHART), *args)
@@ -116,12 +125,7 @@ def test_default_values_give_the_exporter_alone(helm: list[str]) -> None:
         "ServiceAccount",
     ]
     exporter = container(one(documents, "Deployment"))
-    assert exporter["args"] == [
-        "serve",
-        "--metrics-bind-address=:9101",
-        "--interval=1m",
-        "--request-timeout=30s",
-    ]
+    assert exporter["args"] == serve_args(9101, "1m")
     assert exporter["image"] == "kubectl-terminating:v0.1.0"
     assert exporter["securityContext"]["readOnlyRootFilesystem"] is True
     binding = one(documents, "ClusterRoleBinding")
@@ -140,13 +144,7 @@ def test_values_reach_the_exporter(helm: list[str]) -> None:
         "image.repository=registry.example/kt,image.tag=dev",
     )
     exporter = container(one(documents, "Deployment"))
-    assert exporter["args"] == [
-        "serve",
-        "--metrics-bind-address=:9200",
-        "--interval=30s",
-        "--request-timeout=30s",
-        "--namespace=shop",
-    ]
+    assert exporter["args"] == [*serve_args(9200, "30s"), "--namespace=shop"]
     assert exporter["resources"]["limits"] == {"memory": "1Gi"}
     assert exporter["image"] == "registry.example/kt:dev"
     assert one(documents, "Service")["spec"]["ports"][0]["port"] == 9200

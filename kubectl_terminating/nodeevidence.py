@@ -11,8 +11,8 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 
+from kubectl_terminating.causes import RUNTIME_LOG, cause_of
 from kubectl_terminating.explain.node_evidence import (
-    RUNTIME_SIDE,
     confirm,
     evidence_keys,
     not_read,
@@ -73,7 +73,7 @@ def subjects_of(pods: Sequence[tuple[JSON, Finding]]) -> dict[str, Subject]:
         known = subjects.get(node, Subject(()))
         since = min(filter(None, (known.since, _since(pod))), default="")
         main = finding.blockers[0].type
-        runtime = known.runtime or main in RUNTIME_SIDE
+        runtime = known.runtime or cause_of(main).node_log == RUNTIME_LOG
         keys = tuple(dict.fromkeys((*known.keys, *evidence_keys(pod_keys(pod), main))))
         subjects[node] = Subject(keys, since, runtime)
     return subjects

@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from kubectl_terminating.causes import GRACE_PERIOD
+from kubectl_terminating.causes import GRACE_PERIOD, cause_of
 from kubectl_terminating.model import JSON, Blocker, Evidence, FailedCheck, Finding, ObjectRef
 from kubectl_terminating.resources import as_dict, list_of, meta, text
 from kubectl_terminating.timeutil import parse_time, seconds_since
@@ -112,9 +112,15 @@ def run_causes(facts: F, causes: Iterable[Callable[[F], Iterable[Blocker]]]) -> 
     finding = facts.finding
     for cause in causes:
         try:
-            finding.blockers.extend(cause(facts))
+            found = list(cause(facts))
         except ReadFailed as failed:
             facts.warn(failed)
+            continue
+        for blocker in found:
+            if not cause_of(blocker.type).holds(finding.kind):
+                # a bug, not bad input: the row says this type never holds such an object
+                raise TypeError(f"{blocker.type} cannot hold a {finding.kind} (causes.TABLE)")
+        finding.blockers.extend(found)
     finding.sort_blockers()
     return finding
 

@@ -38,6 +38,7 @@ from kubectl_terminating.model import (
     FailedCheck,
     ObjectRef,
     Remedy,
+    Subject,
 )
 from kubectl_terminating.view import ClusterView, ContentListing
 
@@ -311,6 +312,7 @@ def conversion_blocker(crd: JSON, view: ClusterView) -> Blocker | None:
         f"CRD {name} converts versions through service {service[0]}/{service[1]}",
         ObjectRef("CustomResourceDefinition", name, None, "apiextensions.k8s.io/v1"),
         {"strategy": "Webhook", "service": f"{service[0]}/{service[1]}"},
+        about=Subject("CustomResourceDefinition", name),
     )
     return Blocker(
         CONVERSION_WEBHOOK,

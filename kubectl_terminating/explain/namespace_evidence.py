@@ -32,9 +32,8 @@ from kubectl_terminating.causes import (
     CONTENT_REMAINING,
     CONVERSION_WEBHOOK,
     FINALIZER,
-    OWNER_DEPENDENTS,
-    PROTECTION_IN_USE,
     WEBHOOK,
+    cause_of,
 )
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.finalizers import (
@@ -163,8 +162,12 @@ def failing_conversions(ns: JSON) -> list[tuple[str, str, Named]]:
 # -- what the tool's own view already covers ---------------------------------------------------
 
 
-def _covered(found: Sequence[Blocker], types: tuple[str, ...], needle: str) -> bool:
-    return any(b.type in types and needle in b.summary for b in found)
+def _covered(found: Sequence[Blocker], of_type: Callable[[str], bool], needle: str) -> bool:
+    return any(of_type(b.type) and needle in b.summary for b in found)
+
+
+def _names_finalizer(blocker_type: str) -> bool:
+    return cause_of(blocker_type).names_finalizer
 
 
 def _seen(read: Callable[[], list[JSON]], names: Callable[[JSON], Iterable[str]]) -> set[str]:
@@ -326,11 +329,15 @@ def condition_blockers_beyond_view(
     if missing:
         blockers.append(_content_blocker(missing, ns, covered))
     unnamed = unnamed_remaining(ns)
-    content_types = (CONTENT_REMAINING, FINALIZER, OWNER_DEPENDENTS, PROTECTION_IN_USE)
-    if unnamed and not shown and not missing and not any(b.type in content_types for b in found):
+    if (
+        unnamed
+        and not shown
+        and not missing
+        and not any(b.type == CONTENT_REMAINING or _names_finalizer(b.type) for b in found)
+    ):
         blockers.append(_unnamed_blocker(unnamed, ns))
     for named in remaining_finalizers(ns) if listed_finalizers is None else ():
-        if not _covered(found, (FINALIZER, OWNER_DEPENDENTS, PROTECTION_IN_USE), named.name):
+        if not _covered(found, _names_finalizer, named.name):
             blockers.append(_finalizer_blocker(named, ns, view))
     # An APIService, webhook or CRD the view holds was judged by the view itself (an available
     # APIService, a DELETE-only webhook for content already deleted): only what it lacks is
@@ -342,7 +349,7 @@ def condition_blockers_beyond_view(
             blockers.append(_apiservice_blocker(named, ns))
     webhooks = _seen(lambda: reads.webhook_configurations(view), _webhook_names)
     for named in failing_webhooks(ns):
-        if named.name not in webhooks and not _covered(found, (WEBHOOK,), named.name):
+        if named.name not in webhooks and not _covered(found, WEBHOOK.__eq__, named.name):
             blockers.append(_webhook_blocker(named, ns))
     crds = _seen(lambda: reads.crds(view), _crd_group_kind)
     for group, kind, named in failing_conversions(ns):

@@ -25,10 +25,8 @@ from kubectl_terminating.causes import (
     CONTAINERS_RUNNING,
     CSI_DRIVER_MISSING,
     DISK_FULL,
-    LIFECYCLE_HOOK,
-    NETWORK_TEARDOWN,
     RUNTIME_UNAVAILABLE,
-    VOLUMES_NOT_RECLAIMED,
+    cause_of,
 )
 from kubectl_terminating.explain.common import pods_on_node
 from kubectl_terminating.explain.pod_facts import node_ref, unique_remedies
@@ -43,19 +41,6 @@ from kubectl_terminating.nodeanswers import (
 # (remote_runtime.go: `"ListPodSandbox with filter from runtime service failed" err="rpc error:
 # code = Unavailable ... dial unix <socket>: connect: ..."`): the proof of a runtime down
 RUNTIME_FAILED = "from runtime service failed"
-# main blockers whose containers the runtime holds: its own log says why
-RUNTIME_SIDE = frozenset({CONTAINERS_RUNNING, RUNTIME_UNAVAILABLE})
-# main blockers on the node's side whose cause the kubelet's log can name
-NODE_SIDE = frozenset(
-    {
-        VOLUMES_NOT_RECLAIMED,
-        CSI_DRIVER_MISSING,
-        CONTAINERS_RUNNING,
-        RUNTIME_UNAVAILABLE,
-        LIFECYCLE_HOOK,
-        NETWORK_TEARDOWN,
-    }
-)
 
 
 def wants_evidence(finding: Finding, kubelet_alive: bool) -> bool:
@@ -66,7 +51,7 @@ def wants_evidence(finding: Finding, kubelet_alive: bool) -> bool:
         and finding.kind == "Pod"
         and finding.node
         and main is not None
-        and main.type in NODE_SIDE
+        and cause_of(main.type).node_log is not None
         and (finding.overdue_seconds or 0) > 0
     )
 
@@ -177,7 +162,7 @@ def _disk_remedies(node: str) -> tuple[Remedy, ...]:
 
 
 def _disk(found: re.Match[str], node: str, _uid: str) -> Said:
-    return Said(f"disk full on {node}", _disk_remedies(node), found, DISK_FULL)
+    return Said(f"disk full on {node}", _disk_remedies(node), found, type=DISK_FULL)
 
 
 def _csi_call(found: re.Match[str], node: str, _uid: str) -> Said:

@@ -16,13 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from kubectl_terminating.causes import CSI_DRIVER_MISSING, VOLUME_ATTACHMENT, cause_of
+from kubectl_terminating.causes import cause_of
 from kubectl_terminating.explain.common import meta
 from kubectl_terminating.explain.pod_facts import TEARDOWN_PENDING, status_of
 from kubectl_terminating.model import JSON, Blocker, Evidence, Finding, ObjectRef
 
-# blockers the kubelet acts on besides those on the node (causes.py): it waits for the driver
-KUBELET_WAITS = frozenset({CSI_DRIVER_MISSING, VOLUME_ATTACHMENT})
 # instead of TEARDOWN_PENDING when the kubelet has not even processed the deletion
 NOT_PROCESSED = "kubelet has not processed the deletion"
 
@@ -85,7 +83,7 @@ def fork_on_generation(finding: Finding, pod: JSON) -> Finding:
     if seen is None or not finding.blockers or not finding.node:
         return finding
     main = finding.blockers[0]
-    if main.type not in KUBELET_WAITS and not cause_of(main.type).on_node:
+    if not cause_of(main.type).kubelet:
         return finding
     ref = ObjectRef("Pod", finding.name, finding.namespace, "v1")
     finding.blockers[0] = _forked(main, seen, ref)

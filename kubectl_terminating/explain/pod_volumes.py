@@ -7,7 +7,14 @@ import shlex
 from dataclasses import dataclass, field
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import CSI_DRIVER_MISSING, VOLUME_ATTACHMENT, VOLUMES_NOT_RECLAIMED
+from kubectl_terminating.causes import (
+    CSI_DRIVER_MISSING,
+    TEARDOWN,
+    VOLUME_ATTACHMENT,
+    VOLUMES,
+    VOLUMES_NOT_RECLAIMED,
+    cause_of,
+)
 from kubectl_terminating.explain.common import as_dict, list_of, meta, pods_on_node, text
 from kubectl_terminating.explain.pod_containers import busy_remedies
 from kubectl_terminating.explain.pod_facts import (
@@ -26,9 +33,8 @@ from kubectl_terminating.explain.pod_facts import (
     unique_remedies,
 )
 from kubectl_terminating.explain.pod_hooks import hung_post_start_hooks
-from kubectl_terminating.explain.pod_network import teardown_event
 from kubectl_terminating.explain.webhooks import matching_webhooks, unverified_webhooks
-from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy
+from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
 from kubectl_terminating.resources import PODS
 from kubectl_terminating.view import ReadFailed
 
@@ -37,6 +43,7 @@ from kubectl_terminating.view import ReadFailed
 VOLUME_EVENT_REASONS = frozenset(
     {"FailedUnMount", "FailedUnmount", "FailedDetachVolume", "FailedMount", "FailedUnmapDevice"}
 )
+EARLIER_STEPS = TEARDOWN[: TEARDOWN.index(VOLUMES)]
 KUBELET_VOLUMES_LOG = "Pod is terminated, but some volumes have not been cleaned up"
 
 
@@ -122,6 +129,7 @@ def _check_driver(trace: VolumeTrace, facts: PodFacts) -> None:
             f"CSIDriver {driver} does not exist: the driver was uninstalled (or never registered)",
             ObjectRef("CSIDriver", driver, api_version="storage.k8s.io/v1"),
             {"driver": driver, "csiDriverExists": False},
+            about=Subject("CSIDriver", driver),
         )
         return
     csi_node = reads.csi_node(facts.view, facts.node_name)
@@ -138,6 +146,7 @@ def _check_driver(trace: VolumeTrace, facts: PodFacts) -> None:
                 "registeredDrivers": registered,
                 "csiNodeExists": csi_node is not None,
             },
+            about=Subject("CSIDriver", driver),
         )
 
 
@@ -421,13 +430,16 @@ def _attachment_blockers(
     ]
 
 
-def _network_explains(facts: PodFacts, traces: list[VolumeTrace]) -> bool:
-    """The pod's network teardown fails (pod_network) and no volume shows a problem of its
-    own: the kubelet waits for the sandbox, not for the volumes."""
+def _earlier_step_explains(facts: PodFacts, traces: list[VolumeTrace]) -> bool:
+    """A cause before this one explains an earlier step of the kubelet's teardown (its row's
+    stage) and no volume shows a problem of its own: the kubelet waits there, not for the
+    volumes."""
     volume_facts = _volume_events(facts) or any(
         t.in_use or t.driver_problem or t.attachment_problem for t in traces
     )
-    return not volume_facts and teardown_event(facts) is not None
+    return not volume_facts and any(
+        cause_of(b.type).stage in EARLIER_STEPS for b in facts.finding.blockers
+    )
 
 
 def explain_volumes(facts: PodFacts) -> list[Blocker]:
@@ -447,7 +459,11 @@ def explain_volumes(facts: PodFacts) -> list[Blocker]:
     ]
     remedies = volume_remedies(facts, traces)
     return [
-        *([] if _network_explains(facts, traces) else [_reclaim_blocker(facts, traces, remedies)]),
+        *(
+            []
+            if _earlier_step_explains(facts, traces)
+            else [_reclaim_blocker(facts, traces, remedies)]
+        ),
         *_driver_blockers(facts, traces, remedies),
         *_attachment_blockers(facts, traces, remedies),
     ]

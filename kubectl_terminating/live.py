@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectl_terminating.client import ACCEPT_METADATA, Client
 from kubectl_terminating.discovery import discover
-from kubectl_terminating.errors import ApiError, Forbidden, NotFound, Unauthorized
+from kubectl_terminating.errors import ApiError, Forbidden, NotFound, NotServed, Unauthorized
 from kubectl_terminating.find import find_all, find_namespaces, find_pods
 from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import NAMESPACES, Resource, typed
@@ -88,14 +88,32 @@ class LiveView:
             return load()
         except Unauthorized:
             raise
+        except NotServed:
+            raise ReadFailed(what, self.not_served()) from None
         except ApiError as error:
             raise ReadFailed(what, reason_of(error)) from None
+
+    def not_served(self) -> str:
+        """Why a type cannot be read, with the server's version: it may be served by a newer
+        (or older) one, so the check was not possible, and nothing is absent."""
+        return self._memo(("not served",), lambda: f"not served by this server ({self._version()})")
+
+    def _version(self) -> str:
+        try:
+            version = self.client.get("/version", deadline=self.client.check_deadline)
+        except ApiError:
+            return "version unknown"
+        major, minor = str(version.get("major", "")), str(version.get("minor", ""))
+        # minor may carry a `+` (managed clusters: "36+")
+        return f"v{major}.{minor.rstrip('+')}" if major and minor else "version unknown"
 
     def _get_or_none(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
         try:
             return self.client.get(
                 resource.path(namespace, name), deadline=self.client.check_deadline
             )
+        except NotServed:
+            raise ReadFailed(resource.qualified, self.not_served()) from None
         except NotFound:
             return None
         except Unauthorized:

@@ -25,7 +25,7 @@ from kubectl_terminating.bounded import DEFAULT_MAX_BYTES, TooLarge, json_docume
 from kubectl_terminating.errors import ConfigError
 from kubectl_terminating.gather import Gathered
 from kubectl_terminating.model import JSON
-from kubectl_terminating.reads import RELATED
+from kubectl_terminating.reads import related_kinds
 from kubectl_terminating.resources import (
     Resource,
     as_dict,
@@ -307,7 +307,7 @@ def newest_timestamp(value: Any) -> datetime | None:
 
 def _loose(objects: list[JSON]) -> Loaded:
     present = {str(o.get("kind")) for o in objects}
-    missing = {r.kind: NOT_IN_FILE for r in RELATED if r.kind not in present}
+    missing = {r.kind: NOT_IN_FILE for r in related_kinds() if r.kind not in present}
     warnings = []
     if missing:
         warnings.append("checks not possible, kinds not in the file: " + ", ".join(sorted(missing)))

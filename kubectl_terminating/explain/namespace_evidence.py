@@ -54,6 +54,7 @@ from kubectl_terminating.explain.namespace_conditions import (
     namespace_conditions,
     ns_ref,
 )
+from kubectl_terminating.explain.namespace_facts import NamespaceFacts
 from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
 from kubectl_terminating.resources import (
     CONTENT_REMAINING_CONDITION,
@@ -128,6 +129,16 @@ def found_no_content(ns: JSON) -> bool:
         c.get("type") == CONTENT_REMAINING_CONDITION and c.get("status") == "False"
         for c in namespace_conditions(ns)
     )
+
+
+def no_content(facts: NamespaceFacts) -> bool:
+    """Nothing left, as both the listing and the controller's conditions say. An empty
+    listing of only partly known types (a `kubectl get` file) counts only if the
+    controller's last pass found nothing either (NamespaceContentRemaining=False)."""
+    content = facts.content
+    if content is None or not content.empty or says_content_remains(facts.ns):
+        return False
+    return content.complete or found_no_content(facts.ns)
 
 
 def _failures(ns: JSON, reason: str) -> list[JSON]:

@@ -43,24 +43,25 @@ from kubectl_terminating.explain.namespace_conditions import (
 )
 from kubectl_terminating.explain.namespace_content import (
     MAX_MERGED,
-    Content,
     content_blockers,
     content_conversion_blockers,
     content_finalizer_blockers,
+    content_types,
     content_webhook_blockers,
     conversion_blocker,
     crd_serves,
-    finalizers_of,
     merge_blockers,
 )
 from kubectl_terminating.explain.namespace_evidence import condition_blockers_beyond_view
 from kubectl_terminating.explain.namespace_facts import (
     CONTENT_UNKNOWN,
+    KUBERNETES_FINALIZER,
     PHASE_UNKNOWN,
+    Content,
     NamespaceFacts,
+    finalizers_of,
 )
 from kubectl_terminating.explain.namespace_finalizers import (
-    KUBERNETES_FINALIZER,
     metadata_finalizer_blockers,
     spec_finalizer_blockers,
 )
@@ -276,7 +277,7 @@ def explain_namespace(ns: JSON, view: ClusterView, explain_pods: bool = True) ->
     facts = NamespaceFacts(ns, view, finding)
     content = facts.content
     if content is not None:
-        finding.remaining = content.types() if facts.content_known else None
+        finding.remaining = content_types(content) if facts.content_known else None
         for warning in content.warnings():
             add_warning(finding, warning)
     if facts.spec_missing:

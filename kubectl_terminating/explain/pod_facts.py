@@ -14,6 +14,7 @@ from datetime import datetime
 from functools import cached_property
 
 from kubectl_terminating import reads
+from kubectl_terminating.causes import HOOKS, TEARDOWN, cause_of
 from kubectl_terminating.explain.common import AGE_UNKNOWN, Facts, as_dict, list_of, meta, text
 from kubectl_terminating.model import JSON, Evidence, FailedCheck, Finding, ObjectRef, Remedy
 from kubectl_terminating.reads import NODE_LEASE_NAMESPACE
@@ -411,6 +412,21 @@ class PodFacts(Facts):
     def kubelet_overdue(self) -> bool:
         """Past the deadline, the kubelet's work not done, and no known node problem."""
         return self.kubelet_pending and self.past_deadline and not self.node.unhealthy
+
+    def reached(self, step: str) -> bool:
+        """The kubelet's teardown has got to step (causes.TEARDOWN): it is alive and overdue,
+        and no cause so far explains an earlier step; from the network on, every container is
+        known to be down (killPod stops them first)."""
+        if not self.kubelet_overdue:
+            return False
+        earlier = TEARDOWN[: TEARDOWN.index(step)]
+        if any(cause_of(b.type).stage in earlier for b in self.finding.blockers):
+            return False
+        if TEARDOWN.index(step) <= TEARDOWN.index(HOOKS):
+            return True
+        return (
+            not running_containers(self.finding) and CONTAINERS_UNKNOWN not in self.finding.unknowns
+        )
 
     @cached_property
     def node(self) -> NodeCheck:

@@ -9,16 +9,14 @@ from dataclasses import dataclass, field
 from kubectl_terminating import reads
 from kubectl_terminating.causes import (
     CSI_DRIVER_MISSING,
-    TEARDOWN,
+    NETWORK,
     VOLUME_ATTACHMENT,
     VOLUMES,
     VOLUMES_NOT_RECLAIMED,
-    cause_of,
 )
 from kubectl_terminating.explain.common import as_dict, list_of, meta, pods_on_node, text
 from kubectl_terminating.explain.pod_containers import busy_remedies
 from kubectl_terminating.explain.pod_facts import (
-    CONTAINERS_UNKNOWN,
     TEARDOWN_PENDING,
     PodFacts,
     event_evidence,
@@ -27,12 +25,10 @@ from kubectl_terminating.explain.pod_facts import (
     node_ref,
     past_text,
     pending_writes,
-    running_containers,
     spec_of,
     status_of,
     unique_remedies,
 )
-from kubectl_terminating.explain.pod_hooks import hung_post_start_hooks
 from kubectl_terminating.explain.webhooks import matching_webhooks, unverified_webhooks
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
 from kubectl_terminating.resources import PODS
@@ -43,7 +39,6 @@ from kubectl_terminating.view import ReadFailed
 VOLUME_EVENT_REASONS = frozenset(
     {"FailedUnMount", "FailedUnmount", "FailedDetachVolume", "FailedMount", "FailedUnmapDevice"}
 )
-EARLIER_STEPS = TEARDOWN[: TEARDOWN.index(VOLUMES)]
 KUBELET_VOLUMES_LOG = "Pod is terminated, but some volumes have not been cleaned up"
 
 
@@ -430,27 +425,19 @@ def _attachment_blockers(
     ]
 
 
-def _earlier_step_explains(facts: PodFacts, traces: list[VolumeTrace]) -> bool:
-    """A cause before this one explains an earlier step of the kubelet's teardown (its row's
-    stage) and no volume shows a problem of its own: the kubelet waits there, not for the
-    volumes."""
-    volume_facts = _volume_events(facts) or any(
+def _volume_facts(facts: PodFacts, traces: list[VolumeTrace]) -> bool:
+    """A volume shows a problem of its own (an event, in use, its driver or attachment)."""
+    return bool(_volume_events(facts)) or any(
         t.in_use or t.driver_problem or t.attachment_problem for t in traces
-    )
-    return not volume_facts and any(
-        cause_of(b.type).stage in EARLIER_STEPS for b in facts.finding.blockers
     )
 
 
 def explain_volumes(facts: PodFacts) -> list[Blocker]:
-    # Holds once every container is down (none running, none held by its postStart hook) and
-    # the kubelet, alive on a healthy node, has still not confirmed past the deadline.
-    if (
-        running_containers(facts.finding)
-        or not facts.kubelet_overdue
-        or hung_post_start_hooks(facts)
-        or CONTAINERS_UNKNOWN in facts.finding.unknowns  # unknown states are not "none running"
-    ):
+    # Holds once the kubelet, alive on a healthy node and past the deadline, is past its
+    # containers (PodFacts.reached). "Volume teardown pending" is the catch-all of its later
+    # steps: left out when a cause explains an earlier one (the network, a DRA claim) and no
+    # volume shows a problem of its own.
+    if not facts.reached(NETWORK):
         return []
     traces = [
         trace_volume(facts, as_dict(v))
@@ -458,12 +445,9 @@ def explain_volumes(facts: PodFacts) -> list[Blocker]:
         if _claim_of(as_dict(v), facts.name) or as_dict(as_dict(v).get("csi")).get("driver")
     ]
     remedies = volume_remedies(facts, traces)
+    pending = facts.reached(VOLUMES) or _volume_facts(facts, traces)
     return [
-        *(
-            []
-            if _earlier_step_explains(facts, traces)
-            else [_reclaim_blocker(facts, traces, remedies)]
-        ),
+        *([_reclaim_blocker(facts, traces, remedies)] if pending else []),
         *_driver_blockers(facts, traces, remedies),
         *_attachment_blockers(facts, traces, remedies),
     ]

@@ -72,7 +72,8 @@ class Cause:
     # the kinds of subject the summary groups it by (NODE: the pod's node); (): none
     group: tuple[str, ...] = ()
     node_log: str | None = None  # whose log --node-evidence reads for it; None: not asked
-    kinds: tuple[str, ...] = ()  # the kinds of object it can hold; (): any
+    # the kinds of object it can hold; (): any (a kubelet step: pods, and their namespaces)
+    kinds: tuple[str, ...] = ()
     # its summary names the finalizer that holds the object (content a namespace's condition
     # says a finalizer holds is then explained)
     names_finalizer: bool = False
@@ -90,7 +91,8 @@ class Cause:
         return self.stage is not None
 
     def holds(self, kind: str) -> bool:
-        return not self.kinds or kind in self.kinds
+        kinds = self.kinds or (POD if self.kubelet else ())
+        return not kinds or kind in kinds
 
 
 TABLE: tuple[Cause, ...] = (
@@ -100,7 +102,6 @@ TABLE: tuple[Cause, ...] = (
         "the kubelet has not confirmed (deletionGracePeriodSeconds is not 0)",
         stage=DELETION,
         group=(NODE,),
-        kinds=POD,
         refusal=PROPOSED,
     ),
     Cause(
@@ -109,7 +110,6 @@ TABLE: tuple[Cause, ...] = (
         "the kubelet has not confirmed (deletionGracePeriodSeconds is not 0)",
         stage=DELETION,
         group=(NODE,),
-        kinds=POD,
         refusal=PROPOSED,
     ),
     Cause(
@@ -119,7 +119,6 @@ TABLE: tuple[Cause, ...] = (
         stage=CONTAINERS,
         group=(NODE,),
         node_log=RUNTIME_LOG,
-        kinds=POD,
         refusal="the node is up and its containers still run: the runtime must come back "
         "(deleting the pod object or tainting the node would leave them running)",
     ),
@@ -130,7 +129,6 @@ TABLE: tuple[Cause, ...] = (
         "device` for the pod",
         stage=CONTAINERS,
         group=(NODE,),
-        kinds=POD,
         refusal="the node's disk must have room again for the runtime to record the exit and the "
         "kubelet to tear down: removing the pod object would leave both undone on the node",
     ),
@@ -170,7 +168,6 @@ TABLE: tuple[Cause, ...] = (
         stage=VOLUMES,
         group=("CSIDriver",),
         node_log=KUBELET_LOG,
-        kinds=POD,
         shared="CSI driver {} not installed or not running",
         refusal="the CSI driver must unmount the volume: removing the pod would strand it",
     ),
@@ -179,7 +176,6 @@ TABLE: tuple[Cause, ...] = (
         "volume not detached",
         "the kubelet has not confirmed and the volume is still attached to the node",
         stage=VOLUMES,
-        kinds=POD,
         refusal="the volume is still attached: removing the pod would strand it",
     ),
     Cause(
@@ -190,7 +186,6 @@ TABLE: tuple[Cause, ...] = (
         stage=HOOKS,
         group=(NODE,),
         node_log=KUBELET_LOG,
-        kinds=POD,
         refusal="the hook runs on the node: it must be ended there, then the kubelet finishes "
         "by itself",
     ),
@@ -202,7 +197,6 @@ TABLE: tuple[Cause, ...] = (
         stage=NETWORK,
         group=(NODE,),
         node_log=KUBELET_LOG,
-        kinds=POD,
         refusal="the CNI plugin on the node must release the pod's sandbox: removing the pod "
         "object would leave the sandbox and its IP allocated there",
     ),
@@ -213,7 +207,6 @@ TABLE: tuple[Cause, ...] = (
         stage=VOLUMES,
         group=(NODE,),
         node_log=KUBELET_LOG,
-        kinds=POD,
         refusal="a volume is still mounted: removing the pod would strand it",
     ),
     Cause(
@@ -223,7 +216,6 @@ TABLE: tuple[Cause, ...] = (
         stage=CONTAINERS,
         group=(NODE,),
         node_log=RUNTIME_LOG,
-        kinds=POD,
         refusal="the container runtime still runs the containers: deleting the pod object "
         "would leave them running on the node",
     ),

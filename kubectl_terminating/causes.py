@@ -17,6 +17,7 @@ RUNTIME_UNAVAILABLE = "runtime-unavailable"
 DISK_FULL = "disk-full"
 LIFECYCLE_HOOK = "lifecycle-hook"
 NETWORK_TEARDOWN = "network-teardown"
+RESOURCE_CLAIM = "resource-claim"
 CONTAINERS_RUNNING = "containers-running"
 VOLUMES_NOT_RECLAIMED = "volumes-not-reclaimed"
 CSI_DRIVER_MISSING = "csi-driver-missing"
@@ -48,6 +49,7 @@ TEARDOWN = (DELETION, CONTAINERS, HOOKS, NETWORK, RESOURCES, VOLUMES)
 # (their evidence's typed subject of that kind).
 NODE = "Node"
 FINALIZER_ON = "finalizer"  # a finalizer (model.Subject.holder carries it)
+DRA_DRIVER = "DRADriver"  # a DRA driver (no API object: its name in a claim's allocation)
 WEBHOOK_CONFIGS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
 
 # Whose log `--node-evidence` reads for a type: the kubelet's, or the runtime's too.
@@ -199,6 +201,18 @@ TABLE: tuple[Cause, ...] = (
         node_log=KUBELET_LOG,
         refusal="the CNI plugin on the node must release the pod's sandbox: removing the pod "
         "object would leave the sandbox and its IP allocated there",
+    ),
+    Cause(
+        RESOURCE_CLAIM,
+        "DRA claim not unprepared",
+        "the kubelet has not confirmed, the phase is not terminal and the claim's driver has no "
+        "ResourceSlice on the node",
+        stage=RESOURCES,
+        group=(DRA_DRIVER,),
+        node_log=KUBELET_LOG,
+        shared="DRA driver {} not registered on the node",
+        refusal="the DRA driver must unprepare the claim's devices on the node: removing the pod "
+        "would free the claim while they are still prepared there",
     ),
     Cause(
         VOLUMES_NOT_RECLAIMED,

@@ -65,6 +65,15 @@ CRDS = related(resources.CRDS, "conversion webhooks; which CRD serves a remainin
 NAMESPACES = related(
     resources.NAMESPACES, "whether a pod's namespace is terminating too", watched=False
 )
+# Dynamic Resource Allocation (resource.k8s.io/v1: served from 1.34)
+RESOURCE_CLAIMS = related(
+    Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim"),
+    "a pod's DRA claims: allocated, still reserved for it",
+)
+RESOURCE_SLICES = related(
+    Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", namespaced=False),
+    "whether a DRA driver is registered on the pod's node (the kubelet publishes its slices)",
+)
 PODS = related(resources.PODS, "an operator's pods; the pods left in a namespace", watched=False)
 
 
@@ -183,6 +192,16 @@ def endpoint_slices(view: ClusterView, namespace: str, service: str) -> list[JSO
     return _list(
         view, ENDPOINT_SLICES, namespace, Selectors(labels=f"kubernetes.io/service-name={service}")
     )
+
+
+def resource_claim(view: ClusterView, namespace: str, name: str) -> JSON | None:
+    return _get(view, RESOURCE_CLAIMS, namespace, name)
+
+
+def resource_slices(view: ClusterView, driver: str, node: str) -> list[JSON]:
+    """The ResourceSlices a DRA driver publishes for a node (both fields are indexed)."""
+    fields = f"spec.driver={escape_field_value(driver)},spec.nodeName={escape_field_value(node)}"
+    return _list(view, RESOURCE_SLICES, None, Selectors(fields=fields))
 
 
 def apiservices(view: ClusterView) -> list[JSON]:

@@ -44,6 +44,7 @@ from kubectl_terminating.explain.pod_generation import fork_on_generation
 from kubectl_terminating.explain.pod_hooks import explain_hooks
 from kubectl_terminating.explain.pod_network import explain_network
 from kubectl_terminating.explain.pod_node import explain_node
+from kubectl_terminating.explain.pod_resources import explain_resources
 from kubectl_terminating.explain.pod_volumes import explain_volumes
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
 from kubectl_terminating.model import JSON, Blocker, Evidence, Finding, ObjectRef, Remedy
@@ -167,6 +168,7 @@ POD_CAUSES: tuple[PodCause, ...] = (
     explain_containers,
     explain_hooks,
     explain_network,
+    explain_resources,
     explain_volumes,
     explain_webhooks,
     explain_namespace,

@@ -1,13 +1,5 @@
-"""The ClusterView over a live API server: lazy, memoised, thread-safe reads.
-
-Each related object or list is read at most once per run, and only when an explainer asks.
-A read the user may not make (403), that the server cannot serve, or that misses its check
-deadline (a slow aggregated API: Client.check_deadline) becomes ReadFailed, which the
-explainers' runner reports as a warning; losing the server altogether stays an error.
-
-Namespace content is one metadata-only list per namespaced type. When several namespaces are
-being explained, a type with few objects in the whole cluster (most CRDs) is listed once for
-all of them instead of once per namespace: see LiveView.expect_content.
+"""The ClusterView over a live API server: lazy, memoised, thread-safe reads; a read that cannot
+be made is ReadFailed, a warning, and losing the server stays an error.
 """
 
 from __future__ import annotations

@@ -1,12 +1,5 @@
-"""Saved snapshots: record what the explainers read, replay it offline.
-
-`dump` runs the same finders and explainers as `all` through a RecordingView, which keeps
-every object, list and failed read they asked for: so a snapshot holds exactly what the
-diagnosis needs. `--from-file` serves those reads from a StaticView, with ages computed from
-the capture time. Plain `kubectl get -o json` output (a List or several concatenated
-documents) and `kubectl cluster-info dump --output-directory` folders load the same way;
-kinds they lack are reported as checks not possible, never read as "absent". Files are read
-with bounded memory (bounded.py) and their entries checked for shape (gather.py).
+"""Saved snapshots: `dump` records what the explainers read (RecordingView), `--from-file`
+replays it, and plain `kubectl get` files load the same way.
 """
 
 from __future__ import annotations

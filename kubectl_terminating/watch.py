@@ -1,14 +1,5 @@
 """`-w/--watch`: the table, then a line whenever an object starts terminating, what holds it
-changes, or it is gone (`shop/db-0 gone after 4m12s`).
-
-Built on watch requests, never on polling: one watch of the command's kind and one of each
-kind whose objects can change what holds a terminating object (reads.RELATED, those it says
-are watched). Each explanation notes what it
-read (DependencyView); a change of one of those objects re-explains only the objects that read
-it, and a change of a terminating object re-explains that object alone. Each watch resumes
-from its last resourceVersion (with bookmarks), lists again on 410 Gone and reconnects with
-backoff when the API server goes away. Leases and Events are not watched (every node renews
-its Lease every 10 s: that would re-explain all the time); a grace period that ends is a timer.
+changes, or it is gone; built on watch requests (docs/fleet-and-watch.md).
 """
 
 from __future__ import annotations

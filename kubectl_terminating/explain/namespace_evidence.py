@@ -1,22 +1,5 @@
-"""What the namespace controller's own conditions prove that the tool's view does not show.
-
-The controller lists every type with its own credentials and writes what it found into the
-namespace's conditions (pkg/controller/namespace/deletion/namespaced_resources_deleter.go):
-
-    NamespaceContentRemaining: "Some resources are remaining: <plural>.<group> has <n>
-        resource instances, ..."
-    NamespaceFinalizersRemaining: "Some content in the namespace has finalizers remaining:
-        <finalizer> in <n> resource instances, ..."
-    NamespaceDeletionDiscoveryFailure: "Discovery failed for some groups, <n> failing: unable
-        to retrieve the complete list of server APIs: <group>/<version>: <error>, ..."
-    NamespaceDeletionContentFailure: "Failed to delete all resource types, <n> remaining: ...
-        failed calling webhook "<name>" ..." or "... conversion webhook for <group>/<version>,
-        Kind=<Kind> failed: ..."
-
-A snapshot without those kinds, or a type this tool could not list, does not make them go
-away: each name the conditions give that no blocker of the tool's own view covers becomes a
-blocker of its proper type, with the condition as its evidence. These hold only in the content
-phase (`kubernetes` still in spec.finalizers); namespaces.py calls this module only then.
+"""What the namespace controller's conditions prove that the tool's view does not show: each
+name they give that no blocker covers becomes a blocker of its type (content phase only).
 """
 
 from __future__ import annotations
@@ -62,6 +45,7 @@ from kubectl_terminating.resources import (
 )
 from kubectl_terminating.view import ClusterView
 
+# The controller's messages (pkg/controller/namespace/deletion/namespaced_resources_deleter.go):
 # "widgets.example.com has 2 resource instances"; the core group leaves "pods." (empty group)
 REMAINING_TYPE = re.compile(r"([a-z0-9][a-z0-9-]*)\.([a-z0-9.-]*) has (\d+) resource instances?")
 # "example.com/cleanup in 2 resource instances"

@@ -1,17 +1,5 @@
-"""The kubelet's own word about a stuck pod, turned into its headline (pure: no I/O).
-
-With `--node-evidence` the live layer (nodeproxy.py) reads, through the API server's node
-proxy, the kubelet's log lines about the stuck pods of a node, its `stats/summary` and its own
-list of pods (`NodeEvidence`); `confirm` matches them against one pod's main blocker and,
-where a line names the cause, makes that line the headline's proof with a precise remedy.
-Without the flag (or when the node could not be read) `not_read` leaves the diagnosis as it
-was and says why the node was not asked.
-
-The lines are the ones a real kubelet v1.36.3 writes (tests/e2e/test_real_node.py):
-`UnmountVolume.TearDown failed ... unlinkat <path>: operation not permitted` (an immutable
-file), `... <path>: device or resource busy` (a mount still held), `driver name <d> not found
-in the list of registered CSI drivers`, `no space left on device`, and the runtime's
-`rpc error: code = <Code> desc = <message>`.
+"""The kubelet's own word about a stuck pod (`--node-evidence`) turned into its headline, or why
+it was not read; pure, over the real kubelet's lines (docs/node-evidence.md).
 """
 
 from __future__ import annotations

@@ -1,15 +1,5 @@
-"""Has the kubelet processed the deletion? The first fork of a pod's diagnosis, with no
-permission beyond reading the pod (pod generation tracking, KEP-5067).
-
-The API server bumps a generational object's `metadata.generation` when it first marks it for
-deletion, and pods carry a generation since 1.33; the kubelet writes `status.observedGeneration`
-(the generation of the pod it synced) with each status. Measured on the harness's real
-kubelet v1.36.3 (tests/e2e/test_real_node.py, docs/explainers.md): generation goes 1 -> 2 at
-deletion; with the kubelet stopped, or its pod worker held in a postStart hook that never
-returns, observedGeneration stays 1; with the runtime down, a teardown failing (immutable file,
-busy mount, CSI driver gone) or a full runtime disk it is 2. So observedGeneration below
-generation says "the kubelet has not processed the deletion", equal says "it has, and is stuck
-doing it". A server or kubelet without the fields keeps the diagnosis as it was.
+"""Has the kubelet processed the deletion? The pod's `metadata.generation` against the kubelet's
+`status.observedGeneration` (1.33+), measured on the real kubelet (docs/explainers.md).
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""A DRA claim the kubelet cannot unprepare, its driver not registered on the pod's node.
-
-After killing the containers the kubelet unprepares the pod's claims before it writes the
-terminal status (kubelet.go SyncTerminatingPod) and retries while the driver's plugin is gone:
-no event, the phase stays non-terminal, so the claim stays reserved for the pod; the kubelet
-deletes the driver's ResourceSlices for the node about 30 s after the plugin stops answering.
+"""A DRA claim the kubelet cannot unprepare, its driver not registered on the pod's node
+(docs/explainers.md, `resource-claim`).
 """
 
 from __future__ import annotations

@@ -1,13 +1,5 @@
-"""Why a Pod stays Terminating: one small cause per way deletion breaks (docs/explainers.md).
-
-The kubelet of the pod's node must kill the containers, tear the volumes down and then delete
-the pod with grace period 0; finalizers must be removed by their controllers. Each cause looks
-for one way this chain breaks and proves it with what the API shows, reading related objects
-through PodFacts (pod_facts), which makes the reads they share once and turns a failed one
-into a warning. They are registered in POD_CAUSES.
-
-The causes for the node, running containers, hooks and volumes are in pod_node,
-pod_containers, pod_hooks and pod_volumes.
+"""Why a Pod stays Terminating: its causes in POD_CAUSES, each reading through PodFacts
+(docs/explainers.md).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""After the pods are explained: the node's own word for those whose main blocker is on their
-node's side while its kubelet is alive (`--node-evidence`), or why it was not read.
-
-One read per node, not per pod: the keys of every such pod of a node go into one log query
-(nodeproxy.py); explain/node_evidence.py turns what came back into each pod's headline.
+"""After the pods are explained: the node's own word (`--node-evidence`, one read per node) for
+those whose main blocker's row asks for it while the kubelet is alive, or why it was not read.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ class OutOfTime(Exception):
 
 
 class NodeProxy:
-    """Bounded GETs to the node proxy of one API server (see the module's docstring)."""
+    """Bounded GETs to the node proxy of one API server (docs/node-evidence.md)."""
 
     def __init__(self, client: Client) -> None:
         self.client = client

@@ -1,11 +1,4 @@
-"""The explainer contract: facts in, blockers out (docs/explainers.md).
-
-A cause is a function from a Facts object to the blockers it proves. Facts holds the object,
-its Finding and the cluster view; the reads several causes share are made once, through it,
-and every read that fails becomes one warning on the finding ("could not read nodes:
-forbidden"): a check not made, never a crash and never a silent wrong answer. run_causes runs a
-kind's list of causes over its facts; adding a cause is adding one function to that list.
-"""
+"""The explainer contract: facts in, blockers out (docs/explainers.md)."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from kubectl_terminating.causes import (
 from kubectl_terminating.explain.common import as_dict, list_of, meta, pods_on_node, text
 from kubectl_terminating.explain.pod_containers import busy_remedies
 from kubectl_terminating.explain.pod_facts import (
+    BEFORE_FINAL_STATUS,
     TEARDOWN_PENDING,
     PodFacts,
     event_evidence,
@@ -349,9 +350,19 @@ def _volume_events(facts: PodFacts) -> list[JSON]:
 
 def _exited_evidence(facts: PodFacts) -> Evidence:
     phase = facts.finding.phase
+    # what the phase says of the kubelet's step, where it can tell (PodFacts.final_status)
+    written = facts.final_status
+    step = ""
+    if written is not None:
+        step = (
+            ": its final status is written, the volumes are what is left"
+            if written
+            else ": its final status is not written yet, which the kubelet does after the "
+            "network and the DRA claims, before the volumes"
+        )
     return Evidence(
         f"no container is running, yet the pod is still here{past_text(facts.overdue, 'its')} "
-        f"(phase {phase or '?'})",
+        f"(phase {phase or '?'}){step}",
         facts.ref,
         {
             "phase": phase,
@@ -378,6 +389,8 @@ def _reclaim_blocker(
     elif facts.node.unreadable:
         # nothing seen of the node: do not claim what its kubelet is doing
         summary = f"{done}; node {facts.node_name} not checked ({facts.node.unreadable})"
+    elif facts.final_status is False:
+        summary = f"{done}; {BEFORE_FINAL_STATUS} (phase {facts.finding.phase})"
     else:
         summary = f"{done}; {TEARDOWN_PENDING}"
     evidence = [

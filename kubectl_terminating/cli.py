@@ -581,6 +581,40 @@ def serve(ctx: click.Context, /, address: str, interval: str, **flags: Any) -> N
     ctx.exit(guarded(lambda: run_serve(options, serving, sys.stderr), sys.stderr))
 
 
+@cli.command("mcp", context_settings=CONTEXT)
+@click.option(
+    "--max-items",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    metavar="N",
+    help="The most objects one answer lists; the rest are cut, with a note saying so.",
+)
+@click.pass_context
+def mcp(ctx: click.Context, /, max_items: int, **flags: Any) -> None:
+    """Serve the diagnosis to AI agents: an MCP server over stdio (read-only).
+
+    Tools: terminating_list, terminating_explain, terminating_summary, terminating_types and
+    terminating_fix_plan (the dry run only: applying stays a human's `fix --apply --confirm
+    DIGEST`). Each answers with the -o json document of the same command. The connection is
+    resolved as for every command (--kubeconfig, --context, -n: the default namespace) once,
+    at start; each call reads the cluster again. Needs the `mcp` extra:
+    pip install 'kubectl-terminating[mcp]'.
+
+    \b
+      kubectl terminating mcp --context prod
+    """
+    if _fleet(flags):
+        raise click.UsageError("mcp reads one cluster: run one per context", ctx)
+    try:
+        options = Options.from_flags("all", (), flags)
+    except UsageError as error:
+        raise click.UsageError(error.message, ctx) from None
+    from kubectl_terminating.agents.start import start
+
+    ctx.exit(start(options, max_items, sys.stderr))
+
+
 def _restore_library_path() -> None:
     # A PyInstaller build points LD_LIBRARY_PATH at its own bundle; exec credential plugins
     # (aws, gcloud, kubelogin) started from here must get the user's original value back.

@@ -31,7 +31,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("run", "dump", "exporter", "completion", "typelist"),
     # the layers above one run: several contexts, watching (fix --wait watches)
     ("fleet", "watch"),
-    ("fix", "commands"),
+    # fix --wait watches; agents answers with the commands' own runs (commands, fix)
+    ("fix", "commands", "agents"),
     ("cli", "__main__"),
 )
 FLOOR = {name: level for level, names in enumerate(FLOORS) for name in names}

@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -16,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.harness import scenarios
 from tests.harness.api import create_namespace, remove_finalizers, unique_ns, wait_for
-from tests.harness.cli import ROOT
+from tests.harness.cli import start_serve
 from tests.harness.controlplane import ControlPlane, free_port
 
 pytestmark = pytest.mark.e2e
@@ -43,23 +40,8 @@ def stuck_series(port: int) -> dict[tuple[str, str], float]:
 def exporter(control_plane: ControlPlane, tmp_path: Path) -> Iterator[tuple[int, Path]]:
     """serve with --interval=1h, once its first run is done and its watches are open."""
     port, log_path = free_port(), tmp_path / "serve.log"
-    env = {**os.environ, "KUBECONFIG": str(control_plane.kubeconfig_path)}
-    env["PYTHONPATH"] = str(ROOT)
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "kubectl_terminating",
-                "serve",
-                "-v=1",
-                "--interval=1h",
-                f"--metrics-bind-address=127.0.0.1:{port}",
-            ],
-            env=env,
-            stdout=log,
-            stderr=log,
-        )
+        proc = start_serve(control_plane.kubeconfig_path, port, "1h", log)
     try:
         wait_for(
             lambda: "run: " in log_path.read_text() and "for changes" in log_path.read_text(),

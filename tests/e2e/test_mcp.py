@@ -7,6 +7,7 @@ that no tool writes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -26,13 +27,15 @@ from mcp.types import CallToolResult, TextContent
 from tests.e2e.test_readonly import READ_ONLY, WRITES, audited
 from tests.harness.api import (
     create_namespace,
+    delete,
     get_or_none,
     namespace_conditions,
+    remove_finalizers,
     unique_ns,
     wait_for,
 )
 from tests.harness.cli import ROOT, run_cli, run_json
-from tests.harness.controlplane import ControlPlane
+from tests.harness.controlplane import ApiError, ControlPlane
 from tests.harness.scenarios import (
     Stuck,
     namespace_with_stuck_pod,
@@ -104,8 +107,17 @@ def steady(value: Any) -> Any:
     return value
 
 
+def release(cp: ControlPlane, *pods: Stuck) -> None:
+    """The pods gone (finalizers off, forced), so no later test counts them as stuck."""
+    for pod in pods:
+        path = pod_path(pod.namespace, pod.name)
+        with contextlib.suppress(ApiError):
+            remove_finalizers(cp, path)
+            delete(cp, path, grace_period=0)
+
+
 @pytest.fixture(scope="module")
-def stuck(control_plane: ControlPlane) -> tuple[Stuck, Stuck, Stuck]:
+def stuck(control_plane: ControlPlane) -> Iterator[tuple[Stuck, Stuck, Stuck]]:
     """A pod on a dead node and one held by a finalizer in one namespace; a namespace held by
     a pod whose node is gone."""
     ns = unique_ns("mcp-pods")
@@ -119,7 +131,8 @@ def stuck(control_plane: ControlPlane) -> tuple[Stuck, Stuck, Stuck]:
         lambda: namespace_conditions(control_plane, namespace.namespace),
         message="the namespace controller's conditions",
     )
-    return dead, held, namespace
+    yield dead, held, namespace
+    release(control_plane, dead, held, namespace)
 
 
 def test_tools_answer_as_the_cli(
@@ -217,6 +230,7 @@ def test_fix_plan_is_the_dry_run_and_never_applied(control_plane: ControlPlane) 
     assert apply["command"].startswith("kubectl terminating fix pods")
     assert "nothing was written" in apply["note"]
     assert get_or_none(control_plane, pod_path(ns, orphan.name)) is not None  # still there
+    release(control_plane, orphan)
 
 
 def test_unknown_object_and_bounded_answers(

@@ -22,7 +22,7 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent, TextResourceContents
 
 from tests.e2e.test_readonly import READ_ONLY, WRITES, audited
 from tests.harness.api import (
@@ -173,6 +173,12 @@ def test_tools_answer_as_the_cli(
         }
         for key, (name, arguments) in calls.items():
             answers[key] = answer(await client.call_tool(name, arguments))
+        resource = await client.read_resource("terminating://types")
+        [contents] = resource.contents
+        assert isinstance(contents, TextResourceContents)
+        answers["resource"] = json.loads(contents.text)
+        prompt = await client.get_prompt("diagnose-stuck-namespace", {"namespace": "shop"})
+        answers["prompt"] = {"text": str(prompt.messages[0].content)}
 
     session(config, body)
 
@@ -200,7 +206,8 @@ def test_tools_answer_as_the_cli(
     assert "items" not in summary and summary["total"] == 2
     assert steady(summary["summary"]) == steady(cli["pods"]["summary"])
     types = run_cli("types", "-o", "json")
-    assert answers["types"] == json.loads(types.stdout)
+    assert answers["types"] == json.loads(types.stdout) == answers["resource"]
+    assert "terminating_explain" in answers["prompt"]["text"]
 
 
 def test_fix_plan_is_the_dry_run_and_never_applied(control_plane: ControlPlane) -> None:

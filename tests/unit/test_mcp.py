@@ -100,3 +100,25 @@ def test_mcp_refuses_several_contexts(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "mcp reads one cluster: run one per context" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_apply_command_names_the_connection_the_server_uses() -> None:
+    from kubectl_terminating.agents.tools import Tools
+    from kubectl_terminating.options import Options
+
+    tools = Tools(Options(kind="all", context="prod eu", kubeconfig="/k/config"))
+    options = Options(kind="pods", names=("web-0",), namespace="shop")
+    assert tools.command_line(options) == (
+        "kubectl terminating --kubeconfig /k/config --context 'prod eu' fix pods web-0 -n shop"
+    )
+    namespaces = Options(kind="namespaces", names=("foo",), namespace="shop")
+    assert tools.command_line(namespaces).endswith("fix namespaces foo")  # no -n for a namespace
+
+
+def test_a_failed_run_is_its_error_line_not_its_warnings() -> None:
+    from kubectl_terminating.agents.tools import _error_line
+
+    stderr = (
+        'Warning: cannot list nodes: forbidden\nError from server (NotFound): pods "x" not found\n'
+    )
+    assert _error_line(stderr) == 'Error from server (NotFound): pods "x" not found'

@@ -16,9 +16,8 @@ from dataclasses import dataclass, field, replace
 
 from kubectl_terminating.errors import ExitStatus, UsageError
 from kubectl_terminating.model import JSON
-from kubectl_terminating.options import Options
+from kubectl_terminating.options import KINDS, Options
 
-KINDS = ("pods", "namespaces", "all")
 # The most items a list answers with, and the most characters of items: beyond either the
 # rest are cut and `truncated` says how many and how to narrow the question.
 MAX_ITEMS = 50
@@ -119,7 +118,7 @@ class Tools:
             "command": apply if writes else None,
             "note": APPLY_NOTE.format(command=apply) if writes else "Nothing to write.",
         }
-        return bounded(document, self.limits, key="objects")
+        return bounded(document, self.limits, "objects", "the digest covers them all")
 
     def command_line(self, options: Options) -> str:
         """`kubectl terminating fix KIND [NAME] -n NS`, with the connection the server uses."""
@@ -166,9 +165,15 @@ def _error_line(stderr: str) -> str:
     return "\n".join(errors or lines)
 
 
-def bounded(document: JSON, limits: Limits, key: str = "items") -> JSON:
+def bounded(
+    document: JSON,
+    limits: Limits,
+    key: str = "items",
+    whole: str = "the summary counts them all",
+) -> JSON:
     """document with at most limits.max_items entries under key, and no more characters of
-    them than limits.max_chars; what was cut is said in `truncated`."""
+    them than limits.max_chars; what was cut is said in `truncated` (whole: what of the
+    document still stands for every entry)."""
     entries = document.get(key)
     if not isinstance(entries, list):
         return document
@@ -187,8 +192,7 @@ def bounded(document: JSON, limits: Limits, key: str = "items") -> JSON:
         "truncated": {
             "shown": len(kept),
             "total": len(entries),
-            "note": f"Only the first {len(kept)} of {len(entries)} {key} are shown (the "
-            "summary counts them all). Narrow the question: a namespace, a label selector, "
-            "or terminating_explain on one object.",
+            "note": f"Only the first {len(kept)} of {len(entries)} {key} are shown ({whole}). "
+            "Narrow the question: a namespace, a label selector, or one object by name.",
         },
     }

@@ -7,7 +7,8 @@ keeps serving: the next call connects again, so a cluster that comes back is rea
 """
 
 import json
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -103,7 +104,7 @@ def build(tools: Tools) -> MCPServer:
             open_world_hint=False,
         )
 
-    def answer(call: Any, *args: Any) -> CallToolResult:
+    def answer(call: Callable[..., JSON], *args: object) -> CallToolResult:
         try:
             return _result(call(*args))
         except (ToolFailed, TerminatingError) as error:

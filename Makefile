@@ -90,7 +90,8 @@ include hack/dist.mk
 #   make bench-fleet                        --all-contexts over FLEET_N=3 control planes next to
 #                                           each context alone (FLEET_PODS, FLEET_STUCK per cluster)
 #   make bench-watch                        pods -A -w: requests and CPU over a quiet minute on
-#                                           WATCH_PODS=20000 pods (WATCH_SECONDS=60)
+#                                           WATCH_PODS=20000 pods (WATCH_SECONDS=60);
+#                                           WATCH_COMMAND=serve: serve's watches the same way
 #   make bench-bignode                      one live virtual-kubelet node holding 90% of 5,000
 #                                           and 50,000 pods, 5 stuck on it (BIGNODE_SIZES=5000)
 .PHONY: bench bench-pods bench-outage bench-bignode bench-exporter bench-fleet bench-watch
@@ -113,7 +114,7 @@ bench-fleet: $(STAMP) control-plane
 	$(BIN)/python -m hack.bench.fleet
 
 bench-watch: $(STAMP) control-plane
-	WATCH_PODS="$(WATCH_PODS)" WATCH_SECONDS="$(WATCH_SECONDS)" $(BIN)/python -m hack.bench.watchidle
+	WATCH_COMMAND="$(WATCH_COMMAND)" WATCH_PODS="$(WATCH_PODS)" WATCH_SECONDS="$(WATCH_SECONDS)" $(BIN)/python -m hack.bench.watchidle
 
 bench-bignode: $(STAMP) control-plane
 	BENCH_SCENARIO=bignode BIGNODE_SIZES="$(BIGNODE_SIZES)" REPEAT="$(REPEAT)" \

@@ -26,6 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.harness import scenarios
 from tests.harness.api import create_namespace, delete, remove_finalizers, unique_ns, wait_for
+from tests.harness.cli import start_serve
 from tests.harness.controlplane import ApiError, ControlPlane, _Proc, free_port
 from tests.harness.prometheus import (
     Parts,
@@ -302,20 +303,7 @@ def test_a_read_the_user_may_not_make_is_counted_for_its_resource(
         port = free_port()
         log_path = tmp_path / "serve.log"
         with open(log_path, "wb") as log:
-            proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "kubectl_terminating",
-                    "serve",
-                    "-v=1",
-                    "--interval=1s",
-                    f"--metrics-bind-address=127.0.0.1:{port}",
-                ],
-                env={**os.environ, "KUBECONFIG": str(user.kubeconfig), "PYTHONPATH": str(ROOT)},
-                stdout=log,
-                stderr=log,
-            )
+            proc = start_serve(user.kubeconfig, port, "1s", log)
         try:
             failed = eventually(lambda: failed_reads(port), lambda found: "nodes" in found)
         except AssertionError as error:

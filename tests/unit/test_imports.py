@@ -27,10 +27,12 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("summary", "render", "nodeevidence"),
     ("kinds",),
     ("connection",),
-    ("run", "dump", "exporter", "completion", "typelist"),
+    ("run", "dump", "completion", "typelist"),
     # the layers above one run: several contexts, watching (fix --wait watches)
     ("fleet", "watch"),
-    ("fix", "commands"),
+    # fix --wait watches, and so does serve (runs as soon as a watch sees a change); agents
+    # answers with the commands' own runs (commands, fix)
+    ("fix", "commands", "exporter", "agents"),
     ("cli", "__main__"),
 )
 FLOOR = {name: level for level, names in enumerate(FLOORS) for name in names}

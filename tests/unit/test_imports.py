@@ -28,7 +28,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("summary", "render", "nodeevidence"),
     ("kinds",),
     ("connection",),
-    ("run", "dump", "exporter", "completion", "typelist"),
+    ("run", "dump", "exporter", "completion", "typelist", "preflight"),
     # the layers above one run: several contexts, watching (fix --wait watches)
     ("fleet", "watch"),
     ("fix", "commands"),

@@ -1,0 +1,517 @@
+"""Preflight's prediction, then the real outcome, on the real control plane.
+
+Each scenario is built for real with a negative twin whose owner or backend lives outside what
+is deleted. For each: preflight's verdict, type, confidence and object; the audit log shows
+it only read; then the deletion is made and the positive one is still there with `--explain`'s
+main blocker of the predicted type while the twin is gone. A "live" operator is a thread that
+renews its Lease (holder `<pod>_<uuid>`, as controller-runtime), removes its finalizer from
+deleted objects of its group and, as its kubelet would, confirms its pod's deletion and stops
+once that pod is deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.test_readonly import READ_ONLY, WRITES, audited
+from tests.harness.api import (
+    MERGE,
+    create_namespace,
+    delete,
+    get_or_none,
+    micro_time,
+    owner_ref,
+    unique_ns,
+    wait_for,
+)
+from tests.harness.api_extensions import create_crd, create_custom_object
+from tests.harness.cli import run_cli
+from tests.harness.controlplane import ApiError, ControlPlane
+from tests.harness.kubelet import create_node, create_pod, set_node_ready, stale_lease
+from tests.harness.users import Users
+
+pytestmark = pytest.mark.e2e
+
+SETTLE = 20.0  # how long a deletion that should finish gets (namespace sync period is short)
+CR_VERSION = "v1"
+JSON = dict[str, Any]
+OUTCOMES: list[JSON] = []
+OPERATORS: list[Operator] = []  # prediction vs outcome, written to the table in docs/preflight.md
+
+
+@pytest.fixture(scope="module")
+def users(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Users]:
+    with Users(control_plane, tmp_path_factory.mktemp("users"), "pf-users") as made:
+        yield made
+
+
+@pytest.fixture(scope="module")
+def reader(users: Users) -> Any:
+    return users.user("pf-reader", READ_ONLY)
+
+
+@pytest.fixture(scope="module")
+def admin(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return control_plane.write_kubeconfig(
+        tmp_path_factory.mktemp("pf-admin") / "admin", control_plane.admin_token
+    )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def outcome_table() -> Iterator[None]:
+    yield
+    for operator in OPERATORS:
+        operator.stopped.set()
+    table = Path(__file__).parents[2] / ".preflight-outcomes.json"
+    table.write_text(json.dumps(OUTCOMES, indent=1))
+
+
+class Group:
+    """A CRD of a unique group whose finalizer only the operator of that group removes."""
+
+    def __init__(self, cp: ControlPlane, prefix: str) -> None:
+        self.group = f"{prefix}-{secrets.token_hex(3)}.preflight.test"
+        self.finalizer = f"{self.group}/cleanup"
+        create_crd(cp, self.group, "Widget", "widgets")
+        self.crd = f"widgets.{self.group}"
+
+    def path(self, ns: str, name: str = "") -> str:
+        return f"/apis/{self.group}/{CR_VERSION}/namespaces/{ns}/widgets" + (
+            f"/{name}" if name else ""
+        )
+
+    def widget(self, cp: ControlPlane, ns: str, name: str = "w1") -> JSON:
+        return create_custom_object(
+            cp, self.group, CR_VERSION, "widgets", "Widget", name, ns, [self.finalizer]
+        )
+
+
+class Operator(threading.Thread):
+    """A live operator of `group`: its pod on a live node, its Lease renewed, its finalizer
+    removed from deleted widgets; once its pod is deleted it confirms that (as its kubelet)
+    and stops."""
+
+    def __init__(self, cp: ControlPlane, ns: str, group: Group, node: str) -> None:
+        super().__init__(daemon=True)
+        self.cp, self.ns, self.group, self.node = cp, ns, group, node
+        self.pod = f"operator-{secrets.token_hex(2)}"
+        self.lease = f"{secrets.token_hex(4)}.{group.group}"
+        self.stopped = threading.Event()
+        OPERATORS.append(self)
+        create_pod(cp, ns, self.pod, node=self.node)
+        self._renew(create=True)
+        self.start()
+
+    def _renew(self, create: bool = False) -> None:
+        body = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": self.lease, "namespace": self.ns},
+            "spec": {
+                "holderIdentity": f"{self.pod}_{secrets.token_hex(4)}",
+                "leaseDurationSeconds": 15,
+                "renewTime": micro_time(),
+            },
+        }
+        path = f"/apis/coordination.k8s.io/v1/namespaces/{self.ns}/leases"
+        if create:
+            self.cp.api("POST", path, body)
+        else:
+            self.cp.api(
+                "PATCH", f"{path}/{self.lease}", {"spec": {"renewTime": micro_time()}}, MERGE
+            )
+        node_lease = f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{self.node}"
+        self.cp.api("PATCH", node_lease, {"spec": {"renewTime": micro_time()}}, MERGE)
+
+    def _reconcile(self) -> None:
+        listed = self.cp.api("GET", f"/apis/{self.group.group}/{CR_VERSION}/widgets")
+        for item in listed.get("items") or []:
+            meta = item["metadata"]
+            if meta.get("deletionTimestamp") and self.group.finalizer in (
+                meta.get("finalizers") or []
+            ):
+                kept = [f for f in meta["finalizers"] if f != self.group.finalizer]
+                path = self.group.path(meta["namespace"], meta["name"])
+                self.cp.api("PATCH", path, {"metadata": {"finalizers": kept or None}}, MERGE)
+
+    def run(self) -> None:
+        pod_path = f"/api/v1/namespaces/{self.ns}/pods/{self.pod}"
+        while not self.stopped.wait(0.3):
+            try:
+                pod = get_or_none(self.cp, pod_path)
+                if pod is None or pod["metadata"].get("deletionTimestamp"):
+                    if pod is not None:
+                        delete(self.cp, pod_path, grace_period=0)  # its kubelet confirms
+                    return
+                self._renew()
+                self._reconcile()
+            except Exception:  # the control plane restarting, a conflict: try again
+                continue
+
+
+@pytest.fixture(scope="module")
+def live_node(control_plane: ControlPlane) -> str:
+    name = f"pf-live-{secrets.token_hex(3)}"
+    create_node(control_plane, name)
+    return name
+
+
+@pytest.fixture(scope="module")
+def dead_node(control_plane: ControlPlane) -> str:
+    name = f"pf-dead-{secrets.token_hex(3)}"
+    create_node(control_plane, name)
+    set_node_ready(control_plane, name, "Unknown", "NodeStatusUnknown", "Kubelet stopped posting")
+    stale_lease(control_plane, name, 600)
+    return name
+
+
+def preflight(cp: ControlPlane, reader: Any, *args: str) -> tuple[int, JSON]:
+    """preflight as the read-only user, -o json; asserts from the audit log it only read."""
+    offset = cp.audit_offset()
+    result = run_cli("preflight", *args, "-o", "json", kubeconfig=reader.kubeconfig)
+    assert result.returncode in (0, 3, 4), result.stderr
+    assert "Traceback" not in result.stderr
+    verbs = {e["verb"] for e in audited(cp, offset, reader)}
+    assert verbs and not verbs & WRITES, verbs
+    return result.returncode, json.loads(result.stdout)
+
+
+def main_blocker(admin: Path, ns: str, kind: str, name: str) -> str:
+    """`--explain`'s main blocker (-o json's first) of the stuck object."""
+    command = ("ns", ns) if kind == "Namespace" else ("all", "-n", ns)
+    result = run_cli(*command, "-o", "json", kubeconfig=admin)
+    assert result.returncode == 0, result.stderr
+    items = json.loads(result.stdout)["items"]
+    found = [i for i in items if i["kind"] == kind and i["name"] == name]
+    assert found, (kind, name, [(i["kind"], i["name"]) for i in items])
+    return str(found[0]["blockers"][0]["type"])
+
+
+def the(report: JSON, kind: str, name: str) -> JSON:
+    found: list[JSON] = [
+        p
+        for p in report["predictions"]
+        if (p["object"]["kind"], p["object"]["name"]) == (kind, name)
+    ]
+    assert found, report["predictions"]
+    return found[0]
+
+
+def record(
+    scenario: str, command: str, report: JSON, outcome: str, found: JSON | None = None
+) -> None:
+    first = found or {}
+    OUTCOMES.append(
+        {
+            "scenario": scenario,
+            "command": command,
+            "verdict": report["verdict"],
+            "type": first.get("type", ""),
+            "confidence": first.get("confidence", ""),
+            "outcome": outcome,
+        }
+    )
+
+
+def namespace_gone(cp: ControlPlane, ns: str) -> bool:
+    return get_or_none(cp, f"/api/v1/namespaces/{ns}") is None
+
+
+def still_terminating(cp: ControlPlane, path: str, seconds: float = 8.0) -> JSON:
+    """The object after `seconds`: it must still be there, terminating."""
+    with contextlib.suppress(TimeoutError):
+        wait_for(lambda: get_or_none(cp, path) is None, timeout=seconds)
+    obj = get_or_none(cp, path)
+    assert obj is not None and obj["metadata"].get("deletionTimestamp"), path
+    return obj
+
+
+# -- 1. operator and its CR in the namespace being deleted ------------------------------------
+
+
+def test_operator_and_its_cr_in_one_namespace(
+    control_plane: ControlPlane, reader: Any, admin: Path, live_node: str
+) -> None:
+    cp = control_plane
+    group = Group(cp, "same-ns")
+    doomed = create_namespace(cp, unique_ns("pf-op-same"))["metadata"]["name"]
+    operator = Operator(cp, doomed, group, live_node)
+    group.widget(cp, doomed)
+    # twin: the same operator kind lives in a namespace that stays
+    twin_group = Group(cp, "other-ns")
+    home = create_namespace(cp, unique_ns("pf-op-home"))["metadata"]["name"]
+    twin_operator = Operator(cp, home, twin_group, live_node)
+    twin = create_namespace(cp, unique_ns("pf-op-twin"))["metadata"]["name"]
+    twin_group.widget(cp, twin)
+
+    code, report = preflight(cp, reader, "ns", doomed)
+    assert (code, report["verdict"]) == (3, "blocked")
+    found = the(report, "Widget", "w1")
+    assert (found["type"], found["confidence"]) == ("finalizer", "certain")
+    assert found["object"]["namespace"] == doomed
+    twin_code, twin_report = preflight(cp, reader, "ns", twin)
+    assert (twin_code, twin_report["verdict"], twin_report["predictions"]) == (0, "clear", [])
+
+    delete(cp, f"/api/v1/namespaces/{doomed}")
+    delete(cp, f"/api/v1/namespaces/{twin}")
+    wait_for(lambda: namespace_gone(cp, twin), timeout=SETTLE, message="twin namespace gone")
+    operator.join(timeout=10)
+    still_terminating(cp, group.path(doomed, "w1"))
+    assert main_blocker(admin, doomed, "Widget", "w1") == "finalizer"
+    record(
+        "operator and its CR in one namespace",
+        f"preflight ns {doomed}",
+        report,
+        "stuck: finalizer",
+        found,
+    )
+    record("twin: operator in another namespace", f"preflight ns {twin}", twin_report, "gone")
+    twin_operator.stopped.set()
+
+
+# -- 2. CRD deleted while a CR's owner is dead ------------------------------------------------
+
+
+def test_crd_with_cr_whose_owner_is_dead(
+    control_plane: ControlPlane, reader: Any, admin: Path, live_node: str
+) -> None:
+    cp = control_plane
+    ns = create_namespace(cp, unique_ns("pf-crd"))["metadata"]["name"]
+    dead = Group(cp, "dead-owner")
+    dead.widget(cp, ns)
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": f"abc.{dead.group}", "namespace": ns},
+        "spec": {"holderIdentity": "gone_1", "leaseDurationSeconds": 15, "renewTime": micro_time()},
+    }
+    cp.api("POST", f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases", lease)
+    cp.api(
+        "PATCH",
+        f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/abc.{dead.group}",
+        {"spec": {"renewTime": "2020-01-01T00:00:00.000000Z"}},
+        MERGE,
+    )
+    live = Group(cp, "live-owner")
+    operator = Operator(cp, ns, live, live_node)
+    live.widget(cp, ns)
+
+    code, report = preflight(cp, reader, f"customresourcedefinition/{dead.crd}")
+    assert (code, report["verdict"]) == (3, "blocked")
+    found = the(report, "Widget", "w1")
+    assert (found["type"], found["confidence"]) == ("finalizer", "likely")
+    twin_code, twin_report = preflight(cp, reader, f"crd/{live.crd}")
+    assert (twin_code, twin_report["verdict"]) == (0, "clear"), twin_report
+
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    delete(cp, f"{crds}/{dead.crd}")
+    delete(cp, f"{crds}/{live.crd}")
+    wait_for(
+        lambda: get_or_none(cp, f"{crds}/{live.crd}") is None, timeout=SETTLE, message="CRD gone"
+    )
+    still_terminating(cp, f"{crds}/{dead.crd}")
+    still_terminating(cp, dead.path(ns, "w1"))
+    assert main_blocker(admin, ns, "Widget", "w1") == "finalizer"
+    record(
+        "CRD + CR whose owner is dead",
+        f"preflight crd/{dead.crd}",
+        report,
+        "stuck: finalizer",
+        found,
+    )
+    record("twin: CRD + CR whose owner runs", f"preflight crd/{live.crd}", twin_report, "gone")
+    operator.stopped.set()
+
+
+# -- 3. pod on a node that never answers ------------------------------------------------------
+
+
+def test_pod_on_a_node_that_never_answers(
+    control_plane: ControlPlane, reader: Any, admin: Path, live_node: str, dead_node: str
+) -> None:
+    cp = control_plane
+    ns = create_namespace(cp, unique_ns("pf-node"))["metadata"]["name"]
+    create_pod(cp, ns, "web-0", node=dead_node)
+    twin = create_namespace(cp, unique_ns("pf-node-twin"))["metadata"]["name"]
+    group = Group(cp, "node-twin")
+    operator = Operator(cp, twin, group, live_node)  # its pod, on a live node, is the twin's
+
+    code, report = preflight(cp, reader, "ns", ns)
+    assert (code, report["verdict"]) == (3, "blocked")
+    found = the(report, "Pod", "web-0")
+    assert (found["type"], found["confidence"]) == ("node-not-ready", "likely")
+    twin_code, twin_report = preflight(cp, reader, "ns", twin)
+    assert (twin_code, twin_report["verdict"]) == (0, "clear"), twin_report
+
+    delete(cp, f"/api/v1/namespaces/{ns}")
+    delete(cp, f"/api/v1/namespaces/{twin}")
+    wait_for(lambda: namespace_gone(cp, twin), timeout=SETTLE, message="twin namespace gone")
+    still_terminating(cp, f"/api/v1/namespaces/{ns}/pods/web-0")
+    assert main_blocker(admin, ns, "Pod", "web-0") == "node-not-ready"
+    record(
+        "pod on a node that never answers",
+        f"preflight ns {ns}",
+        report,
+        "stuck: node-not-ready",
+        found,
+    )
+    record("twin: pod on a live node", f"preflight ns {twin}", twin_report, "gone")
+    operator.stopped.set()
+
+
+# -- 4. foreground deletion with a dependent on a dead node ------------------------------------
+
+
+def test_foreground_with_a_dependent_on_a_dead_node(
+    control_plane: ControlPlane, reader: Any, admin: Path, live_node: str, dead_node: str
+) -> None:
+    cp = control_plane
+    ns = create_namespace(cp, unique_ns("pf-fg"))["metadata"]["name"]
+    owners = {}
+    for name, node in (("stuck", dead_node), ("twin", live_node)):
+        owner = cp.api(
+            "POST",
+            f"/api/v1/namespaces/{ns}/configmaps",
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}},
+        )
+        owners[name] = owner
+        create_pod(cp, ns, f"{name}-0", node=node, owner_refs=[owner_ref(owner)])
+    group = Group(cp, "fg-twin")
+    operator = Operator(cp, ns, group, live_node)  # plays the live node's kubelet for twin-0
+    twin_pod = f"/api/v1/namespaces/{ns}/pods/twin-0"
+
+    code, report = preflight(cp, reader, "configmap/stuck", "-n", ns, "--cascade", "foreground")
+    assert (code, report["verdict"]) == (3, "blocked")
+    found = the(report, "ConfigMap", "stuck")
+    assert (found["type"], found["confidence"]) == ("owner-dependents", "likely")
+    twin_code, twin_report = preflight(
+        cp, reader, "configmap/twin", "-n", ns, "--cascade", "foreground"
+    )
+    assert (twin_code, twin_report["verdict"]) == (0, "clear"), twin_report
+
+    delete(cp, f"/api/v1/namespaces/{ns}/configmaps/stuck", propagation="Foreground")
+    delete(cp, f"/api/v1/namespaces/{ns}/configmaps/twin", propagation="Foreground")
+
+    def twin_confirmed() -> bool:  # the live node's kubelet confirms its pod's deletion
+        pod = get_or_none(cp, twin_pod)
+        if pod is not None and pod["metadata"].get("deletionTimestamp"):
+            delete(cp, twin_pod, grace_period=0)
+        return get_or_none(cp, f"/api/v1/namespaces/{ns}/configmaps/twin") is None
+
+    wait_for(twin_confirmed, timeout=SETTLE, message="twin owner gone", ignore=(ApiError,))
+    still_terminating(cp, f"/api/v1/namespaces/{ns}/configmaps/stuck")
+    assert main_blocker(admin, ns, "ConfigMap", "stuck") == "owner-dependents"
+    record(
+        "foreground, dependent on a dead node",
+        "preflight configmap/stuck --cascade foreground",
+        report,
+        "stuck: owner-dependents",
+        found,
+    )
+    record(
+        "twin: dependent on a live node",
+        "preflight configmap/twin --cascade foreground",
+        twin_report,
+        "gone",
+    )
+    operator.stopped.set()
+
+
+# -- 5. operator and its CR in one manifest, deleted in Helm's order ---------------------------
+
+
+def test_manifest_in_helms_order(
+    control_plane: ControlPlane, reader: Any, admin: Path, live_node: str, tmp_path: Path
+) -> None:
+    cp = control_plane
+    ns = create_namespace(cp, unique_ns("pf-helm"))["metadata"]["name"]
+    group = Group(cp, "manifest")
+    deployment = cp.api(
+        "POST",
+        f"/apis/apps/v1/namespaces/{ns}/deployments",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "operator"},
+            "spec": {
+                "selector": {"matchLabels": {"app": "operator"}},
+                "template": {
+                    "metadata": {"labels": {"app": "operator"}},
+                    "spec": {"containers": [{"name": "c", "image": "example.invalid/op"}]},
+                },
+            },
+        },
+    )
+    operator = Operator(cp, ns, group, live_node)
+    cp.api(
+        "PATCH",
+        f"/api/v1/namespaces/{ns}/pods/{operator.pod}",
+        {"metadata": {"ownerReferences": [owner_ref(deployment)]}},
+        MERGE,
+    )
+    group.widget(cp, ns, "w1")
+    group.widget(cp, ns, "w2")
+    manifest = tmp_path / "release.yaml"
+    manifest.write_text(
+        f"apiVersion: {group.group}/{CR_VERSION}\nkind: Widget\nmetadata: {{name: w1}}\n---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: operator}\n"
+    )
+    twin_manifest = tmp_path / "twin.yaml"
+    twin_manifest.write_text(
+        f"apiVersion: {group.group}/{CR_VERSION}\nkind: Widget\nmetadata: {{name: w2}}\n"
+    )
+
+    code, report = preflight(cp, reader, "-f", str(manifest), "-n", ns, "--order", "helm")
+    assert (code, report["verdict"]) == (3, "blocked")
+    found = the(report, "Widget", "w1")
+    assert (found["type"], found["confidence"]) == ("finalizer", "likely")
+    assert report["order"][0]["delete"] == [f"Widget/{ns}/w1"] and report["order"][0]["wait"]
+    assert report["target"]["helmOrder"][0].startswith("Deployment")
+    twin_code, twin_report = preflight(cp, reader, "-f", str(twin_manifest), "-n", ns)
+    assert (twin_code, twin_report["verdict"]) == (0, "clear"), twin_report
+
+    # the twin first (its operator still runs), then the release in Helm's order, one pass
+    delete(cp, group.path(ns, "w2"))
+    wait_for(
+        lambda: get_or_none(cp, group.path(ns, "w2")) is None, timeout=SETTLE, message="w2 gone"
+    )
+    delete(cp, f"/apis/apps/v1/namespaces/{ns}/deployments/operator")
+    delete(cp, group.path(ns, "w1"))
+    operator.join(timeout=10)
+    still_terminating(cp, group.path(ns, "w1"))
+    assert main_blocker(admin, ns, "Widget", "w1") == "finalizer"
+    record(
+        "operator + CR in one manifest, Helm's order",
+        "preflight -f release.yaml --order helm",
+        report,
+        "stuck: finalizer",
+        found,
+    )
+    record("twin: the CR alone, operator stays", "preflight -f twin.yaml", twin_report, "gone")
+
+
+# -- 6. a plain namespace ---------------------------------------------------------------------
+
+
+def test_plain_namespace(control_plane: ControlPlane, reader: Any, admin: Path) -> None:
+    cp = control_plane
+    ns = create_namespace(cp, unique_ns("pf-plain"))["metadata"]["name"]
+    cp.api(
+        "POST",
+        f"/api/v1/namespaces/{ns}/configmaps",
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}},
+    )
+    code, report = preflight(cp, reader, "ns", ns)
+    assert (code, report["verdict"], report["predictions"]) == (0, "clear", [])
+    assert report["doomed"]["ConfigMap"] >= 1
+    delete(cp, f"/api/v1/namespaces/{ns}")
+    wait_for(lambda: namespace_gone(cp, ns), timeout=SETTLE, message="plain namespace gone")
+    record("a plain namespace", f"preflight ns {ns}", report, "gone")

@@ -33,6 +33,7 @@ from tests.harness.api import (
     wait_for,
 )
 from tests.harness.api_extensions import create_crd, create_custom_object
+from tests.harness.backend import Backend
 from tests.harness.cli import run_cli
 from tests.harness.controlplane import ApiError, ControlPlane
 from tests.harness.kubelet import create_node, create_pod, set_node_ready, stale_lease
@@ -515,3 +516,231 @@ def test_plain_namespace(control_plane: ControlPlane, reader: Any, admin: Path) 
     delete(cp, f"/api/v1/namespaces/{ns}")
     wait_for(lambda: namespace_gone(cp, ns), timeout=SETTLE, message="plain namespace gone")
     record("a plain namespace", f"preflight ns {ns}", report, "gone")
+
+
+# -- 7./8. Fail webhooks whose backend is deleted with the namespace ---------------------------
+
+ADMISSION = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+
+
+def guard(cp: ControlPlane, backend: Backend, rule: JSON, namespaces: list[str]) -> str:
+    """A Fail webhook on `rule` in `namespaces` only (other tests share the cluster)."""
+    name = f"pf-guard-{secrets.token_hex(3)}"
+    hook = {
+        "name": f"{name}.preflight.test",
+        "clientConfig": backend.client_config(),
+        "rules": [rule],
+        "failurePolicy": "Fail",
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+        "timeoutSeconds": 5,
+        "namespaceSelector": {
+            "matchExpressions": [
+                {"key": "kubernetes.io/metadata.name", "operator": "In", "values": namespaces}
+            ]
+        },
+    }
+    body = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": name},
+        "webhooks": [hook],
+    }
+    cp.api("POST", ADMISSION, body)
+    return name
+
+
+@pytest.fixture
+def cleanup(control_plane: ControlPlane) -> Iterator[list[str]]:
+    """Paths deleted after the test, so what it left stuck can finish."""
+    paths: list[str] = []
+    yield paths
+    for path in paths:
+        with contextlib.suppress(ApiError):
+            delete(control_plane, path)
+
+
+def test_delete_webhook_whose_service_is_in_the_namespace(
+    control_plane: ControlPlane,
+    reader: Any,
+    admin: Path,
+    live_node: str,
+    tmp_path: Path,
+    cleanup: list[str],
+) -> None:
+    cp = control_plane
+    ns = create_namespace(cp, unique_ns("pf-wh-del"))["metadata"]["name"]
+    home = create_namespace(cp, unique_ns("pf-wh-home"))["metadata"]["name"]
+    twin = create_namespace(cp, unique_ns("pf-wh-twin"))["metadata"]["name"]
+    inside = Backend(cp, ns, live_node, tmp_path / "inside")
+    outside = Backend(cp, home, live_node, tmp_path / "outside")
+    rule = {
+        "apiGroups": [""],
+        "apiVersions": ["v1"],
+        "operations": ["DELETE"],
+        "resources": ["configmaps"],
+        "scope": "Namespaced",
+    }
+    cleanup.append(f"{ADMISSION}/{guard(cp, inside, rule, [ns])}")
+    cleanup.append(f"{ADMISSION}/{guard(cp, outside, rule, [twin])}")
+    for where in (ns, twin):
+        cp.api(
+            "POST",
+            f"/api/v1/namespaces/{where}/configmaps",
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}},
+        )
+
+    code, report = preflight(cp, reader, "ns", ns)
+    assert (code, report["verdict"]) == (3, "blocked")
+    found = the(report, "Namespace", ns)
+    assert (found["type"], found["confidence"]) == ("webhook", "certain")
+    twin_code, twin_report = preflight(cp, reader, "ns", twin)
+    assert (twin_code, twin_report["verdict"]) == (0, "clear"), twin_report
+
+    delete(cp, f"/api/v1/namespaces/{ns}")
+    delete(cp, f"/api/v1/namespaces/{twin}")
+    wait_for(lambda: namespace_gone(cp, twin), timeout=SETTLE, message="twin namespace gone")
+    inside.join(timeout=10)
+    still_terminating(cp, f"/api/v1/namespaces/{ns}", seconds=10)
+    assert get_or_none(cp, f"/api/v1/namespaces/{ns}/configmaps/settings")  # its DELETE refused
+    assert main_blocker(admin, ns, "Namespace", ns) == "webhook"
+    record(
+        "Fail webhook on DELETE, Service in the namespace",
+        f"preflight ns {ns}",
+        report,
+        "stuck: webhook",
+        found,
+    )
+    record("twin: its Service in another namespace", f"preflight ns {twin}", twin_report, "gone")
+    outside.stopped.set()
+
+
+def test_update_webhook_on_the_kind_that_carries_a_finalizer(
+    control_plane: ControlPlane,
+    reader: Any,
+    admin: Path,
+    live_node: str,
+    tmp_path: Path,
+    cleanup: list[str],
+) -> None:
+    cp = control_plane
+    home = create_namespace(cp, unique_ns("pf-wh-op"))["metadata"]["name"]
+    ns = create_namespace(cp, unique_ns("pf-wh-upd"))["metadata"]["name"]
+    twin = create_namespace(cp, unique_ns("pf-wh-upd-twin"))["metadata"]["name"]
+    group = Group(cp, "guarded")
+    operator = Operator(cp, home, group, live_node)  # stays: only the webhook goes
+    inside = Backend(cp, ns, live_node, tmp_path / "inside")
+    outside = Backend(cp, home, live_node, tmp_path / "outside")
+    rule = {
+        "apiGroups": [group.group],
+        "apiVersions": ["*"],
+        "operations": ["UPDATE"],
+        "resources": ["widgets"],
+        "scope": "Namespaced",
+    }
+    cleanup.append(f"{ADMISSION}/{guard(cp, inside, rule, [ns])}")
+    cleanup.append(f"{ADMISSION}/{guard(cp, outside, rule, [twin])}")
+    group.widget(cp, ns)
+    group.widget(cp, twin)
+
+    code, report = preflight(cp, reader, "ns", ns)
+    assert (code, report["verdict"]) == (3, "blocked")
+    found = the(report, "Widget", "w1")
+    assert (found["type"], found["confidence"]) == ("webhook", "certain")
+    twin_code, twin_report = preflight(cp, reader, "ns", twin)
+    assert (twin_code, twin_report["verdict"]) == (0, "clear"), twin_report
+
+    delete(cp, f"/api/v1/namespaces/{ns}")
+    delete(cp, f"/api/v1/namespaces/{twin}")
+    wait_for(lambda: namespace_gone(cp, twin), timeout=SETTLE, message="twin namespace gone")
+    still_terminating(cp, group.path(ns, "w1"))
+    assert main_blocker(admin, ns, "Widget", "w1") == "webhook"
+    record(
+        "Fail webhook on UPDATE of the finalizer's kind",
+        f"preflight ns {ns}",
+        report,
+        "stuck: webhook",
+        found,
+    )
+    record("twin: its Service in another namespace", f"preflight ns {twin}", twin_report, "gone")
+    operator.stopped.set()
+    outside.stopped.set()
+
+
+# -- 9. an APIService backed by a Service in the namespace -------------------------------------
+
+
+def apiservice(cp: ControlPlane, backend: Backend, group: str) -> str:
+    name = f"v1.{group}"
+    cp.api(
+        "POST",
+        "/apis/apiregistration.k8s.io/v1/apiservices",
+        {
+            "apiVersion": "apiregistration.k8s.io/v1",
+            "kind": "APIService",
+            "metadata": {"name": name},
+            "spec": {
+                "group": group,
+                "version": "v1",
+                "service": {"namespace": backend.ns, "name": backend.service, "port": 443},
+                "insecureSkipTLSVerify": True,
+                "groupPriorityMinimum": 1000,
+                "versionPriority": 15,
+            },
+        },
+    )
+    return name
+
+
+def available(cp: ControlPlane, name: str) -> bool:
+    found = get_or_none(cp, f"/apis/apiregistration.k8s.io/v1/apiservices/{name}") or {}
+    conditions = (found.get("status") or {}).get("conditions") or []
+    return any(c["type"] == "Available" and c["status"] == "True" for c in conditions)
+
+
+def test_apiservice_backed_by_a_service_in_the_namespace(
+    control_plane: ControlPlane,
+    reader: Any,
+    admin: Path,
+    live_node: str,
+    tmp_path: Path,
+    cleanup: list[str],
+) -> None:
+    cp = control_plane
+    home = create_namespace(cp, unique_ns("pf-agg-home"))["metadata"]["name"]
+    twin = create_namespace(cp, unique_ns("pf-agg-twin"))["metadata"]["name"]
+    ns = create_namespace(cp, unique_ns("pf-agg"))["metadata"]["name"]
+    outside = Backend(cp, home, live_node, tmp_path / "outside")
+    inside = Backend(cp, ns, live_node, tmp_path / "inside")
+    names = [
+        apiservice(cp, backend, f"{prefix}-{secrets.token_hex(3)}.preflight.test")
+        for prefix, backend in (("outside", outside), ("inside", inside))
+    ]
+    cleanup += [f"/apis/apiregistration.k8s.io/v1/apiservices/{n}" for n in names]
+    for name in names:
+        wait_for(lambda n=name: available(cp, n), timeout=60, message=f"APIService {name}")
+
+    code, report = preflight(cp, reader, "ns", ns)
+    assert (code, report["verdict"]) == (3, "blocked")
+    found = the(report, "Namespace", ns)
+    assert (found["type"], found["confidence"]) == ("apiservice-unavailable", "certain")
+    twin_code, twin_report = preflight(cp, reader, "ns", twin)
+    assert (twin_code, twin_report["verdict"]) == (0, "clear"), twin_report
+
+    # the twin first: once the positive's APIService is down, every namespace deletion waits
+    delete(cp, f"/api/v1/namespaces/{twin}")
+    wait_for(lambda: namespace_gone(cp, twin), timeout=SETTLE, message="twin namespace gone")
+    delete(cp, f"/api/v1/namespaces/{ns}")
+    inside.join(timeout=10)
+    wait_for(lambda: not available(cp, names[1]), timeout=60, message="APIService unavailable")
+    still_terminating(cp, f"/api/v1/namespaces/{ns}", seconds=10)
+    assert main_blocker(admin, ns, "Namespace", ns) == "apiservice-unavailable"
+    record(
+        "APIService backed by a Service in the namespace",
+        f"preflight ns {ns}",
+        report,
+        "stuck: apiservice-unavailable",
+        found,
+    )
+    record("twin: the APIService's Service elsewhere", f"preflight ns {twin}", twin_report, "gone")
+    outside.stopped.set()

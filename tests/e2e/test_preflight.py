@@ -36,7 +36,14 @@ from tests.harness.api_extensions import create_crd, create_custom_object
 from tests.harness.backend import Backend
 from tests.harness.cli import run_cli
 from tests.harness.controlplane import ApiError, ControlPlane
-from tests.harness.kubelet import create_node, create_pod, set_node_ready, stale_lease
+from tests.harness.kubelet import (
+    create_node,
+    create_pod,
+    pvc_volume,
+    set_node_ready,
+    stale_lease,
+)
+from tests.harness.storage import create_pvc
 from tests.harness.users import Users
 
 pytestmark = pytest.mark.e2e
@@ -744,3 +751,51 @@ def test_apiservice_backed_by_a_service_in_the_namespace(
     )
     record("twin: the APIService's Service elsewhere", f"preflight ns {twin}", twin_report, "gone")
     outside.stopped.set()
+
+
+# -- 10. a PVC named by a pod that is not being deleted ----------------------------------------
+
+
+@pytest.fixture
+def pvc_protection(control_plane: ControlPlane) -> Iterator[None]:
+    """kube-controller-manager with the pvc-protection controller, for this test only (the
+    suite runs without it); the default list is restored after."""
+    before = list(control_plane.controllers)
+    control_plane.start_controller_manager([*before, "persistentvolumeclaim-protection-controller"])
+    try:
+        yield
+    finally:
+        control_plane.start_controller_manager(before)
+
+
+def test_pvc_named_by_a_pod_that_stays(
+    control_plane: ControlPlane, reader: Any, admin: Path, live_node: str, pvc_protection: None
+) -> None:
+    cp = control_plane
+    ns = create_namespace(cp, unique_ns("pf-pvc"))["metadata"]["name"]
+    claims = f"/api/v1/namespaces/{ns}/persistentvolumeclaims"
+    for name in ("data", "spare"):
+        created = create_pvc(cp, ns, name)
+        assert "kubernetes.io/pvc-protection" in created["metadata"]["finalizers"]
+    create_pod(cp, ns, "app-0", node=live_node, volumes=[pvc_volume("data", "data")])
+
+    code, report = preflight(cp, reader, "pvc/data", "-n", ns)
+    assert (code, report["verdict"]) == (3, "blocked")
+    found = the(report, "PersistentVolumeClaim", "data")
+    assert (found["type"], found["confidence"]) == ("protection-in-use", "certain")
+    twin_code, twin_report = preflight(cp, reader, "pvc/spare", "-n", ns)
+    assert (twin_code, twin_report["verdict"]) == (0, "clear"), twin_report
+
+    delete(cp, f"{claims}/data")
+    delete(cp, f"{claims}/spare")
+    wait_for(lambda: get_or_none(cp, f"{claims}/spare") is None, timeout=SETTLE, message="spare")
+    still_terminating(cp, f"{claims}/data")
+    assert main_blocker(admin, ns, "PersistentVolumeClaim", "data") == "protection-in-use"
+    record(
+        "PVC named by a pod that is not deleted",
+        "preflight pvc/data",
+        report,
+        "stuck: protection-in-use",
+        found,
+    )
+    record("twin: a PVC no pod names", "preflight pvc/spare", twin_report, "gone")

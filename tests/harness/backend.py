@@ -10,6 +10,7 @@ deletion and empties its endpoints, as a real backend pod's deletion would.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import secrets
 import socket
@@ -160,10 +161,8 @@ class Backend(threading.Thread):
             ),
             (f"/api/v1/namespaces/{self.ns}/endpoints/{self.service}", {"subsets": None}),
         ):
-            try:
+            with contextlib.suppress(Exception):  # already deleted with its namespace
                 self.cp.api("PATCH", path, body, MERGE)
-            except Exception:  # already deleted with its namespace
-                pass
         if get_or_none(self.cp, self.pod_path) is not None:
             delete(self.cp, self.pod_path, grace_period=0)
 

@@ -1,0 +1,284 @@
+"""Preflight's judges over a static view: what the deletion takes with it, the cluster as it
+will be without it, and each prediction's type and confidence (e2e: tests/e2e/test_preflight.py
+builds the same for real and deletes)."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from kubectl_terminating.errors import ConfigError
+from kubectl_terminating.model import ObjectRef
+from kubectl_terminating.preflight.api import Target, build_report, preflight, resolve_type
+from kubectl_terminating.preflight.order import helm_sorted
+from kubectl_terminating.preflight.render import text
+from kubectl_terminating.preflight.sources import decode_release
+from kubectl_terminating.resources import (
+    APISERVICES,
+    ENDPOINT_SLICES,
+    LEASES,
+    NAMESPACES,
+    NODES,
+    PODS,
+    SERVICES,
+    VALIDATING_WEBHOOKS,
+    Resource,
+)
+from kubectl_terminating.staticview import StaticView
+from kubectl_terminating.view import Discovery
+
+NOW = datetime(2026, 5, 1, 12, 0, tzinfo=timezone.utc)
+GROUP = "widgets.preflight.test"
+FINALIZER = f"{GROUP}/cleanup"
+WIDGETS = Resource(GROUP, "v1", "widgets", "Widget")
+JSON = dict[str, Any]
+
+
+def at(seconds_ago: float) -> str:
+    return (NOW - timedelta(seconds=seconds_ago)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def obj(kind: str, api_version: str, name: str, namespace: str | None = None, **rest: Any) -> JSON:
+    meta: JSON = {"name": name, "uid": f"uid-{kind}-{namespace}-{name}"}
+    if namespace:
+        meta["namespace"] = namespace
+    meta.update(rest.pop("metadata", {}))
+    return {"kind": kind, "apiVersion": api_version, "metadata": meta, **rest}
+
+
+def namespace(name: str) -> JSON:
+    return obj("Namespace", "v1", name, metadata={"labels": {"kubernetes.io/metadata.name": name}})
+
+
+def widget(ns: str, name: str = "w1") -> JSON:
+    return obj("Widget", f"{GROUP}/v1", name, ns, metadata={"finalizers": [FINALIZER]})
+
+
+def operator(ns: str, renewed_ago: float = 2) -> list[JSON]:
+    """The operator's pod on a healthy node and its Lease (controller-runtime's holder)."""
+    return [
+        obj("Pod", "v1", "op-0", ns, spec={"nodeName": "n1"}, status={"phase": "Running"}),
+        obj(
+            "Lease",
+            "coordination.k8s.io/v1",
+            f"abc.{GROUP}",
+            ns,
+            spec={
+                "holderIdentity": "op-0_1234",
+                "leaseDurationSeconds": 15,
+                "renewTime": at(renewed_ago),
+            },
+        ),
+    ]
+
+
+def node(name: str, ready: str = "True") -> list[JSON]:
+    return [
+        obj(
+            "Node",
+            "v1",
+            name,
+            status={"conditions": [{"type": "Ready", "status": ready, "reason": "KubeletReady"}]},
+        ),
+        obj(
+            "Lease",
+            "coordination.k8s.io/v1",
+            name,
+            "kube-node-lease",
+            spec={"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": at(1)},
+        ),
+    ]
+
+
+def backend(ns: str, name: str = "svc") -> list[JSON]:
+    """A Service with one ready endpoint, pod b-0."""
+    return [
+        obj("Service", "v1", name, ns, spec={"ports": [{"port": 443}]}),
+        obj(
+            "EndpointSlice",
+            "discovery.k8s.io/v1",
+            f"{name}-x",
+            ns,
+            metadata={"labels": {"kubernetes.io/service-name": name}},
+            endpoints=[
+                {
+                    "addresses": ["10.0.0.9"],
+                    "conditions": {"ready": True},
+                    "targetRef": {"kind": "Pod", "name": "b-0", "namespace": ns},
+                }
+            ],
+        ),
+        obj("Pod", "v1", "b-0", ns, spec={"nodeName": "n1"}, status={"phase": "Running"}),
+    ]
+
+
+def view(*objects: JSON) -> StaticView:
+    kinds = (PODS, SERVICES, ENDPOINT_SLICES, LEASES, WIDGETS)
+    resources = [*kinds, NAMESPACES, NODES, APISERVICES, VALIDATING_WEBHOOKS]
+    return StaticView(objects, NOW, Discovery(resources=resources))
+
+
+def run(v: StaticView, **target: Any) -> JSON:
+    return preflight(v, Target(**target))
+
+
+def predicted(report: JSON) -> list[tuple[str, str, str]]:
+    return [(p["type"], p["confidence"], p["object"]["name"]) for p in report["predictions"]]
+
+
+def test_an_operator_deleted_with_its_cr_blocks_for_certain_on_ordered_deletion() -> None:
+    v = view(namespace("shop"), widget("shop"), *operator("shop"), *node("n1"))
+    report = run(v, namespaces=("shop",))
+    assert predicted(report) == [("finalizer", "certain", "w1")]
+    assert (report["verdict"], report["exitCode"]) == ("blocked", 3)
+    assert report["doomed"] == {"Lease": 1, "Namespace": 1, "Pod": 1, "Widget": 1}
+    prevent = report["predictions"][0]["prevent"][0]
+    assert prevent["command"] == f"kubectl delete widgets.{GROUP} w1 -n shop --wait"
+    # before 1.33 the pods are not deleted first: a race
+    older = run(v, namespaces=("shop",), ordered_namespace_deletion=False)
+    assert predicted(older) == [("finalizer", "likely", "w1")]
+
+
+def test_an_operator_outside_the_namespace_keeps_it_clear() -> None:
+    v = view(namespace("shop"), namespace("ops"), widget("shop"), *operator("ops"), *node("n1"))
+    report = run(v, namespaces=("shop",))
+    assert (report["verdict"], report["predictions"], report["exitCode"]) == ("clear", [], 0)
+
+
+def test_a_dead_owner_is_likely_and_an_unknown_one_only_possible() -> None:
+    dead = view(namespace("shop"), widget("shop"), *operator("ops", renewed_ago=3600))
+    assert predicted(run(dead, namespaces=("shop",))) == [("finalizer", "likely", "w1")]
+    unknown = view(namespace("shop"), widget("shop"))
+    report = run(unknown, namespaces=("shop",))
+    assert predicted(report) == [("finalizer", "possible", "w1")]
+    # never `clear` while something might hold it: undecided unless --fail-on possible
+    assert (report["verdict"], report["exitCode"]) == ("undecided", 4)
+    strict = run(unknown, namespaces=("shop",), fail_on="possible")
+    assert (strict["verdict"], strict["exitCode"]) == ("blocked", 3)
+
+
+def test_an_apiservice_whose_service_is_deleted_blocks_the_namespace() -> None:
+    apiservice = obj(
+        "APIService",
+        "apiregistration.k8s.io/v1",
+        "v1.metrics.test",
+        spec={"group": "metrics.test", "service": {"namespace": "mon", "name": "svc"}},
+        status={"conditions": [{"type": "Available", "status": "True"}]},
+    )
+    v = view(namespace("mon"), apiservice, *backend("mon"), *node("n1"))
+    assert predicted(run(v, namespaces=("mon",))) == [("apiservice-unavailable", "certain", "mon")]
+    elsewhere = view(namespace("mon"), namespace("other"), apiservice, *backend("mon"))
+    assert run(elsewhere, namespaces=("other",))["predictions"] == []
+
+
+def test_a_fail_webhook_on_update_with_a_doomed_backend_keeps_the_finalizer() -> None:
+    hook = obj(
+        "ValidatingWebhookConfiguration",
+        "admissionregistration.k8s.io/v1",
+        "guard",
+        webhooks=[
+            {
+                "name": "guard.preflight.test",
+                "failurePolicy": "Fail",
+                "clientConfig": {"service": {"namespace": "shop", "name": "svc"}},
+                "rules": [
+                    {
+                        "apiGroups": [GROUP],
+                        "apiVersions": ["*"],
+                        "operations": ["UPDATE"],
+                        "resources": ["widgets"],
+                    }
+                ],
+            }
+        ],
+    )
+    ops = [*operator("ops"), *node("n1")]  # the owner stays: only the webhook's backend goes
+    v = view(namespace("shop"), namespace("ops"), hook, widget("shop"), *backend("shop"), *ops)
+    assert predicted(run(v, namespaces=("shop",))) == [("webhook", "certain", "w1")]
+
+
+def test_a_pod_on_a_node_that_never_answers() -> None:
+    running = obj(
+        "Pod", "v1", "web-0", "shop", spec={"nodeName": "n2"}, status={"phase": "Running"}
+    )
+    done = obj("Pod", "v1", "job-0", "shop", spec={"nodeName": "n2"}, status={"phase": "Succeeded"})
+    v = view(namespace("shop"), running, done, *node("n2", ready="Unknown"))
+    report = run(v, namespaces=("shop",))
+    assert predicted(report) == [("node-not-ready", "likely", "web-0")]
+    assert "out-of-service" in report["predictions"][0]["prevent"][0]["command"]
+
+
+def test_foreground_waits_for_a_dependent_on_a_dead_node() -> None:
+    owner = obj("ConfigMap", "v1", "parent", "shop")
+    child = obj(
+        "Pod",
+        "v1",
+        "child-0",
+        "shop",
+        metadata={"ownerReferences": [{"uid": "uid-ConfigMap-shop-parent", "kind": "ConfigMap"}]},
+        spec={"nodeName": "n2"},
+        status={"phase": "Running"},
+    )
+    configmaps = Resource("", "v1", "configmaps", "ConfigMap")
+    v = StaticView(
+        [namespace("shop"), owner, child, *node("n2", ready="False")],
+        NOW,
+        Discovery(resources=[PODS, configmaps, NODES, LEASES, NAMESPACES]),
+    )
+    foreground = run(v, objects=("cm/parent",), namespace="shop", cascade="foreground")
+    assert ("owner-dependents", "likely", "parent") in predicted(foreground)
+    orphan = run(v, objects=("cm/parent",), namespace="shop", cascade="orphan")
+    assert orphan["doomed"] == {"ConfigMap": 1} and orphan["predictions"] == []
+
+
+def test_helm_uninstall_order_webhooks_first_custom_resources_last() -> None:
+    refs = [
+        ObjectRef("Widget", "w1", "shop"),
+        ObjectRef("CustomResourceDefinition", "widgets.x"),
+        ObjectRef("Deployment", "op", "shop"),
+        ObjectRef("Gadget", "g1", "shop"),
+        ObjectRef("ValidatingWebhookConfiguration", "guard"),
+    ]
+    assert [r.kind for r in helm_sorted(refs)] == [
+        "ValidatingWebhookConfiguration",
+        "Deployment",
+        "CustomResourceDefinition",
+        "Gadget",
+        "Widget",
+    ]
+
+
+def test_the_safe_order_deletes_held_custom_resources_first_and_waits() -> None:
+    v = view(namespace("shop"), widget("shop"), *operator("shop"), *node("n1"))
+    deployment = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "op-0"}}
+    cr = {"apiVersion": f"{GROUP}/v1", "kind": "Widget", "metadata": {"name": "w1"}}
+    report = build_report(v, Target(manifest=(deployment, cr), namespace="shop", deleter="helm"))
+    assert [(s["delete"], s["wait"]) for s in report.order] == [
+        (["Widget/shop/w1"], True),
+        (["Pod/shop/op-0"], False),
+    ]
+    assert [(p.type, p.confidence) for p in report.predictions] == [("finalizer", "likely")]
+    shown = text(report, explain=False)
+    assert "Verdict:   blocked" in shown and "1. delete, then wait until gone" in shown
+
+
+def test_a_type_is_resolved_as_kubectl_does() -> None:
+    discovery = Discovery(resources=[PODS, WIDGETS, SERVICES])
+    assert resolve_type("po", discovery) == PODS
+    assert resolve_type("widget", discovery) == WIDGETS
+    assert resolve_type(f"widgets.{GROUP}", discovery) == WIDGETS
+    with pytest.raises(ConfigError, match='resource type "gizmo"'):
+        resolve_type("gizmo", discovery)
+
+
+def test_only_the_release_manifest_is_decoded() -> None:
+    release = {"name": "r", "manifest": "kind: ConfigMap\n", "config": {"password": "s3cret"}}
+    stored = base64.b64encode(gzip.compress(json.dumps(release).encode()))
+    assert decode_release(base64.b64encode(stored).decode()) == "kind: ConfigMap\n"
+    with pytest.raises(ConfigError, match="could not be decoded"):
+        decode_release("not base64 at all!")

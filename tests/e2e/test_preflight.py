@@ -16,6 +16,7 @@ import json
 import secrets
 import threading
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -725,7 +726,7 @@ def test_apiservice_backed_by_a_service_in_the_namespace(
     ]
     cleanup += [f"/apis/apiregistration.k8s.io/v1/apiservices/{n}" for n in names]
     for name in names:
-        wait_for(lambda n=name: available(cp, n), timeout=60, message=f"APIService {name}")
+        wait_for(partial(available, cp, name), timeout=60, message=f"APIService {name}")
 
     code, report = preflight(cp, reader, "ns", ns)
     assert (code, report["verdict"]) == (3, "blocked")

@@ -12,7 +12,7 @@ from kubectl_terminating.model import JSON, ObjectRef
 from kubectl_terminating.preflight.afterview import AfterView
 from kubectl_terminating.preflight.doomed import Doomed, add_namespace, expand
 from kubectl_terminating.preflight.judges import NAMESPACE_DELETER, Situation, judge
-from kubectl_terminating.preflight.order import helm_sorted, safe_order
+from kubectl_terminating.preflight.order import helm_sorted, object_name, safe_order
 from kubectl_terminating.preflight.report import LIKELY, Report, sort_predictions
 from kubectl_terminating.resources import NAMESPACES, Resource, as_dict, list_of, meta, text
 from kubectl_terminating.view import ClusterView, Discovery, ReadFailed
@@ -157,7 +157,7 @@ def build_report(view: ClusterView, target: Target) -> Report:
         present = [r for r in refs if _present(r, doomed)]
         report.order = safe_order(present, held)
         if target.deleter == "helm":
-            report.target["helmOrder"] = [str(r) for r in helm_sorted(present)]
+            report.target["helmOrder"] = [object_name(r) for r in helm_sorted(present)]
     return report
 
 

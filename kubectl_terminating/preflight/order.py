@@ -68,7 +68,7 @@ def helm_sorted(refs: Sequence[ObjectRef]) -> list[ObjectRef]:
     )
 
 
-def _name(ref: ObjectRef) -> str:
+def object_name(ref: ObjectRef) -> str:
     return f"{ref.kind}/{ref.namespace}/{ref.name}" if ref.namespace else f"{ref.kind}/{ref.name}"
 
 
@@ -84,7 +84,7 @@ def safe_order(refs: Sequence[ObjectRef], held: set[str]) -> list[JSON]:
         steps.append(
             {
                 "step": 1,
-                "delete": [_name(r) for r in first],
+                "delete": [object_name(r) for r in first],
                 "wait": True,
                 "why": "custom resources and objects with finalizers first, while the "
                 "controllers that remove their finalizers still run",
@@ -94,7 +94,7 @@ def safe_order(refs: Sequence[ObjectRef], held: set[str]) -> list[JSON]:
         steps.append(
             {
                 "step": len(steps) + 1,
-                "delete": [_name(r) for r in rest],
+                "delete": [object_name(r) for r in rest],
                 "wait": False,
                 "why": "then the rest, webhook configurations and APIServices first "
                 "(Helm's uninstall order)",

@@ -27,8 +27,8 @@ from tests.e2e.test_preflight import (
     dead_node,  # noqa: F401
     live_node,  # noqa: F401
     preflight,
-    record,
     reader,  # noqa: F401
+    record,
     users,  # noqa: F401
 )
 from tests.harness.api import MERGE, create_namespace, get_or_none, owner_ref, unique_ns, wait_for

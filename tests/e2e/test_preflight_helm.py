@@ -11,8 +11,10 @@ release Secret, the uninstall's hook handling and deletion, preflight's reads an
 
 from __future__ import annotations
 
+import secrets
 import subprocess
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,22 +25,44 @@ from tests.e2e.test_preflight import (
     SETTLE,
     Group,
     Operator,
-    admin,  # noqa: F401 (fixtures)
-    dead_node,  # noqa: F401
-    live_node,  # noqa: F401
     preflight,
-    reader,  # noqa: F401
     record,
-    users,  # noqa: F401
 )
+from tests.e2e.test_readonly import READ_ONLY
 from tests.harness.api import MERGE, create_namespace, get_or_none, owner_ref, unique_ns, wait_for
 from tests.harness.cli import run_cli
 from tests.harness.controlplane import ControlPlane
+from tests.harness.kubelet import create_node
+from tests.harness.users import User, Users
 
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 JSON = dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def users(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Users]:
+    with Users(control_plane, tmp_path_factory.mktemp("users"), "pf-helm-users") as made:
+        yield made
+
+
+@pytest.fixture(scope="module")
+def reader(users: Users) -> User:
+    return users.user("pf-helm-reader", READ_ONLY)
+
+
+@pytest.fixture(scope="module")
+def admin(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("pf-helm-admin")
+    return control_plane.write_kubeconfig(directory / "admin", control_plane.admin_token)
+
+
+@pytest.fixture(scope="module")
+def live_node(control_plane: ControlPlane) -> str:
+    name = f"pf-helm-node-{secrets.token_hex(3)}"
+    create_node(control_plane, name)
+    return name
 
 
 @pytest.fixture(scope="module")
@@ -119,9 +143,9 @@ class HookRunner(threading.Thread):
 
 def test_helm_release_with_operator_crd_and_cr(
     control_plane: ControlPlane,
-    reader: Any,
-    admin: Path,  # noqa: F811
-    live_node: str,  # noqa: F811
+    reader: User,
+    admin: Path,
+    live_node: str,
     helm: Path,
     tmp_path: Path,
 ) -> None:
@@ -149,7 +173,7 @@ def test_helm_release_with_operator_crd_and_cr(
 
 
 def gate(
-    cp: ControlPlane, ns: str, group: Group, operator: Operator, reader: Any, run_helm: Any
+    cp: ControlPlane, ns: str, group: Group, operator: Operator, reader: User, run_helm: Any
 ) -> None:
     """Blocked, the hook stops the uninstall; the CR first, then clear and uninstalled."""
     deployment = cp.api("GET", f"/apis/apps/v1/namespaces/{ns}/deployments/operator")
@@ -158,7 +182,7 @@ def gate(
 
     code, report = preflight(cp, reader, "helm", "op", "-n", ns)
     assert (code, report["verdict"]) == (3, "blocked")
-    found = [p for p in report["predictions"] if p["object"]["name"] == "w1"][0]
+    found = next(p for p in report["predictions"] if p["object"]["name"] == "w1")
     assert (found["type"], found["confidence"]) == ("finalizer", "likely")
     assert report["order"][0]["delete"] == [f"Widget/{ns}/w1"]
     assert report["target"]["helmOrder"][-1] == f"Widget/{ns}/w1"  # Helm deletes it last
@@ -203,7 +227,7 @@ def gate(
 
 def test_a_forbidden_release_secret_is_one_line(
     control_plane: ControlPlane,
-    users: Any,  # noqa: F811
+    users: Users,
 ) -> None:
     nobody = users.user(
         "pf-no-secrets", [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]}]

@@ -32,7 +32,12 @@ from kubectl_terminating.explain.finalizers import (
 )
 from kubectl_terminating.explain.knowledge import FinalizerOwner, lookup
 from kubectl_terminating.explain.pod_facts import node_check
-from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
+from kubectl_terminating.explain.webhooks import (
+    labels_of,
+    matching_webhooks,
+    unverified_webhooks,
+    webhook_blockers,
+)
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy
 from kubectl_terminating.preflight.afterview import AfterView
 from kubectl_terminating.preflight.doomed import Doomed, Doomed1, key_of
@@ -244,12 +249,16 @@ def _webhook_predictions(
 ) -> list[tuple[Blocker, str, list[Evidence]]]:
     """(blocker after, confidence, causes) for each Fail webhook on operation whose backend
     is or will be down."""
+    where = namespace or None
     try:
-        after = webhook_blockers(resource, [operation], namespace or None, s.after, labels=labels)
-        now = {_hook(b) for b in webhook_blockers(resource, [operation], namespace or None, s.view)}
+        after = webhook_blockers(resource, [operation], where, s.after, labels=labels)
+        now = {_hook(b) for b in webhook_blockers(resource, [operation], where, s.view)}
+        hooks = matching_webhooks(resource, [operation], where, s.after, labels=labels)
     except ReadFailed as failed:
         s.unchecked.append(str(failed))
         return []
+    # a `url:` webhook's backend is outside the API: the deletion may meet it, unchecked
+    s.unchecked.extend(e.message for e in unverified_webhooks(hooks, resource))
     found = []
     for blocker in after:
         causes = s.why_gone(blocker.evidence)

@@ -27,6 +27,7 @@ from tests.e2e.test_preflight import (
     Operator,
     preflight,
     record,
+    write_outcomes,
 )
 from tests.e2e.test_readonly import READ_ONLY
 from tests.harness.api import MERGE, create_namespace, get_or_none, owner_ref, unique_ns, wait_for
@@ -39,6 +40,12 @@ pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 JSON = dict[str, Any]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def outcomes() -> Iterator[None]:
+    yield
+    write_outcomes()
 
 
 @pytest.fixture(scope="module")

@@ -282,3 +282,67 @@ def test_only_the_release_manifest_is_decoded() -> None:
     assert decode_release(base64.b64encode(stored).decode()) == "kind: ConfigMap\n"
     with pytest.raises(ConfigError, match="could not be decoded"):
         decode_release("not base64 at all!")
+
+
+def test_a_url_webhook_cannot_be_checked_so_the_verdict_is_undecided() -> None:
+    hook = obj(
+        "ValidatingWebhookConfiguration",
+        "admissionregistration.k8s.io/v1",
+        "outside",
+        webhooks=[
+            {
+                "name": "outside.preflight.test",
+                "clientConfig": {"url": "https://hooks.invalid/validate"},
+                "rules": [
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["DELETE"],
+                        "resources": ["configmaps"],
+                    }
+                ],
+            }
+        ],
+    )
+    configmaps = Resource("", "v1", "configmaps", "ConfigMap")
+    v = StaticView(
+        [namespace("shop"), hook, obj("ConfigMap", "v1", "settings", "shop")],
+        NOW,
+        Discovery(resources=[configmaps, NAMESPACES, VALIDATING_WEBHOOKS]),
+    )
+    report = run(v, namespaces=("shop",))
+    assert (report["verdict"], report["exitCode"], report["predictions"]) == ("undecided", 4, [])
+    assert "outside.preflight.test (url)" in report["unchecked"][0]
+
+
+def test_an_owner_known_by_its_webhook_goes_with_the_pods_behind_its_service() -> None:
+    """No Lease: the operator shows it runs by serving a webhook of its group; deleting its
+    Deployment takes the pods behind that Service (which stays) with it."""
+    deployment = obj("Deployment", "apps/v1", "operator", "ops")
+    hook = obj(
+        "ValidatingWebhookConfiguration",
+        "admissionregistration.k8s.io/v1",
+        "widgets",
+        webhooks=[
+            {
+                "name": "widgets.preflight.test",
+                "failurePolicy": "Ignore",
+                "clientConfig": {"service": {"namespace": "ops", "name": "svc"}},
+                "rules": [{"apiGroups": [GROUP], "operations": ["CREATE"], "resources": ["*"]}],
+            }
+        ],
+    )
+    service, slice_, pod = backend("ops")
+    owned = {"ownerReferences": [{"uid": "uid-Deployment-ops-operator", "kind": "Deployment"}]}
+    pod["metadata"].update(owned)
+    deployments = Resource("apps", "v1", "deployments", "Deployment")
+    v = StaticView(
+        [namespace("ops"), deployment, hook, service, slice_, pod, widget("ops"), *node("n1")],
+        NOW,
+        Discovery(resources=[PODS, SERVICES, ENDPOINT_SLICES, LEASES, WIDGETS, deployments]),
+    )
+    both = run(v, objects=("deployment/operator", "widget/w1"), namespace="ops")
+    assert predicted(both) == [("finalizer", "likely", "w1")]
+    assert any("b-0" in e["message"] for e in both["predictions"][0]["evidence"])
+    alone = run(v, objects=("widget/w1",), namespace="ops")
+    assert (alone["verdict"], alone["predictions"]) == ("clear", [])

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import secrets
+import subprocess
 import threading
 from collections.abc import Iterator
 from functools import partial
@@ -33,7 +34,7 @@ from tests.harness.api import (
     unique_ns,
     wait_for,
 )
-from tests.harness.api_extensions import create_crd, create_custom_object
+from tests.harness.api_extensions import create_apiservice, create_crd, create_custom_object
 from tests.harness.backend import Backend
 from tests.harness.cli import run_cli
 from tests.harness.controlplane import ApiError, ControlPlane
@@ -45,7 +46,7 @@ from tests.harness.kubelet import (
     stale_lease,
 )
 from tests.harness.storage import create_pvc
-from tests.harness.users import Users
+from tests.harness.users import User, Users
 
 pytestmark = pytest.mark.e2e
 
@@ -209,6 +210,25 @@ def main_blocker(admin: Path, ns: str, kind: str, name: str) -> str:
     return str(found[0]["blockers"][0]["type"])
 
 
+def blocked(
+    cp: ControlPlane, reader: Any, *args: str, expect: tuple[str, str, str, str]
+) -> tuple[JSON, JSON]:
+    """preflight says blocked (exit 3) with a prediction of the expected kind, name, type and
+    confidence; the report and that prediction."""
+    code, report = preflight(cp, reader, *args)
+    assert (code, report["verdict"]) == (3, "blocked"), report
+    kind, name, type_, confidence = expect
+    found = the(report, kind, name)
+    assert (found["type"], found["confidence"]) == (type_, confidence), found
+    return report, found
+
+
+def clear(cp: ControlPlane, reader: Any, *args: str) -> JSON:
+    code, report = preflight(cp, reader, *args)
+    assert (code, report["verdict"], report["predictions"]) == (0, "clear", []), report
+    return report
+
+
 def the(report: JSON, kind: str, name: str) -> JSON:
     found: list[JSON] = [
         p
@@ -233,6 +253,42 @@ def record(
             "outcome": outcome,
         }
     )
+
+
+def record_pair(
+    positive: tuple[str, str],
+    twin: tuple[str, str],
+    report: JSON,
+    found: JSON,
+    twin_report: JSON,
+) -> None:
+    """Once the outcome is asserted: the positive stuck on the predicted type, the twin gone."""
+    record(*positive, report, f"stuck: {found['type']}", found)
+    record(*twin, twin_report, "gone")
+
+
+def delete_namespaces(cp: ControlPlane, ns: str, twin: str) -> None:
+    """Delete both for real; the twin's goes."""
+    delete(cp, f"/api/v1/namespaces/{ns}")
+    delete(cp, f"/api/v1/namespaces/{twin}")
+    wait_for(lambda: namespace_gone(cp, twin), timeout=SETTLE, message="twin namespace gone")
+
+
+def outcome(
+    cp: ControlPlane,
+    admin: Path,
+    path: str,
+    stuck: tuple[str, str, str],
+    reports: tuple[JSON, JSON, JSON],
+    positive: tuple[str, str],
+    twin: tuple[str, str],
+) -> None:
+    """The positive is still there, terminating, and `--explain`'s main blocker of the object
+    stuck (namespace, kind, name) is the predicted type; then the table's two rows."""
+    still_terminating(cp, path, seconds=10)
+    report, found, twin_report = reports
+    assert main_blocker(admin, *stuck) == found["type"]
+    record_pair(positive, twin, report, found, twin_report)
 
 
 def namespace_gone(cp: ControlPlane, ns: str) -> bool:
@@ -266,28 +322,23 @@ def test_operator_and_its_cr_in_one_namespace(
     twin = create_namespace(cp, unique_ns("pf-op-twin"))["metadata"]["name"]
     twin_group.widget(cp, twin)
 
-    code, report = preflight(cp, reader, "ns", doomed)
-    assert (code, report["verdict"]) == (3, "blocked")
-    found = the(report, "Widget", "w1")
-    assert (found["type"], found["confidence"]) == ("finalizer", "certain")
-    assert found["object"]["namespace"] == doomed
-    twin_code, twin_report = preflight(cp, reader, "ns", twin)
-    assert (twin_code, twin_report["verdict"], twin_report["predictions"]) == (0, "clear", [])
-
-    delete(cp, f"/api/v1/namespaces/{doomed}")
-    delete(cp, f"/api/v1/namespaces/{twin}")
-    wait_for(lambda: namespace_gone(cp, twin), timeout=SETTLE, message="twin namespace gone")
-    operator.join(timeout=10)
-    still_terminating(cp, group.path(doomed, "w1"))
-    assert main_blocker(admin, doomed, "Widget", "w1") == "finalizer"
-    record(
-        "operator and its CR in one namespace",
-        f"preflight ns {doomed}",
-        report,
-        "stuck: finalizer",
-        found,
+    report, found = blocked(
+        cp, reader, "ns", doomed, expect=("Widget", "w1", "finalizer", "certain")
     )
-    record("twin: operator in another namespace", f"preflight ns {twin}", twin_report, "gone")
+    assert found["object"]["namespace"] == doomed
+    twin_report = clear(cp, reader, "ns", twin)
+
+    delete_namespaces(cp, doomed, twin)
+    operator.join(timeout=10)
+    outcome(
+        cp,
+        admin,
+        group.path(doomed, "w1"),
+        (doomed, "Widget", "w1"),
+        (report, found, twin_report),
+        ("operator and its CR in one namespace", f"preflight ns {doomed}"),
+        ("twin: operator in another namespace", f"preflight ns {twin}"),
+    )
     twin_operator.stopped.set()
 
 
@@ -318,12 +369,13 @@ def test_crd_with_cr_whose_owner_is_dead(
     operator = Operator(cp, ns, live, live_node)
     live.widget(cp, ns)
 
-    code, report = preflight(cp, reader, f"customresourcedefinition/{dead.crd}")
-    assert (code, report["verdict"]) == (3, "blocked")
-    found = the(report, "Widget", "w1")
-    assert (found["type"], found["confidence"]) == ("finalizer", "likely")
-    twin_code, twin_report = preflight(cp, reader, f"crd/{live.crd}")
-    assert (twin_code, twin_report["verdict"]) == (0, "clear"), twin_report
+    report, found = blocked(
+        cp,
+        reader,
+        f"customresourcedefinition/{dead.crd}",
+        expect=("Widget", "w1", "finalizer", "likely"),
+    )
+    twin_report = clear(cp, reader, f"crd/{live.crd}")
 
     crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
     delete(cp, f"{crds}/{dead.crd}")
@@ -332,16 +384,15 @@ def test_crd_with_cr_whose_owner_is_dead(
         lambda: get_or_none(cp, f"{crds}/{live.crd}") is None, timeout=SETTLE, message="CRD gone"
     )
     still_terminating(cp, f"{crds}/{dead.crd}")
-    still_terminating(cp, dead.path(ns, "w1"))
-    assert main_blocker(admin, ns, "Widget", "w1") == "finalizer"
-    record(
-        "CRD + CR whose owner is dead",
-        f"preflight crd/{dead.crd}",
-        report,
-        "stuck: finalizer",
-        found,
+    outcome(
+        cp,
+        admin,
+        dead.path(ns, "w1"),
+        (ns, "Widget", "w1"),
+        (report, found, twin_report),
+        ("CRD + CR whose owner is dead", f"preflight crd/{dead.crd}"),
+        ("twin: CRD + CR whose owner runs", f"preflight crd/{live.crd}"),
     )
-    record("twin: CRD + CR whose owner runs", f"preflight crd/{live.crd}", twin_report, "gone")
     operator.stopped.set()
 
 
@@ -358,26 +409,21 @@ def test_pod_on_a_node_that_never_answers(
     group = Group(cp, "node-twin")
     operator = Operator(cp, twin, group, live_node)  # its pod, on a live node, is the twin's
 
-    code, report = preflight(cp, reader, "ns", ns)
-    assert (code, report["verdict"]) == (3, "blocked")
-    found = the(report, "Pod", "web-0")
-    assert (found["type"], found["confidence"]) == ("node-not-ready", "likely")
-    twin_code, twin_report = preflight(cp, reader, "ns", twin)
-    assert (twin_code, twin_report["verdict"]) == (0, "clear"), twin_report
-
-    delete(cp, f"/api/v1/namespaces/{ns}")
-    delete(cp, f"/api/v1/namespaces/{twin}")
-    wait_for(lambda: namespace_gone(cp, twin), timeout=SETTLE, message="twin namespace gone")
-    still_terminating(cp, f"/api/v1/namespaces/{ns}/pods/web-0")
-    assert main_blocker(admin, ns, "Pod", "web-0") == "node-not-ready"
-    record(
-        "pod on a node that never answers",
-        f"preflight ns {ns}",
-        report,
-        "stuck: node-not-ready",
-        found,
+    report, found = blocked(
+        cp, reader, "ns", ns, expect=("Pod", "web-0", "node-not-ready", "likely")
     )
-    record("twin: pod on a live node", f"preflight ns {twin}", twin_report, "gone")
+    twin_report = clear(cp, reader, "ns", twin)
+
+    delete_namespaces(cp, ns, twin)
+    outcome(
+        cp,
+        admin,
+        f"/api/v1/namespaces/{ns}/pods/web-0",
+        (ns, "Pod", "web-0"),
+        (report, found, twin_report),
+        ("pod on a node that never answers", f"preflight ns {ns}"),
+        ("twin: pod on a live node", f"preflight ns {twin}"),
+    )
     operator.stopped.set()
 
 
@@ -402,14 +448,17 @@ def test_foreground_with_a_dependent_on_a_dead_node(
     operator = Operator(cp, ns, group, live_node)  # plays the live node's kubelet for twin-0
     twin_pod = f"/api/v1/namespaces/{ns}/pods/twin-0"
 
-    code, report = preflight(cp, reader, "configmap/stuck", "-n", ns, "--cascade", "foreground")
-    assert (code, report["verdict"]) == (3, "blocked")
-    found = the(report, "ConfigMap", "stuck")
-    assert (found["type"], found["confidence"]) == ("owner-dependents", "likely")
-    twin_code, twin_report = preflight(
-        cp, reader, "configmap/twin", "-n", ns, "--cascade", "foreground"
+    report, found = blocked(
+        cp,
+        reader,
+        "configmap/stuck",
+        "-n",
+        ns,
+        "--cascade",
+        "foreground",
+        expect=("ConfigMap", "stuck", "owner-dependents", "likely"),
     )
-    assert (twin_code, twin_report["verdict"]) == (0, "clear"), twin_report
+    twin_report = clear(cp, reader, "configmap/twin", "-n", ns, "--cascade", "foreground")
 
     delete(cp, f"/api/v1/namespaces/{ns}/configmaps/stuck", propagation="Foreground")
     delete(cp, f"/api/v1/namespaces/{ns}/configmaps/twin", propagation="Foreground")
@@ -421,20 +470,14 @@ def test_foreground_with_a_dependent_on_a_dead_node(
         return get_or_none(cp, f"/api/v1/namespaces/{ns}/configmaps/twin") is None
 
     wait_for(twin_confirmed, timeout=SETTLE, message="twin owner gone", ignore=(ApiError,))
-    still_terminating(cp, f"/api/v1/namespaces/{ns}/configmaps/stuck")
-    assert main_blocker(admin, ns, "ConfigMap", "stuck") == "owner-dependents"
-    record(
-        "foreground, dependent on a dead node",
-        "preflight configmap/stuck --cascade foreground",
-        report,
-        "stuck: owner-dependents",
-        found,
-    )
-    record(
-        "twin: dependent on a live node",
-        "preflight configmap/twin --cascade foreground",
-        twin_report,
-        "gone",
+    outcome(
+        cp,
+        admin,
+        f"/api/v1/namespaces/{ns}/configmaps/stuck",
+        (ns, "ConfigMap", "stuck"),
+        (report, found, twin_report),
+        ("foreground, dependent on a dead node", "preflight configmap/stuck --cascade foreground"),
+        ("twin: dependent on a live node", "preflight configmap/twin --cascade foreground"),
     )
     operator.stopped.set()
 
@@ -483,14 +526,20 @@ def test_manifest_in_helms_order(
         f"apiVersion: {group.group}/{CR_VERSION}\nkind: Widget\nmetadata: {{name: w2}}\n"
     )
 
-    code, report = preflight(cp, reader, "-f", str(manifest), "-n", ns, "--order", "helm")
-    assert (code, report["verdict"]) == (3, "blocked")
-    found = the(report, "Widget", "w1")
-    assert (found["type"], found["confidence"]) == ("finalizer", "likely")
+    report, found = blocked(
+        cp,
+        reader,
+        "-f",
+        str(manifest),
+        "-n",
+        ns,
+        "--order",
+        "helm",
+        expect=("Widget", "w1", "finalizer", "likely"),
+    )
     assert report["order"][0]["delete"] == [f"Widget/{ns}/w1"] and report["order"][0]["wait"]
     assert report["target"]["helmOrder"][0].startswith("Deployment")
-    twin_code, twin_report = preflight(cp, reader, "-f", str(twin_manifest), "-n", ns)
-    assert (twin_code, twin_report["verdict"]) == (0, "clear"), twin_report
+    twin_report = clear(cp, reader, "-f", str(twin_manifest), "-n", ns)
 
     # the twin first (its operator still runs), then the release in Helm's order, one pass
     delete(cp, group.path(ns, "w2"))
@@ -500,16 +549,15 @@ def test_manifest_in_helms_order(
     delete(cp, f"/apis/apps/v1/namespaces/{ns}/deployments/operator")
     delete(cp, group.path(ns, "w1"))
     operator.join(timeout=10)
-    still_terminating(cp, group.path(ns, "w1"))
-    assert main_blocker(admin, ns, "Widget", "w1") == "finalizer"
-    record(
-        "operator + CR in one manifest, Helm's order",
-        "preflight -f release.yaml --order helm",
-        report,
-        "stuck: finalizer",
-        found,
+    outcome(
+        cp,
+        admin,
+        group.path(ns, "w1"),
+        (ns, "Widget", "w1"),
+        (report, found, twin_report),
+        ("operator + CR in one manifest, Helm's order", "preflight -f release.yaml --order helm"),
+        ("twin: the CR alone, operator stays", "preflight -f twin.yaml"),
     )
-    record("twin: the CR alone, operator stays", "preflight -f twin.yaml", twin_report, "gone")
 
 
 # -- 6. a plain namespace ---------------------------------------------------------------------
@@ -523,8 +571,7 @@ def test_plain_namespace(control_plane: ControlPlane, reader: Any, admin: Path) 
         f"/api/v1/namespaces/{ns}/configmaps",
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}},
     )
-    code, report = preflight(cp, reader, "ns", ns)
-    assert (code, report["verdict"], report["predictions"]) == (0, "clear", [])
+    report = clear(cp, reader, "ns", ns)
     assert report["doomed"]["ConfigMap"] >= 1
     delete(cp, f"/api/v1/namespaces/{ns}")
     wait_for(lambda: namespace_gone(cp, ns), timeout=SETTLE, message="plain namespace gone")
@@ -603,28 +650,21 @@ def test_delete_webhook_whose_service_is_in_the_namespace(
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}},
         )
 
-    code, report = preflight(cp, reader, "ns", ns)
-    assert (code, report["verdict"]) == (3, "blocked")
-    found = the(report, "Namespace", ns)
-    assert (found["type"], found["confidence"]) == ("webhook", "certain")
-    twin_code, twin_report = preflight(cp, reader, "ns", twin)
-    assert (twin_code, twin_report["verdict"]) == (0, "clear"), twin_report
+    report, found = blocked(cp, reader, "ns", ns, expect=("Namespace", ns, "webhook", "certain"))
+    twin_report = clear(cp, reader, "ns", twin)
 
-    delete(cp, f"/api/v1/namespaces/{ns}")
-    delete(cp, f"/api/v1/namespaces/{twin}")
-    wait_for(lambda: namespace_gone(cp, twin), timeout=SETTLE, message="twin namespace gone")
+    delete_namespaces(cp, ns, twin)
     inside.join(timeout=10)
-    still_terminating(cp, f"/api/v1/namespaces/{ns}", seconds=10)
-    assert get_or_none(cp, f"/api/v1/namespaces/{ns}/configmaps/settings")  # its DELETE refused
-    assert main_blocker(admin, ns, "Namespace", ns) == "webhook"
-    record(
-        "Fail webhook on DELETE, Service in the namespace",
-        f"preflight ns {ns}",
-        report,
-        "stuck: webhook",
-        found,
+    outcome(
+        cp,
+        admin,
+        f"/api/v1/namespaces/{ns}",
+        (ns, "Namespace", ns),
+        (report, found, twin_report),
+        ("Fail webhook on DELETE, Service in the namespace", f"preflight ns {ns}"),
+        ("twin: its Service in another namespace", f"preflight ns {twin}"),
     )
-    record("twin: its Service in another namespace", f"preflight ns {twin}", twin_report, "gone")
+    assert get_or_none(cp, f"/api/v1/namespaces/{ns}/configmaps/settings")  # its DELETE refused
     outside.stopped.set()
 
 
@@ -656,26 +696,19 @@ def test_update_webhook_on_the_kind_that_carries_a_finalizer(
     group.widget(cp, ns)
     group.widget(cp, twin)
 
-    code, report = preflight(cp, reader, "ns", ns)
-    assert (code, report["verdict"]) == (3, "blocked")
-    found = the(report, "Widget", "w1")
-    assert (found["type"], found["confidence"]) == ("webhook", "certain")
-    twin_code, twin_report = preflight(cp, reader, "ns", twin)
-    assert (twin_code, twin_report["verdict"]) == (0, "clear"), twin_report
+    report, found = blocked(cp, reader, "ns", ns, expect=("Widget", "w1", "webhook", "certain"))
+    twin_report = clear(cp, reader, "ns", twin)
 
-    delete(cp, f"/api/v1/namespaces/{ns}")
-    delete(cp, f"/api/v1/namespaces/{twin}")
-    wait_for(lambda: namespace_gone(cp, twin), timeout=SETTLE, message="twin namespace gone")
-    still_terminating(cp, group.path(ns, "w1"))
-    assert main_blocker(admin, ns, "Widget", "w1") == "webhook"
-    record(
-        "Fail webhook on UPDATE of the finalizer's kind",
-        f"preflight ns {ns}",
-        report,
-        "stuck: webhook",
-        found,
+    delete_namespaces(cp, ns, twin)
+    outcome(
+        cp,
+        admin,
+        group.path(ns, "w1"),
+        (ns, "Widget", "w1"),
+        (report, found, twin_report),
+        ("Fail webhook on UPDATE of the finalizer's kind", f"preflight ns {ns}"),
+        ("twin: its Service in another namespace", f"preflight ns {twin}"),
     )
-    record("twin: its Service in another namespace", f"preflight ns {twin}", twin_report, "gone")
     operator.stopped.set()
     outside.stopped.set()
 
@@ -684,25 +717,8 @@ def test_update_webhook_on_the_kind_that_carries_a_finalizer(
 
 
 def apiservice(cp: ControlPlane, backend: Backend, group: str) -> str:
-    name = f"v1.{group}"
-    cp.api(
-        "POST",
-        "/apis/apiregistration.k8s.io/v1/apiservices",
-        {
-            "apiVersion": "apiregistration.k8s.io/v1",
-            "kind": "APIService",
-            "metadata": {"name": name},
-            "spec": {
-                "group": group,
-                "version": "v1",
-                "service": {"namespace": backend.ns, "name": backend.service, "port": 443},
-                "insecureSkipTLSVerify": True,
-                "groupPriorityMinimum": 1000,
-                "versionPriority": 15,
-            },
-        },
-    )
-    return name
+    created = create_apiservice(cp, group, "v1", backend.ns, backend.service)
+    return str(created["metadata"]["name"])
 
 
 def available(cp: ControlPlane, name: str) -> bool:
@@ -733,12 +749,10 @@ def test_apiservice_backed_by_a_service_in_the_namespace(
     for name in names:
         wait_for(partial(available, cp, name), timeout=60, message=f"APIService {name}")
 
-    code, report = preflight(cp, reader, "ns", ns)
-    assert (code, report["verdict"]) == (3, "blocked")
-    found = the(report, "Namespace", ns)
-    assert (found["type"], found["confidence"]) == ("apiservice-unavailable", "certain")
-    twin_code, twin_report = preflight(cp, reader, "ns", twin)
-    assert (twin_code, twin_report["verdict"]) == (0, "clear"), twin_report
+    report, found = blocked(
+        cp, reader, "ns", ns, expect=("Namespace", ns, "apiservice-unavailable", "certain")
+    )
+    twin_report = clear(cp, reader, "ns", twin)
 
     # the twin first: once the positive's APIService is down, every namespace deletion waits
     delete(cp, f"/api/v1/namespaces/{twin}")
@@ -746,16 +760,15 @@ def test_apiservice_backed_by_a_service_in_the_namespace(
     delete(cp, f"/api/v1/namespaces/{ns}")
     inside.join(timeout=10)
     wait_for(lambda: not available(cp, names[1]), timeout=60, message="APIService unavailable")
-    still_terminating(cp, f"/api/v1/namespaces/{ns}", seconds=10)
-    assert main_blocker(admin, ns, "Namespace", ns) == "apiservice-unavailable"
-    record(
-        "APIService backed by a Service in the namespace",
-        f"preflight ns {ns}",
-        report,
-        "stuck: apiservice-unavailable",
-        found,
+    outcome(
+        cp,
+        admin,
+        f"/api/v1/namespaces/{ns}",
+        (ns, "Namespace", ns),
+        (report, found, twin_report),
+        ("APIService backed by a Service in the namespace", f"preflight ns {ns}"),
+        ("twin: the APIService's Service elsewhere", f"preflight ns {twin}"),
     )
-    record("twin: the APIService's Service elsewhere", f"preflight ns {twin}", twin_report, "gone")
     outside.stopped.set()
 
 
@@ -785,23 +798,211 @@ def test_pvc_named_by_a_pod_that_stays(
         assert "kubernetes.io/pvc-protection" in created["metadata"]["finalizers"]
     create_pod(cp, ns, "app-0", node=live_node, volumes=[pvc_volume("data", "data")])
 
-    code, report = preflight(cp, reader, "pvc/data", "-n", ns)
-    assert (code, report["verdict"]) == (3, "blocked")
-    found = the(report, "PersistentVolumeClaim", "data")
-    assert (found["type"], found["confidence"]) == ("protection-in-use", "certain")
-    twin_code, twin_report = preflight(cp, reader, "pvc/spare", "-n", ns)
-    assert (twin_code, twin_report["verdict"]) == (0, "clear"), twin_report
+    report, found = blocked(
+        cp,
+        reader,
+        "pvc/data",
+        "-n",
+        ns,
+        expect=("PersistentVolumeClaim", "data", "protection-in-use", "certain"),
+    )
+    twin_report = clear(cp, reader, "pvc/spare", "-n", ns)
 
     delete(cp, f"{claims}/data")
     delete(cp, f"{claims}/spare")
     wait_for(lambda: get_or_none(cp, f"{claims}/spare") is None, timeout=SETTLE, message="spare")
-    still_terminating(cp, f"{claims}/data")
-    assert main_blocker(admin, ns, "PersistentVolumeClaim", "data") == "protection-in-use"
+    outcome(
+        cp,
+        admin,
+        f"{claims}/data",
+        (ns, "PersistentVolumeClaim", "data"),
+        (report, found, twin_report),
+        ("PVC named by a pod that is not deleted", "preflight pvc/data"),
+        ("twin: a PVC no pod names", "preflight pvc/spare"),
+    )
+
+
+# -- 11. a Helm release, and its pre-delete gate -----------------------------------------------
+# A real helm (hack/build-go-tool.sh, cached) installs a chart with an operator Deployment, its
+# CRD and a CR with the operator's finalizer, and a `pre-delete` hook Job that runs `kubectl
+# terminating preflight helm RELEASE` (docs/preflight.md). The control plane has no scheduler or
+# kubelet, so the test plays them for the hook: it runs the Job's own command (this checkout's
+# CLI, as the read-only user) and writes the Job's terminal status from its exit code, as the job
+# controller would. Real: helm, its release Secret, the uninstall's hook handling and deletion,
+# preflight's reads and verdict.
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def helm() -> Path:
+    built = subprocess.run(
+        ["bash", str(ROOT / "hack" / "build-go-tool.sh"), "helm"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(built.stdout.strip().splitlines()[-1])
+
+
+def chart(directory: Path, group: Group) -> Path:
+    root = directory / "operator"
+    (root / "templates").mkdir(parents=True)
+    (root / "Chart.yaml").write_text("apiVersion: v2\nname: operator\nversion: 0.1.0\n")
+    (root / "templates" / "deployment.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: operator}\n"
+        "spec:\n  selector: {matchLabels: {app: operator}}\n"
+        "  template:\n    metadata: {labels: {app: operator}}\n"
+        "    spec: {containers: [{name: operator, image: example.invalid/operator}]}\n"
+    )
+    (root / "templates" / "widget.yaml").write_text(
+        f"apiVersion: {group.group}/{CR_VERSION}\nkind: Widget\n"
+        f"metadata: {{name: w1, finalizers: [{group.finalizer}]}}\n"
+    )
+    # the documented gate (docs/preflight.md): a failing pre-delete hook aborts the uninstall
+    (root / "templates" / "preflight-hook.yaml").write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: preflight\n  annotations:\n"
+        '    "helm.sh/hook": pre-delete\n'
+        '    "helm.sh/hook-delete-policy": before-hook-creation\n'
+        "spec:\n  backoffLimit: 0\n  template:\n    spec:\n      restartPolicy: Never\n"
+        "      containers:\n      - name: preflight\n        image: kubectl-terminating:test\n"
+        "        args: [preflight, helm, '{{ .Release.Name }}', -n, '{{ .Release.Namespace }}']\n"
+    )
+    return root
+
+
+class HookRunner(threading.Thread):
+    """Plays the scheduler, kubelet and job controller for the hook Job: runs its command
+    with the read-only user's credentials and writes the Job's terminal status from the exit."""
+
+    def __init__(self, cp: ControlPlane, ns: str, kubeconfig: Path) -> None:
+        super().__init__(daemon=True)
+        self.cp, self.ns, self.kubeconfig = cp, ns, kubeconfig
+        self.exit_code: int | None = None
+        self.output = ""
+        self.start()
+
+    def run(self) -> None:
+        path = f"/apis/batch/v1/namespaces/{self.ns}/jobs/preflight"
+        job = wait_for(lambda: get_or_none(self.cp, path), timeout=60, message="hook Job")
+        args = job["spec"]["template"]["spec"]["containers"][0]["args"]
+        result = run_cli(*args, kubeconfig=self.kubeconfig)
+        self.exit_code, self.output = result.returncode, result.stdout + result.stderr
+        started = job["metadata"]["creationTimestamp"]
+        if result.returncode == 0:
+            terminal = ["SuccessCriteriaMet", "Complete"]
+            extra: JSON = {"succeeded": 1, "completionTime": started}
+        else:
+            terminal = ["FailureTarget", "Failed"]
+            extra = {"failed": 1}
+        conditions = [
+            {
+                "type": kind,
+                "status": "True",
+                "reason": "PreflightExit",
+                "message": f"preflight exited {result.returncode}",
+                "lastProbeTime": started,
+                "lastTransitionTime": started,
+            }
+            for kind in terminal
+        ]
+        status = {"startTime": started, "conditions": conditions, **extra}
+        self.cp.api("PATCH", f"{path}/status", {"status": status}, MERGE)
+
+
+def test_helm_release_with_operator_crd_and_cr(
+    control_plane: ControlPlane,
+    reader: User,
+    admin: Path,
+    live_node: str,
+    helm: Path,
+    tmp_path: Path,
+) -> None:
+    cp = control_plane
+    ns = create_namespace(cp, unique_ns("pf-helm-rel"))["metadata"]["name"]
+    group = Group(cp, "helm")
+    root = chart(tmp_path, group)
+
+    def run_helm(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(helm), *args, "-n", ns, "--kubeconfig", str(admin)],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+
+    installed = run_helm("install", "op", str(root))
+    assert installed.returncode == 0, installed.stderr
+    operator = Operator(cp, ns, group, live_node)  # the Deployment's pod, as its controllers
+    try:
+        gate(cp, ns, group, operator, reader, run_helm)
+    finally:
+        operator.stopped.set()
+
+
+def gate(
+    cp: ControlPlane, ns: str, group: Group, operator: Operator, reader: User, run_helm: Any
+) -> None:
+    """Blocked, the hook stops the uninstall; the CR first, then clear and uninstalled."""
+    deployment = cp.api("GET", f"/apis/apps/v1/namespaces/{ns}/deployments/operator")
+    pod = f"/api/v1/namespaces/{ns}/pods/{operator.pod}"
+    cp.api("PATCH", pod, {"metadata": {"ownerReferences": [owner_ref(deployment)]}}, MERGE)
+
+    code, report = preflight(cp, reader, "helm", "op", "-n", ns)
+    assert (code, report["verdict"]) == (3, "blocked")
+    found = next(p for p in report["predictions"] if p["object"]["name"] == "w1")
+    assert (found["type"], found["confidence"]) == ("finalizer", "likely")
+    assert report["order"][0]["delete"] == [f"Widget/{ns}/w1"]
+    assert report["target"]["helmOrder"][-1] == f"Widget/{ns}/w1"  # Helm deletes it last
+
+    # the gate: the hook's preflight fails, so helm deletes nothing
+    hook = HookRunner(cp, ns, reader.kubeconfig)
+    refused = run_helm("uninstall", "op", "--timeout", "60s")
+    hook.join(timeout=10)
+    assert hook.exit_code == 3, hook.output
+    # helm 4.3.1: `Error: resource Job/NS/preflight not ready. status: Failed, ...`
+    assert refused.returncode != 0 and "/preflight not ready" in refused.stderr, refused.stderr
+    widget = cp.api("GET", group.path(ns, "w1"))
+    assert not widget["metadata"].get("deletionTimestamp")
+    still = cp.api("GET", f"/apis/apps/v1/namespaces/{ns}/deployments/operator")
+    assert not still["metadata"].get("deletionTimestamp")
+
+    # the safe order: the custom resource first, while the operator runs; then the uninstall
+    cp.api("DELETE", group.path(ns, "w1"))
+    wait_for(lambda: get_or_none(cp, group.path(ns, "w1")) is None, timeout=SETTLE, message="w1")
+    code, after = preflight(cp, reader, "helm", "op", "-n", ns)
+    assert (code, after["verdict"]) == (0, "clear"), after
+    hook = HookRunner(cp, ns, reader.kubeconfig)
+    done = run_helm("uninstall", "op", "--timeout", "60s")
+    hook.join(timeout=10)
+    assert hook.exit_code == 0, hook.output
+    assert done.returncode == 0, done.stderr
+    assert run_helm("status", "op").returncode != 0  # the release is gone
+    assert get_or_none(cp, f"/apis/apps/v1/namespaces/{ns}/deployments/operator") is None or (
+        cp.api("GET", f"/apis/apps/v1/namespaces/{ns}/deployments/operator")["metadata"].get(
+            "deletionTimestamp"
+        )
+    )
     record(
-        "PVC named by a pod that is not deleted",
-        "preflight pvc/data",
+        "helm release: operator, CRD, CR",
+        "preflight helm op",
         report,
-        "stuck: protection-in-use",
+        "uninstall stopped by the hook",
         found,
     )
-    record("twin: a PVC no pod names", "preflight pvc/spare", twin_report, "gone")
+    record("the same after the CR is deleted first", "preflight helm op", after, "uninstalled")
+
+
+def test_a_forbidden_release_secret_is_one_line(
+    control_plane: ControlPlane,
+    users: Users,
+) -> None:
+    nobody = users.user(
+        "pf-no-secrets", [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]}]
+    )
+    result = run_cli("preflight", "helm", "op", "-n", "default", kubeconfig=nobody.kubeconfig)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 1 and len(lines) == 1, result.stderr
+    assert "helm get manifest op -n default | kubectl terminating preflight -f -" in lines[0]
+    assert "Traceback" not in result.stderr

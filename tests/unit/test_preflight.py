@@ -117,6 +117,14 @@ def backend(ns: str, name: str = "svc") -> list[JSON]:
     ]
 
 
+def webhooks(name: str, client_config: JSON, rule: JSON, policy: str = "Fail") -> JSON:
+    """A ValidatingWebhookConfiguration with one webhook."""
+    hook: JSON = {"name": f"{name}.preflight.test", "failurePolicy": policy, "rules": [rule]}
+    hook["clientConfig"] = client_config
+    return obj("ValidatingWebhookConfiguration", "admissionregistration.k8s.io/v1", name,
+               webhooks=[hook])  # fmt: skip
+
+
 def view(*objects: JSON) -> StaticView:
     kinds = (PODS, SERVICES, ENDPOINT_SLICES, LEASES, WIDGETS)
     resources = [*kinds, NAMESPACES, NODES, APISERVICES, VALIDATING_WEBHOOKS]
@@ -177,25 +185,15 @@ def test_an_apiservice_whose_service_is_deleted_blocks_the_namespace() -> None:
 
 
 def test_a_fail_webhook_on_update_with_a_doomed_backend_keeps_the_finalizer() -> None:
-    hook = obj(
-        "ValidatingWebhookConfiguration",
-        "admissionregistration.k8s.io/v1",
+    hook = webhooks(
         "guard",
-        webhooks=[
-            {
-                "name": "guard.preflight.test",
-                "failurePolicy": "Fail",
-                "clientConfig": {"service": {"namespace": "shop", "name": "svc"}},
-                "rules": [
-                    {
-                        "apiGroups": [GROUP],
-                        "apiVersions": ["*"],
-                        "operations": ["UPDATE"],
-                        "resources": ["widgets"],
-                    }
-                ],
-            }
-        ],
+        {"service": {"namespace": "shop", "name": "svc"}},
+        {
+            "apiGroups": [GROUP],
+            "apiVersions": ["*"],
+            "operations": ["UPDATE"],
+            "resources": ["widgets"],
+        },
     )
     ops = [*operator("ops"), *node("n1")]  # the owner stays: only the webhook's backend goes
     v = view(namespace("shop"), namespace("ops"), hook, widget("shop"), *backend("shop"), *ops)
@@ -285,24 +283,15 @@ def test_only_the_release_manifest_is_decoded() -> None:
 
 
 def test_a_url_webhook_cannot_be_checked_so_the_verdict_is_undecided() -> None:
-    hook = obj(
-        "ValidatingWebhookConfiguration",
-        "admissionregistration.k8s.io/v1",
+    hook = webhooks(
         "outside",
-        webhooks=[
-            {
-                "name": "outside.preflight.test",
-                "clientConfig": {"url": "https://hooks.invalid/validate"},
-                "rules": [
-                    {
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "operations": ["DELETE"],
-                        "resources": ["configmaps"],
-                    }
-                ],
-            }
-        ],
+        {"url": "https://hooks.invalid/validate"},
+        {
+            "apiGroups": [""],
+            "apiVersions": ["v1"],
+            "operations": ["DELETE"],
+            "resources": ["configmaps"],
+        },
     )
     configmaps = Resource("", "v1", "configmaps", "ConfigMap")
     v = StaticView(
@@ -319,18 +308,11 @@ def test_an_owner_known_by_its_webhook_goes_with_the_pods_behind_its_service() -
     """No Lease: the operator shows it runs by serving a webhook of its group; deleting its
     Deployment takes the pods behind that Service (which stays) with it."""
     deployment = obj("Deployment", "apps/v1", "operator", "ops")
-    hook = obj(
-        "ValidatingWebhookConfiguration",
-        "admissionregistration.k8s.io/v1",
+    hook = webhooks(
         "widgets",
-        webhooks=[
-            {
-                "name": "widgets.preflight.test",
-                "failurePolicy": "Ignore",
-                "clientConfig": {"service": {"namespace": "ops", "name": "svc"}},
-                "rules": [{"apiGroups": [GROUP], "operations": ["CREATE"], "resources": ["*"]}],
-            }
-        ],
+        {"service": {"namespace": "ops", "name": "svc"}},
+        {"apiGroups": [GROUP], "operations": ["CREATE"], "resources": ["*"]},
+        policy="Ignore",
     )
     service, slice_, pod = backend("ops")
     owned = {"ownerReferences": [{"uid": "uid-Deployment-ops-operator", "kind": "Deployment"}]}

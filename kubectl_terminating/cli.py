@@ -530,6 +530,12 @@ def types_command(output: str | None, no_headers: bool, **_global_options: Any) 
 )
 @click.option("-o", "--output", type=click.Choice(("json", "yaml")), help="Output format.")
 @click.option("--explain", is_flag=True, help="Every prediction with evidence and steps.")
+@click.option(
+    "--from-file",
+    metavar="PATH",
+    help="Judge a snapshot instead of a live cluster (`kubectl get -o json` of what the "
+    "deletion touches, a `dump`); what it lacks is a check not made.",
+)
 @click.pass_context
 def preflight(
     ctx: click.Context,
@@ -541,6 +547,7 @@ def preflight(
     fail_on: str,
     output: str | None,
     explain: bool,
+    from_file: str | None,
     **flags: Any,
 ) -> None:
     """Before a deletion: will it get stuck, and why (read-only).
@@ -566,7 +573,7 @@ def preflight(
         options = Options.from_flags("all", (), flags)
     except UsageError as error:
         raise click.UsageError(error.message, ctx) from None
-    settings = PreflightFlags(words, filenames, cascade, order, fail_on, output, explain)
+    settings = PreflightFlags(words, filenames, cascade, order, fail_on, output, explain, from_file)
     try:
         settings.target()
     except UsageError as error:

@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import base64
 import gzip
+import io
 import json
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kubectl_terminating.errors import ConfigError
 from kubectl_terminating.model import ObjectRef
+from kubectl_terminating.options import Options
 from kubectl_terminating.preflight.api import Target, build_report, preflight, resolve_type
+from kubectl_terminating.preflight.command import PreflightFlags, run_preflight
 from kubectl_terminating.preflight.order import helm_sorted
 from kubectl_terminating.preflight.render import text
 from kubectl_terminating.preflight.sources import decode_release
@@ -328,3 +333,18 @@ def test_an_owner_known_by_its_webhook_goes_with_the_pods_behind_its_service() -
     assert any("b-0" in e["message"] for e in both["predictions"][0]["evidence"])
     alone = run(v, objects=("widget/w1",), namespace="ops")
     assert (alone["verdict"], alone["predictions"]) == ("clear", [])
+
+
+def test_from_file_judges_a_snapshot_and_what_it_lacks_is_unchecked(tmp_path: Path) -> None:
+    """`kubectl get -o json` of the namespace's objects: the owner's Lease is there, but
+    without Nodes in the file the operator pod's node cannot be judged (undecided otherwise)."""
+    items = [namespace("shop"), widget("shop"), *operator("shop")]
+    path = tmp_path / "shop.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    out, err = io.StringIO(), io.StringIO()
+    flags = PreflightFlags(("ns", "shop"), (), "background", None, "likely", "json", False)
+    code = run_preflight(Options(kind="all"), replace(flags, from_file=str(path)), out, err)
+    report = json.loads(out.getvalue())
+    # a file has no server version: the ordered deletion is not assumed, so `likely`
+    assert (code, predicted(report)) == (3, [("finalizer", "likely", "w1")])
+    assert any("nodes" in line.lower() for line in report["unchecked"]), report["unchecked"]

@@ -33,7 +33,7 @@ from kubectl_terminating.view import EVERYTHING, ClusterView, ContentListing, Di
 def holder_pods(holder: str) -> tuple[str, ...]:
     """Pod names a Lease holder may be: client-go's default is the hostname (the pod's name),
     controller-runtime's `<hostname>_<uuid>`."""
-    return tuple(dict.fromkeys((holder, holder.split("_", 1)[0])))
+    return tuple(dict.fromkeys((holder.split("_", 1)[0], holder)))
 
 
 def same(resource: Resource, other: Resource) -> bool:
@@ -92,7 +92,8 @@ class AfterView:
         if not holder or not any(self.doomed.has_pod(namespace, p) for p in holder_pods(holder)):
             return lease
         name = text(meta(lease).get("name"))
-        pod = next(p for p in holder_pods(holder) if self.doomed.has_pod(namespace, p))
+        named = [p for p in holder_pods(holder) if ("", "Pod", namespace, p) in self.doomed.items]
+        pod = (named or list(holder_pods(holder)))[0]
         said = (
             f"Lease {namespace}/{name} is held by {holder}: pod {namespace}/{pod} is deleted "
             "with it, so its leader goes"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from kubectl_terminating.errors import ConfigError
+from kubectl_terminating.errors import ConfigError, NotFound
 from kubectl_terminating.model import JSON, ObjectRef
 from kubectl_terminating.preflight.afterview import AfterView
 from kubectl_terminating.preflight.doomed import Doomed, add_namespace, expand
@@ -112,25 +112,31 @@ def named_objects(view: ClusterView, target: Target, doomed: Doomed) -> list[Obj
         where = text(meta(doc).get("namespace")) or target.namespace
         wanted.append((resource, where if resource.namespaced else None, name))
     refs = []
-    for kind, namespace, name in wanted:
+    for index, (kind, namespace, name) in enumerate(wanted):
+        from_manifest = index >= len(target.objects)
         refs.append(ObjectRef(kind.kind, name, namespace, kind.api_version))
+        live = view.get(kind, namespace, name)
+        if live is None and not from_manifest:  # as kubectl delete says it
+            raise NotFound(f'{kind.qualified} "{name}" not found', 404, "NotFound")
+        if live is None:
+            continue  # not there: nothing to delete
         if kind.group == "" and kind.kind == "Namespace":
             add_namespace(doomed, view, name)
-            continue
-        live = view.get(kind, namespace, name)
-        if live is None:
-            continue  # nothing to delete: not a blocker
-        doomed.add(kind, live, "named")
+        else:
+            doomed.add(kind, live, "named")
     return refs
 
 
 def build_report(view: ClusterView, target: Target) -> Report:
     doomed = Doomed()
     for name in target.namespaces:
+        if view.get(NAMESPACES, None, name) is None:
+            raise NotFound(f'namespaces "{name}" not found', 404, "NotFound")
         add_namespace(doomed, view, name)
     refs = named_objects(view, target, doomed)
     expand(doomed, view, target.cascade)
-    deleter = NAMESPACE_DELETER if target.namespaces else target.deleter
+    # the namespace controller deletes a doomed namespace's content (pods first, KEP-5080)
+    deleter = NAMESPACE_DELETER if doomed.namespaces else target.deleter
     situation = Situation(
         view,
         AfterView(view, doomed),

@@ -71,10 +71,10 @@ def owner_uids(obj: JSON) -> set[str]:
 
 
 def add_namespace(doomed: Doomed, view: ClusterView, name: str) -> None:
-    """The namespace and everything in it (one metadata-only list per type)."""
+    """The namespace and everything in it (one metadata-only list per type); one that does
+    not exist has nothing to delete."""
     namespace = view.get(NAMESPACES, None, name)
     if namespace is None:
-        doomed.unchecked.append(f"namespace {name} not found: nothing to delete")
         return
     doomed.namespaces.add(name)
     doomed.add(NAMESPACES, namespace, "named")

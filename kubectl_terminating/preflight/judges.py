@@ -158,7 +158,7 @@ def _owner_prediction(
     if after.state == RUNNING:
         return None
     blocker = finalizer_blocker(held, s.after)
-    who = short_owner(owner)
+    who = short_owner(owner) if owner is not None else "its owner"
     if before.state == RUNNING:
         causes = s.why_gone(before.evidence + after.evidence)
         certain = s.first_in_namespace(item.obj, causes)
@@ -166,9 +166,10 @@ def _owner_prediction(
             FINALIZER,
             CERTAIN if certain else LIKELY,
             ref(item),
-            f"finalizer {held.finalizer}: its owner ({who}) runs now and is deleted by this "
+            f"finalizer {held.finalizer}: {_owner(who)} runs now and is deleted by this "
             "deletion" + (" before the object" if certain else ", racing the object"),
-            (*blocker.evidence, *before.evidence, *causes),
+            # the finalizer and its owner, then the owner alive now and why it goes
+            (*blocker.evidence[:2], *before.evidence, *causes),
             (
                 delete_first(item, f"while {who} still runs to remove {held.finalizer}"),
                 Remedy("then delete the rest (the owner last)"),
@@ -180,7 +181,7 @@ def _owner_prediction(
             FINALIZER,
             LIKELY,
             ref(item),
-            f"finalizer {held.finalizer}: its owner ({who}) is not running",
+            f"finalizer {held.finalizer}: {_owner(who)} is not running",
             blocker.evidence,
             (Remedy(f"bring {who} back before the deletion, and let it remove {held.finalizer}"),),
             blocker.remedy,
@@ -189,11 +190,15 @@ def _owner_prediction(
         FINALIZER,
         POSSIBLE,
         ref(item),
-        f"finalizer {held.finalizer}: nothing shows whether its owner ({who}) runs",
+        f"finalizer {held.finalizer}: nothing shows whether {_owner(who)} runs",
         blocker.evidence,
         (Remedy(f"make sure the controller that removes {held.finalizer} runs and stays"),),
         blocker.remedy,
     )
+
+
+def _owner(who: str) -> str:
+    return who if who == "its owner" else f"its owner ({who})"
 
 
 def _pvc_prediction(s: Situation, item: Doomed1, held: Held) -> Prediction | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from kubectl_terminating.errors import ConfigError
+from kubectl_terminating.errors import ConfigError, NotFound
 from kubectl_terminating.model import ObjectRef
 from kubectl_terminating.options import Options
 from kubectl_terminating.preflight.api import Target, build_report, preflight, resolve_type
@@ -348,3 +348,17 @@ def test_from_file_judges_a_snapshot_and_what_it_lacks_is_unchecked(tmp_path: Pa
     # a file has no server version: the ordered deletion is not assumed, so `likely`
     assert (code, predicted(report)) == (3, [("finalizer", "likely", "w1")])
     assert any("nodes" in line.lower() for line in report["unchecked"]), report["unchecked"]
+
+
+def test_what_does_not_exist_is_not_found_as_kubectl_delete_says() -> None:
+    v = view(namespace("shop"))
+    with pytest.raises(NotFound, match='namespaces "gone" not found'):
+        run(v, namespaces=("gone",))
+    with pytest.raises(NotFound, match=f'widgets.{GROUP} "w9" not found'):
+        run(v, objects=("widget/w9",), namespace="shop")
+    # in a manifest, an object already gone is simply nothing to delete
+    manifest = ({"apiVersion": f"{GROUP}/v1", "kind": "Widget", "metadata": {"name": "w9"}},)
+    assert run(v, manifest=manifest, namespace="shop")["verdict"] == "clear"
+    # `ns/NAME` is the namespace with its content
+    content = view(namespace("shop"), widget("shop"), *operator("shop"), *node("n1"))
+    assert predicted(run(content, objects=("ns/shop",))) == [("finalizer", "certain", "w1")]

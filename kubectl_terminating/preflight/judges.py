@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from kubectl_terminating.causes import (
     APISERVICE_UNAVAILABLE,
+    CONVERSION_WEBHOOK,
     FINALIZER,
     NODE_MISSING,
     NODE_NOT_READY,
@@ -31,6 +32,7 @@ from kubectl_terminating.explain.finalizers import (
     short_owner,
 )
 from kubectl_terminating.explain.knowledge import FinalizerOwner, lookup
+from kubectl_terminating.explain.namespace_content import conversion_blocker
 from kubectl_terminating.explain.pod_facts import node_check
 from kubectl_terminating.explain.webhooks import (
     labels_of,
@@ -50,6 +52,7 @@ from kubectl_terminating.preflight.report import (
 )
 from kubectl_terminating.resources import (
     APISERVICES,
+    CRDS,
     NAMESPACES,
     PODS,
     Resource,
@@ -392,6 +395,64 @@ def judge_apiservices(s: Situation) -> list[Prediction]:
     return out
 
 
+# -- conversion webhooks --------------------------------------------------------------------
+
+
+def judge_conversions(s: Situation) -> list[Prediction]:
+    """Custom resources whose CRD converts through a webhook with a dead or doomed backend can
+    be neither listed nor deleted at another version than the stored one."""
+    first: dict[tuple[str, str], Doomed1] = {}
+    for doomed in s.doomed.objects:
+        if doomed.resource.kind != CRDS.kind:
+            first.setdefault((doomed.resource.group, doomed.resource.plural), doomed)
+    if not first:
+        return []
+    try:
+        crds = s.view.list(CRDS)
+    except ReadFailed as failed:
+        s.unchecked.append(str(failed))
+        return []
+    out = []
+    for crd in crds:
+        spec = as_dict(crd.get("spec"))
+        key = (text(spec.get("group")), text(as_dict(spec.get("names")).get("plural")))
+        item = first.get(key)
+        if item is None:
+            continue
+        blocker = conversion_blocker(crd, s.after)
+        if blocker is None:
+            continue
+        namespace = text(meta(item.obj).get("namespace"))
+        target = (
+            ObjectRef("Namespace", namespace, None, "v1")
+            if namespace in s.doomed.namespaces
+            else ref(item)
+        )
+        # the API server calls it only between versions: one served version never converts
+        versions = len(list_of(spec.get("versions")))
+        name = text(meta(crd).get("name"))
+        out.append(
+            Prediction(
+                CONVERSION_WEBHOOK,
+                LIKELY if versions > 1 else POSSIBLE,
+                target,
+                f"{blocker.summary}: its objects cannot be converted while they are deleted",
+                (*blocker.evidence, *s.why_gone(blocker.evidence)),
+                (
+                    Remedy(
+                        f"delete the objects of CRD {name} first, while its conversion webhook "
+                        "runs",
+                        f"kubectl delete {key[1]}.{key[0]} --all"
+                        + (f" -n {shlex.quote(namespace)}" if namespace else "")
+                        + " --wait",
+                    ),
+                ),
+                blocker.remedy,
+            )
+        )
+    return out
+
+
 # -- pods on nodes that never answer ---------------------------------------------------------
 
 
@@ -549,6 +610,7 @@ def judge(s: Situation) -> list[Prediction]:
         *judge_update_webhooks(s),
         *judge_delete_webhooks(s),
         *judge_apiservices(s),
+        *judge_conversions(s),
         *judge_pod_nodes(s),
     ]
     found += judge_foreground(s, found)

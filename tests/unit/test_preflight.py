@@ -362,3 +362,34 @@ def test_what_does_not_exist_is_not_found_as_kubectl_delete_says() -> None:
     # `ns/NAME` is the namespace with its content
     content = view(namespace("shop"), widget("shop"), *operator("shop"), *node("n1"))
     assert predicted(run(content, objects=("ns/shop",))) == [("finalizer", "certain", "w1")]
+
+
+def converting(service_namespace: str) -> JSON:
+    """The Widget CRD, two versions, converted by service svc in service_namespace."""
+    return obj(
+        "CustomResourceDefinition",
+        "apiextensions.k8s.io/v1",
+        f"widgets.{GROUP}",
+        spec={
+            "group": GROUP,
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [{"name": "v1", "storage": True}, {"name": "v2"}],
+            "conversion": {
+                "strategy": "Webhook",
+                "webhook": {
+                    "clientConfig": {"service": {"namespace": service_namespace, "name": "svc"}}
+                },
+            },
+        },
+    )
+
+
+def test_a_conversion_webhook_deleted_with_the_namespace_holds_its_objects() -> None:
+    plain = obj("Widget", f"{GROUP}/v1", "w2", "shop")  # no finalizer: only conversion holds it
+    ops = [*operator("ops"), *node("n1")]
+    v = view(namespace("shop"), namespace("ops"), converting("shop"), plain, *backend("shop"), *ops)
+    assert predicted(run(v, namespaces=("shop",))) == [("conversion-webhook", "likely", "shop")]
+    elsewhere = view(
+        namespace("shop"), namespace("ops"), converting("ops"), plain, *backend("ops"), *ops
+    )
+    assert run(elsewhere, namespaces=("shop",))["predictions"] == []

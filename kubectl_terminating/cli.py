@@ -567,8 +567,8 @@ def preflight(
     """
     from kubectl_terminating.preflight.command import PreflightFlags, run_preflight
 
-    if _fleet(flags):
-        raise click.UsageError("preflight reads one cluster at a time: use --context", ctx)
+    if _fleet(flags) and from_file:
+        raise click.UsageError("--from-file judges one snapshot: drop --contexts", ctx)
     try:
         options = Options.from_flags("all", (), flags)
     except UsageError as error:

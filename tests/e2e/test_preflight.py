@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.test_fleet import kubeconfig as fleet_kubeconfig
 from tests.e2e.test_readonly import READ_ONLY, WRITES, audited
 from tests.harness.api import (
     MERGE,
@@ -1006,3 +1007,37 @@ def test_a_forbidden_release_secret_is_one_line(
     assert result.returncode == 1 and len(lines) == 1, result.stderr
     assert "helm get manifest op -n default | kubectl terminating preflight -f -" in lines[0]
     assert "Traceback" not in result.stderr
+
+
+# -- several clusters: --contexts ------------------------------------------------------------
+
+
+def test_contexts_judge_each_cluster_and_an_unreadable_one_is_a_warning(
+    control_plane: ControlPlane, reader: User, live_node: str, dead_node: str, tmp_path: Path
+) -> None:
+    cp = control_plane
+    ns = create_namespace(cp, unique_ns("pf-ctx"))["metadata"]["name"]
+    create_pod(cp, ns, "web-0", node=dead_node)
+    token = {"token": reader.token}
+    config = fleet_kubeconfig(
+        tmp_path / "contexts",
+        {"here": cp},
+        {"alpha": ("here", token), "beta": ("here", token), "bad": ("here", {"token": "nope"})},
+    )
+    result = run_cli(
+        "preflight", "ns", ns, "--contexts", "alpha,beta", "-o", "json", kubeconfig=config
+    )
+    assert result.returncode == 3, result.stderr
+    items = json.loads(result.stdout)["items"]
+    assert [(i["context"], i["verdict"]) for i in items] == [
+        ("alpha", "blocked"),
+        ("beta", "blocked"),
+    ]
+    assert {p["type"] for i in items for p in i["predictions"]} == {"node-not-ready"}
+    # a context whose credentials are refused is one warning; the others are still judged
+    other = create_namespace(cp, unique_ns("pf-ctx-clear"))["metadata"]["name"]
+    result = run_cli("preflight", "ns", other, "--contexts", "alpha,bad", kubeconfig=config)
+    assert result.returncode == 4, (result.stdout, result.stderr)
+    warnings = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(warnings) == 1 and warnings[0].startswith("Warning: context bad:"), warnings
+    assert "Context: alpha" in result.stdout and "Verdict:   clear" in result.stdout

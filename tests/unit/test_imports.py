@@ -28,9 +28,9 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("summary", "render", "nodeevidence"),
     ("kinds",),
     ("connection",),
-    ("run", "dump", "exporter", "completion", "typelist", "preflight"),
+    ("run", "dump", "exporter", "completion", "typelist"),
     # the layers above one run: several contexts, watching (fix --wait watches)
-    ("fleet", "watch"),
+    ("fleet", "watch", "preflight"),
     ("fix", "commands"),
     ("cli", "__main__"),
 )

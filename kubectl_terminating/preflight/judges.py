@@ -27,6 +27,7 @@ from kubectl_terminating.explain.finalizers import (
     apiservice_backend,
     finalizer_blocker,
     kubectl_target,
+    list_instances,
     owner_liveness,
     pvc_protection_blocker,
     short_owner,
@@ -45,6 +46,7 @@ from kubectl_terminating.preflight.afterview import AfterView
 from kubectl_terminating.preflight.doomed import Doomed, Doomed1, key_of
 from kubectl_terminating.preflight.report import (
     CERTAIN,
+    CONFIDENCES,
     LIKELY,
     POSSIBLE,
     Prediction,
@@ -603,6 +605,47 @@ def _root_of(item: Doomed1, by_uid: dict[str, Doomed1]) -> Doomed1 | None:
     return current if current is not None and current.why == "named" else None
 
 
+def judge_crds(s: Situation, found: list[Prediction]) -> list[Prediction]:
+    """A CRD being deleted waits for every one of its objects (its
+    customresourcecleanup finalizer): one predicted to stay holds the CRD too."""
+    out = []
+    for item in s.doomed.objects:
+        if item.why != "named" or item.resource.kind != CRDS.kind:
+            continue
+        spec = as_dict(item.obj.get("spec"))
+        group = text(spec.get("group"))
+        kind = text(as_dict(spec.get("names")).get("kind"))
+        held = [
+            p
+            for p in found
+            if p.object.kind == kind and (p.object.api_version or "").startswith(f"{group}/")
+        ]
+        if not held:
+            continue
+        strongest = min(held, key=lambda p: CONFIDENCES.index(p.confidence))
+        name = ref(item).name
+        out.append(
+            Prediction(
+                FINALIZER,
+                strongest.confidence,
+                ref(item),
+                f"finalizer customresourcecleanup.apiextensions.k8s.io: waits for {len(held)} "
+                f"of its objects predicted to stay ({strongest.object}: {strongest.type})",
+                (
+                    Evidence(
+                        f"CRD {name} is deleted only once all its objects are gone",
+                        ref(item),
+                        {"finalizer": "customresourcecleanup.apiextensions.k8s.io"},
+                    ),
+                    *(Evidence(f"{p.object}: {p.summary}", p.object) for p in held[:10]),
+                ),
+                strongest.prevent,
+                (list_instances(item.obj),),
+            )
+        )
+    return out
+
+
 def judge(s: Situation) -> list[Prediction]:
     """Every judge, in turn; the strongest prediction per object and type."""
     found = [
@@ -614,6 +657,7 @@ def judge(s: Situation) -> list[Prediction]:
         *judge_pod_nodes(s),
     ]
     found += judge_foreground(s, found)
+    found += judge_crds(s, found)
     best: dict[tuple[str, str, str], Prediction] = {}
     for p in found:
         key = (str(p.object), p.type, p.summary)

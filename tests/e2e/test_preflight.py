@@ -200,9 +200,12 @@ def preflight(cp: ControlPlane, reader: Any, *args: str) -> tuple[int, JSON]:
     return result.returncode, json.loads(result.stdout)
 
 
-def main_blocker(admin: Path, ns: str, kind: str, name: str) -> str:
-    """`--explain`'s main blocker (-o json's first) of the stuck object."""
-    command = ("ns", ns) if kind == "Namespace" else ("all", "-n", ns)
+def main_blocker(admin: Path, ns: str | None, kind: str, name: str) -> str:
+    """`--explain`'s main blocker (-o json's first) of the stuck object (ns None: cluster scope)."""
+    if ns is None:
+        command: tuple[str, ...] = ("all", "-A")
+    else:
+        command = ("ns", ns) if kind == "Namespace" else ("all", "-n", ns)
     result = run_cli(*command, "-o", "json", kubeconfig=admin)
     assert result.returncode == 0, result.stderr
     items = json.loads(result.stdout)["items"]
@@ -376,6 +379,8 @@ def test_crd_with_cr_whose_owner_is_dead(
         f"customresourcedefinition/{dead.crd}",
         expect=("Widget", "w1", "finalizer", "likely"),
     )
+    held_crd = the(report, "CustomResourceDefinition", dead.crd)
+    assert (held_crd["type"], held_crd["confidence"]) == ("finalizer", "likely")
     twin_report = clear(cp, reader, f"crd/{live.crd}")
 
     crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -385,6 +390,7 @@ def test_crd_with_cr_whose_owner_is_dead(
         lambda: get_or_none(cp, f"{crds}/{live.crd}") is None, timeout=SETTLE, message="CRD gone"
     )
     still_terminating(cp, f"{crds}/{dead.crd}")
+    assert main_blocker(admin, None, "CustomResourceDefinition", dead.crd) == "finalizer"
     outcome(
         cp,
         admin,

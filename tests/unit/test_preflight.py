@@ -393,3 +393,28 @@ def test_a_conversion_webhook_deleted_with_the_namespace_holds_its_objects() -> 
         namespace("shop"), namespace("ops"), converting("ops"), plain, *backend("ops"), *ops
     )
     assert run(elsewhere, namespaces=("shop",))["predictions"] == []
+
+
+def test_a_crd_waits_for_its_objects_predicted_to_stay() -> None:
+    crd = obj(
+        "CustomResourceDefinition",
+        "apiextensions.k8s.io/v1",
+        f"widgets.{GROUP}",
+        spec={
+            "group": GROUP,
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [{"name": "v1", "storage": True, "served": True}],
+        },
+    )
+    crds = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False)  # fmt: skip
+    v = StaticView(
+        [namespace("shop"), crd, widget("shop"), *operator("ops", renewed_ago=3600)],
+        NOW,
+        Discovery(resources=[crds, WIDGETS, PODS, LEASES, NAMESPACES]),
+    )
+    report = run(v, objects=(f"crd/widgets.{GROUP}",))
+    assert predicted(report) == [
+        ("finalizer", "likely", f"widgets.{GROUP}"),
+        ("finalizer", "likely", "w1"),
+    ]

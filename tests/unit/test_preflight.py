@@ -25,6 +25,7 @@ from kubectl_terminating.preflight.render import text
 from kubectl_terminating.preflight.sources import decode_release
 from kubectl_terminating.resources import (
     APISERVICES,
+    CRDS,
     ENDPOINT_SLICES,
     LEASES,
     NAMESPACES,
@@ -407,11 +408,10 @@ def test_a_crd_waits_for_its_objects_predicted_to_stay() -> None:
             "versions": [{"name": "v1", "storage": True, "served": True}],
         },
     )
-    crds = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False)  # fmt: skip
     v = StaticView(
         [namespace("shop"), crd, widget("shop"), *operator("ops", renewed_ago=3600)],
         NOW,
-        Discovery(resources=[crds, WIDGETS, PODS, LEASES, NAMESPACES]),
+        Discovery(resources=[CRDS, WIDGETS, PODS, LEASES, NAMESPACES]),
     )
     report = run(v, objects=(f"crd/widgets.{GROUP}",))
     assert predicted(report) == [

@@ -525,8 +525,7 @@ def types_command(output: str | None, no_headers: bool, **_global_options: Any) 
     "--fail-on",
     type=click.Choice(("certain", "likely", "possible")),
     default="likely",
-    show_default=True,
-    help="Exit 3 when a prediction is at least this confident.",
+    help="Exit 3 when a prediction is at least this confident (default: likely).",
 )
 @click.option("-o", "--output", type=click.Choice(("json", "yaml")), help="Output format.")
 @click.option("--explain", is_flag=True, help="Every prediction with evidence and steps.")

@@ -7,8 +7,9 @@ Pure over the views: no HTTP here, so unit fixtures (StaticView) drive every jud
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from kubectl_terminating.causes import (
     APISERVICE_UNAVAILABLE,
@@ -65,6 +66,7 @@ from kubectl_terminating.resources import (
 )
 from kubectl_terminating.view import ClusterView, ReadFailed
 
+T = TypeVar("T")
 NAMESPACE_DELETER = "namespace"  # the namespace controller deletes the content
 OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"
 # Handled by Kubernetes itself, or by a judge of their own (pvc-protection below, the CRD's
@@ -106,6 +108,14 @@ class Situation:
                 self._liveness[key] = owner_liveness(owner, finalizer, resource, view)
             out.append(self._liveness[key])
         return out[0], out[1]
+
+    def read(self, load: Callable[[], T]) -> T | None:
+        """load(), or None with the failed read noted as a check not made."""
+        try:
+            return load()
+        except ReadFailed as failed:
+            self.unchecked.append(str(failed))
+            return None
 
     def why_gone(self, evidence: tuple[Evidence, ...]) -> list[Evidence]:
         """Of the after view's changes, those behind the given evidence."""
@@ -354,14 +364,12 @@ def judge_apiservices(s: Situation) -> list[Prediction]:
     Service is deleted with the namespace makes that namespace block itself."""
     if not s.doomed.namespaces:
         return []
-    try:
-        now = {text(meta(a).get("name")): a for a in s.view.list(APISERVICES)}
-        after = s.after.list(APISERVICES)
-    except ReadFailed as failed:
-        s.unchecked.append(str(failed))
+    listed = s.read(lambda: (s.view.list(APISERVICES), s.after.list(APISERVICES)))
+    if listed is None:
         return []
+    now = {text(meta(a).get("name")): a for a in listed[0]}
     out = []
-    for apiservice in after:
+    for apiservice in listed[1]:
         name = text(meta(apiservice).get("name"))
         if not as_dict(as_dict(apiservice.get("spec")).get("service")):
             continue
@@ -409,13 +417,8 @@ def judge_conversions(s: Situation) -> list[Prediction]:
             first.setdefault((doomed.resource.group, doomed.resource.plural), doomed)
     if not first:
         return []
-    try:
-        crds = s.view.list(CRDS)
-    except ReadFailed as failed:
-        s.unchecked.append(str(failed))
-        return []
-    out = []
-    for crd in crds:
+    out: list[Prediction] = []
+    for crd in s.read(lambda: s.view.list(CRDS)) or []:
         spec = as_dict(crd.get("spec"))
         key = (text(spec.get("group")), text(as_dict(spec.get("names")).get("plural")))
         item = first.get(key)

@@ -37,6 +37,7 @@ from kubectl_terminating.resources import (
 )
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.view import Discovery
+from tests.unit.golden import assert_golden
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=timezone.utc)
 GROUP = "widgets.preflight.test"
@@ -83,13 +84,26 @@ def operator(ns: str, renewed_ago: float = 2) -> list[JSON]:
     ]
 
 
+def ready_condition(status: str) -> JSON:
+    """As the kubelet writes it, or the node lifecycle controller once the kubelet is silent."""
+    if status == "True":
+        return {"type": "Ready", "status": "True", "reason": "KubeletReady"}
+    return {
+        "type": "Ready",
+        "status": status,
+        "reason": "NodeStatusUnknown",
+        "message": "Kubelet stopped posting node status.",
+        "lastTransitionTime": at(3600)[:19] + "Z",
+    }
+
+
 def node(name: str, ready: str = "True") -> list[JSON]:
     return [
         obj(
             "Node",
             "v1",
             name,
-            status={"conditions": [{"type": "Ready", "status": ready, "reason": "KubeletReady"}]},
+            status={"conditions": [ready_condition(ready)]},
         ),
         obj(
             "Lease",
@@ -418,3 +432,27 @@ def test_a_crd_waits_for_its_objects_predicted_to_stay() -> None:
         ("finalizer", "likely", f"widgets.{GROUP}"),
         ("finalizer", "likely", "w1"),
     ]
+
+
+def test_the_report_as_text_and_explained() -> None:
+    """Goldens: the table, and --explain with evidence, what prevents it and the remedies."""
+    hook = webhooks(
+        "guard",
+        {"service": {"namespace": "shop", "name": "svc"}},
+        {"apiGroups": [GROUP], "apiVersions": ["*"], "operations": ["UPDATE"], "resources": ["*"]},
+    )
+    running = {"phase": "Running"}
+    stuck_pod = obj("Pod", "v1", "web-0", "shop", spec={"nodeName": "n2"}, status=running)
+    v = view(
+        namespace("shop"),
+        widget("shop"),
+        hook,
+        stuck_pod,
+        *operator("shop"),
+        *backend("shop"),
+        *node("n1"),
+        *node("n2", ready="Unknown"),
+    )
+    report = build_report(v, Target(namespaces=("shop",)))
+    assert_golden("preflight/namespace.txt", text(report, explain=False))
+    assert_golden("preflight/namespace-explain.txt", text(report, explain=True))

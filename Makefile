@@ -94,7 +94,9 @@ include hack/dist.mk
 #                                           WATCH_COMMAND=serve: serve's watches the same way
 #   make bench-bignode                      one live virtual-kubelet node holding 90% of 5,000
 #                                           and 50,000 pods, 5 stuck on it (BIGNODE_SIZES=5000)
-.PHONY: bench bench-pods bench-outage bench-bignode bench-exporter bench-fleet bench-watch
+#   make bench-preflight                    `preflight ns A` next to `ns B --explain`, same content
+#                                           (PREFLIGHT_N=5000 objects in 30 types each)
+.PHONY: bench bench-pods bench-outage bench-bignode bench-exporter bench-fleet bench-watch bench-preflight
 bench: bench-pods bench-outage bench-bignode bench-exporter bench-fleet bench-watch
 
 bench-pods: $(STAMP) control-plane
@@ -115,6 +117,9 @@ bench-fleet: $(STAMP) control-plane
 
 bench-watch: $(STAMP) control-plane
 	WATCH_COMMAND="$(WATCH_COMMAND)" WATCH_PODS="$(WATCH_PODS)" WATCH_SECONDS="$(WATCH_SECONDS)" $(BIN)/python -m hack.bench.watchidle
+
+bench-preflight: $(STAMP) control-plane
+	PREFLIGHT_N="$(PREFLIGHT_N)" REPEAT="$(REPEAT)" $(BIN)/python -m hack.bench.preflight
 
 bench-bignode: $(STAMP) control-plane
 	BENCH_SCENARIO=bignode BIGNODE_SIZES="$(BIGNODE_SIZES)" REPEAT="$(REPEAT)" \

@@ -12,7 +12,9 @@ class ExitStatus(IntEnum):
     OK = 0  # ran (found or not); fix: done, nothing to do, or a dry run
     ERROR = 1  # one line on stderr; a named object not found
     USAGE = 2
-    STUCK = 3  # pods/ns/all --exit-code: stuck objects found; fix: refused or changed
+    STUCK = 3  # pods/ns/all --exit-code: stuck objects found; fix: refused or changed;
+    # preflight: predicted to block at --fail-on
+    UNDECIDED = 4  # preflight: a weaker prediction, or a check that could not be made
     INTERRUPTED = 130  # Ctrl-C
 
 

@@ -35,7 +35,16 @@ def parsed(monkeypatch: pytest.MonkeyPatch, *args: str) -> Options:
 
 
 def test_every_kind_has_its_command_and_its_registry_entry() -> None:
-    assert set(cli.commands) == {*KINDS, "dump", "fix", "mcp", "options", "serve", "types"}
+    assert set(cli.commands) == {
+        *KINDS,
+        "dump",
+        "fix",
+        "mcp",
+        "options",
+        "preflight",
+        "serve",
+        "types",
+    }
     assert tuple(kind.command for kind in kinds.KINDS) == KINDS
 
 
@@ -127,7 +136,7 @@ def test_a_new_command_gets_the_global_flags_for_free() -> None:
 @pytest.mark.parametrize(
     ("words", "expected"),
     [
-        (["--context", "prod", "p"], ["pods"]),
+        (["--context", "prod", "po"], ["pods"]),
         (["--context", "prod", "pods", "--kube"], ["--kubeconfig"]),
         (["-n", "shop", "ns", "--as-"], ["--as-group", "--as-uid", "--as-user-extra"]),
         (["--context", ""], []),  # a context name is typed here, not a command

@@ -29,7 +29,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("connection",),
     ("run", "dump", "completion", "typelist"),
     # the layers above one run: several contexts, watching (fix --wait watches)
-    ("fleet", "watch"),
+    ("fleet", "watch", "preflight"),
     # fix --wait watches, and so does serve (runs as soon as a watch sees a change); agents
     # answers with the commands' own runs (commands, fix)
     ("fix", "commands", "exporter", "agents"),

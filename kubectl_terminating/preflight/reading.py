@@ -1,0 +1,54 @@
+"""Building the report from a live cluster (one context, a client of its own) or a snapshot."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import IO
+
+from kubectl_terminating.connection import connected
+from kubectl_terminating.model import JSON
+from kubectl_terminating.options import Options
+from kubectl_terminating.preflight.api import Target, build_report
+from kubectl_terminating.preflight.report import Report
+
+FIRST_ORDERED_MINOR = 33  # KEP-5080: ordered namespace deletion on by default
+
+
+def _minor(version: dict[str, object]) -> int | None:
+    digits = "".join(c for c in str(version.get("minor", "")) if c.isdigit())
+    return int(digits) if digits else None
+
+
+def snapshot_report(options: Options, path: str, target: Target) -> Report:
+    """A snapshot (`kubectl get -o json` of what the deletion touches, a dump): what the file
+    lacks is a check not made. Its server's version is unknown: no `certain` from ordered
+    namespace deletion."""
+    from kubectl_terminating.snapshot import SnapshotSource
+
+    source = SnapshotSource.open(path, options.now, options.max_file_bytes)
+    target = replace(
+        target, namespace=options.namespace or "default", ordered_namespace_deletion=False
+    )
+    report = build_report(source.view, target)
+    report.unchecked = list(dict.fromkeys([*source.loaded.warnings, *report.unchecked]))
+    return report
+
+
+def live_report(
+    options: Options, target: Target, manifest: tuple[JSON, ...], err: IO[str]
+) -> Report:
+    from kubectl_terminating.live import LiveView
+    from kubectl_terminating.preflight.sources import helm_release_manifest
+
+    with connected(options, err) as client:
+        namespace = options.namespace or client.connection.namespace or "default"
+        minor = _minor(client.get("/version"))
+        if target.release:
+            manifest = helm_release_manifest(client, target.release, namespace)
+        target = replace(
+            target,
+            manifest=manifest,
+            namespace=namespace,
+            ordered_namespace_deletion=minor is None or minor >= FIRST_ORDERED_MINOR,
+        )
+        return build_report(LiveView(client), target)

@@ -1,0 +1,192 @@
+"""A real backend for admission webhooks and aggregated APIs: an HTTPS server on this machine's
+non-loopback address (the API server rejects loopback endpoints), behind a selector-less
+Service whose EndpointSlice and Endpoints point at it, "run" by a pod object on a live node.
+
+It allows every AdmissionReview and answers discovery for any group. When its pod is deleted
+it plays the kubelet and the endpoint controllers: it stops serving, confirms the pod's
+deletion and empties its endpoints, as a real backend pod's deletion would.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import secrets
+import socket
+import ssl
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from tests.harness.api import MERGE, delete, get_or_none, micro_time
+from tests.harness.controlplane import ControlPlane, _make_ca, _make_leaf
+from tests.harness.kubelet import create_pod
+
+JSON = dict[str, Any]
+
+
+def host_address() -> str:
+    """This machine's address on its default route (no packet is sent)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))
+        address = str(probe.getsockname()[0])
+    assert not address.startswith("127."), "needs a non-loopback IPv4 address"
+    return address
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _send(self, body: JSON) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:  # an AdmissionReview: allowed
+        length = int(self.headers.get("Content-Length") or 0)
+        review = json.loads(self.rfile.read(length) or b"{}")
+        uid = (review.get("request") or {}).get("uid", "")
+        self._send(
+            {
+                "apiVersion": "admission.k8s.io/v1",
+                "kind": "AdmissionReview",
+                "response": {"uid": uid, "allowed": True},
+            }
+        )
+
+    def do_GET(self) -> None:  # discovery of an aggregated group/version: no resources
+        parts = self.path.strip("/").split("/")
+        group_version = "/".join(parts[1:3]) if parts[:1] == ["apis"] else "v1"
+        self._send({"kind": "APIResourceList", "groupVersion": group_version, "resources": []})
+
+
+class Backend(threading.Thread):
+    def __init__(self, cp: ControlPlane, ns: str, node: str, directory: Path) -> None:
+        super().__init__(daemon=True)
+        self.cp, self.ns, self.node = cp, ns, node
+        self.service = f"backend-{secrets.token_hex(2)}"
+        self.pod = f"{self.service}-0"
+        self.address = host_address()
+        self.stopped = threading.Event()
+        directory.mkdir(parents=True, exist_ok=True)
+        host = f"{self.service}.{ns}.svc"
+        _make_ca(directory, "ca", "preflight-backend-ca")
+        _make_leaf(
+            directory,
+            "ca",
+            "serving",
+            host,
+            f"subjectAltName=DNS:{host},DNS:{host}.cluster.local,IP:{self.address}\n"
+            "extendedKeyUsage=serverAuth\n",
+        )
+        self.ca_bundle = (directory / "ca.crt").read_text()
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(directory / "serving.crt", directory / "serving.key")
+        self.server = ThreadingHTTPServer((self.address, 0), _Handler)
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.port = int(self.server.server_address[1])
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        create_pod(cp, ns, self.pod, node=node)
+        self._publish()
+        self.start()
+
+    @property
+    def pod_path(self) -> str:
+        return f"/api/v1/namespaces/{self.ns}/pods/{self.pod}"
+
+    def _publish(self) -> None:
+        cp, ns = self.cp, self.ns
+        port = {"name": "https", "port": 443, "targetPort": self.port, "protocol": "TCP"}
+        cp.api(
+            "POST",
+            f"/api/v1/namespaces/{ns}/services",
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": self.service},
+                "spec": {"ports": [port]},
+            },
+        )
+        target = {"kind": "Pod", "name": self.pod, "namespace": ns}
+        cp.api(
+            "POST",
+            f"/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices",
+            {
+                "apiVersion": "discovery.k8s.io/v1",
+                "kind": "EndpointSlice",
+                "metadata": {
+                    "name": self.service,
+                    "labels": {"kubernetes.io/service-name": self.service},
+                },
+                "addressType": "IPv4",
+                "endpoints": [
+                    {
+                        "addresses": [self.address],
+                        "conditions": {"ready": True},
+                        "targetRef": target,
+                    }
+                ],
+                "ports": [{"name": "https", "port": self.port, "protocol": "TCP"}],
+            },
+        )
+        cp.api(
+            "POST",
+            f"/api/v1/namespaces/{ns}/endpoints",
+            {
+                "apiVersion": "v1",
+                "kind": "Endpoints",
+                "metadata": {"name": self.service},
+                "subsets": [
+                    {
+                        "addresses": [{"ip": self.address, "targetRef": target}],
+                        "ports": [{"name": "https", "port": self.port, "protocol": "TCP"}],
+                    }
+                ],
+            },
+        )
+
+    def _withdraw(self) -> None:
+        """The kubelet confirms the deletion; the endpoint controllers drop the address."""
+        self._close()
+        for path, body in (
+            (
+                f"/apis/discovery.k8s.io/v1/namespaces/{self.ns}/endpointslices/{self.service}",
+                {"endpoints": None},
+            ),
+            (f"/api/v1/namespaces/{self.ns}/endpoints/{self.service}", {"subsets": None}),
+        ):
+            with contextlib.suppress(Exception):  # already deleted with its namespace
+                self.cp.api("PATCH", path, body, MERGE)
+        if get_or_none(self.cp, self.pod_path) is not None:
+            delete(self.cp, self.pod_path, grace_period=0)
+
+    def run(self) -> None:
+        while not self.stopped.wait(0.3):
+            try:
+                pod = get_or_none(self.cp, self.pod_path)
+                if pod is None or pod["metadata"].get("deletionTimestamp"):
+                    self._withdraw()
+                    return
+                node_lease = (
+                    f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{self.node}"
+                )
+                self.cp.api("PATCH", node_lease, {"spec": {"renewTime": micro_time()}}, MERGE)
+            except Exception:  # the control plane restarting: try again
+                continue
+        self._close()
+
+    def _close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def client_config(self, path: str = "/validate") -> JSON:
+        return {
+            "service": {"namespace": self.ns, "name": self.service, "path": path, "port": 443},
+            "caBundle": base64.b64encode(self.ca_bundle.encode()).decode(),
+        }

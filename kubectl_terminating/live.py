@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectl_terminating.client import ACCEPT_METADATA, Client
@@ -47,7 +47,7 @@ def reason_of(error: ApiError) -> str:
 class LiveView:
     def __init__(self, client: Client, now: datetime | None = None) -> None:
         self.client = client
-        self._now = now or datetime.now(timezone.utc)
+        self._now = now  # None: the server's clock, taken when first asked
         self._values: dict[tuple[Any, ...], Any] = {}
         self._locks: dict[tuple[Any, ...], threading.Lock] = {}
         self._guard = threading.Lock()
@@ -65,7 +65,12 @@ class LiveView:
 
     @property
     def now(self) -> datetime:
-        return self._now
+        """The API server's time when first asked (after the finders' reads, so its Date
+        header is known), then the same for the whole run: ages are the server's."""
+        with self._guard:
+            if self._now is None:
+                self._now = self.client.server_now()
+            return self._now
 
     # -- memo -----------------------------------------------------------------------------------
     def _memo(self, key: tuple[Any, ...], load: Callable[[], T]) -> T:

@@ -25,7 +25,14 @@ from kubectl_terminating.find import find_all, find_namespaces, find_pods
 from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import NAMESPACES, Resource, typed
 from kubectl_terminating.source import Found, Scope
-from kubectl_terminating.view import EVERYTHING, ContentListing, Discovery, ReadFailed, Selectors
+from kubectl_terminating.view import (
+    ACCESS_REVIEWS,
+    EVERYTHING,
+    ContentListing,
+    Discovery,
+    ReadFailed,
+    Selectors,
+)
 
 if TYPE_CHECKING:
     from kubectl_terminating.nodeanswers import NodeEvidence, Subject
@@ -33,6 +40,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 R = TypeVar("R")
+SAR_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 # A type with at most this many objects in the whole cluster is listed once for every
 # namespace being explained; past it one list per namespace moves fewer bytes (pods, events).
 ACROSS_LIMIT = 100
@@ -202,6 +210,32 @@ class LiveView:
         self, resource: Resource, namespace: str | None = None, selectors: Selectors = EVERYTHING
     ) -> list[JSON]:
         return self._list(resource, namespace, selectors.params())
+
+    def may(self, user: str, groups: tuple[str, ...], attributes: JSON) -> bool:
+        """A SubjectAccessReview (view.may): asked once per question; a refusal to ask is
+        remembered for the whole run, so a user without the right is refused once."""
+        refused = self._values.get(("review-refused",))
+        if isinstance(refused, ReadFailed):
+            raise ReadFailed(refused.what, refused.reason)
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {"user": user, "groups": list(groups), "resourceAttributes": attributes},
+        }
+
+        def ask() -> bool:
+            try:
+                _, answer = self.client.create(SAR_PATH, review)
+            except Unauthorized:
+                raise
+            except ApiError as error:
+                failed = ReadFailed(ACCESS_REVIEWS, reason_of(error))
+                self._values[("review-refused",)] = failed
+                raise failed from None
+            return (answer.get("status") or {}).get("allowed") is True
+
+        key = ("review", user, groups, tuple(sorted(attributes.items())))
+        return self._memo(key, ask)
 
 
 class LiveSource:

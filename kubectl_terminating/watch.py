@@ -52,7 +52,14 @@ from kubectl_terminating.resources import (
     typed,
 )
 from kubectl_terminating.run import Result, collect, explain_one, report
-from kubectl_terminating.view import EVERYTHING, ClusterView, ContentListing, Discovery, Selectors
+from kubectl_terminating.view import (
+    EVERYTHING,
+    ClusterView,
+    ContentListing,
+    Discovery,
+    Selectors,
+    may,
+)
 
 RELATED = (
     NODES,
@@ -98,6 +105,9 @@ class DependencyView:
     @property
     def now(self) -> datetime:
         return self.inner.now
+
+    def may(self, user: str, groups: tuple[str, ...], attributes: JSON) -> bool:
+        return may(self.inner, user, groups, attributes)
 
     def get(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
         self.read.add((resource.qualified, namespace or None, name))

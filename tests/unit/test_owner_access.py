@@ -1,0 +1,198 @@
+"""The owner runs but may not act (issue 32, class 6): a fresh Lease, and a ServiceAccount that
+lost the RBAC to update the object it must release. A SubjectAccessReview for the owner's
+ServiceAccount says so; the remedy is its role binding, never the finalizer while it runs.
+
+The view is a StaticView whose SubjectAccessReview answers are given (what the API server
+answered for the same question in tests/e2e/test_owner_clock.py, against the real control plane).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kubectl_terminating.explain.objects import explain_object
+from kubectl_terminating.fix.observe import observe, planned
+from kubectl_terminating.fix.plan import Refusal, plan
+from kubectl_terminating.kinds import json_extras
+from kubectl_terminating.model import JSON, Finding
+from kubectl_terminating.render.explain import explain_text
+from kubectl_terminating.render.style import Style
+from kubectl_terminating.resources import Resource
+from kubectl_terminating.staticview import StaticView
+from kubectl_terminating.view import ReadFailed
+from tests.unit import test_fix
+from tests.unit.builders import NAMESPACES_NOW as NOW
+from tests.unit.golden import assert_golden
+from tests.unit.nsfixtures import at
+
+EXTERNAL_SECRETS = Resource("external-secrets.io", "v1", "externalsecrets", "ExternalSecret")
+FINALIZER = "externalsecrets.external-secrets.io/externalsecret-cleanup"
+ACCOUNT = "system:serviceaccount:external-secrets:external-secrets"
+HOLDER = "external-secrets-6b9c7d8f5-qk2lp_0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+
+SECRET: JSON = {
+    "apiVersion": "external-secrets.io/v1",
+    "kind": "ExternalSecret",
+    "metadata": {
+        "name": "db-credentials",
+        "namespace": "shop",
+        "uid": "uid-db-credentials",
+        "deletionTimestamp": at(-900),
+        "finalizers": [FINALIZER],
+    },
+}
+LEASE: JSON = {
+    "kind": "Lease",
+    "apiVersion": "coordination.k8s.io/v1",
+    "metadata": {"name": "external-secrets-controller", "namespace": "external-secrets"},
+    "spec": {"holderIdentity": HOLDER, "leaseDurationSeconds": 15, "renewTime": at(-5)},
+}
+DEPLOYMENT: JSON = {
+    "kind": "Deployment",
+    "apiVersion": "apps/v1",
+    "metadata": {"name": "external-secrets", "namespace": "external-secrets"},
+    "spec": {"template": {"spec": {"serviceAccountName": "external-secrets"}}},
+}
+POD: JSON = {
+    "kind": "Pod",
+    "apiVersion": "v1",
+    "metadata": {"name": HOLDER.split("_")[0], "namespace": "external-secrets"},
+    "spec": {"serviceAccountName": "external-secrets", "nodeName": "worker-1"},
+}
+
+
+class ReviewingView(StaticView):
+    """A StaticView that answers SubjectAccessReviews as given (verb -> allowed), or refuses
+    to ask as the API server does for a user without `create subjectaccessreviews`."""
+
+    def __init__(self, objects: list[JSON], allowed: dict[str, bool] | None) -> None:
+        super().__init__(objects, NOW)
+        self.allowed = allowed
+        self.asked: list[tuple[str, tuple[str, ...], JSON]] = []
+
+    def may(self, user: str, groups: tuple[str, ...], attributes: JSON) -> bool:
+        self.asked.append((user, groups, attributes))
+        if self.allowed is None:
+            raise ReadFailed("subjectaccessreviews.authorization.k8s.io", "forbidden")
+        return self.allowed.get(str(attributes["verb"]), False)
+
+
+def explained(*objects: JSON, allowed: dict[str, bool] | None) -> tuple[Finding, ReviewingView]:
+    view = ReviewingView([SECRET, LEASE, *objects], allowed)
+    return explain_object(SECRET, EXTERNAL_SECRETS, view), view
+
+
+def test_an_owner_that_runs_but_may_not_update_the_object_is_said_so() -> None:
+    finding, view = explained(POD, allowed={"get": True})
+    blocker = finding.blockers[0]
+    assert blocker.summary == (
+        f"finalizer {FINALIZER} (owner: External Secrets Operator, running but may not update it)"
+    )
+    # the question the API server was asked: the leader pod's ServiceAccount, this object
+    user, groups, attributes = view.asked[0]
+    assert user == ACCOUNT
+    assert "system:serviceaccounts:external-secrets" in groups
+    assert {k: v for k, v in attributes.items() if k != "verb"} == {
+        "group": "external-secrets.io",
+        "version": "v1",
+        "resource": "externalsecrets",
+        "namespace": "shop",
+        "name": "db-credentials",
+    }
+    assert [a["verb"] for _, _, a in view.asked] == ["update", "patch"]
+    first = blocker.remedy[0]
+    assert (
+        "restore the RBAC of ServiceAccount external-secrets/external-secrets" in first.description
+    )
+    assert first.command == (
+        "kubectl auth can-i update externalsecrets.external-secrets.io/db-credentials -n shop "
+        f"--as={ACCOUNT}"
+    )
+    last = blocker.remedy[-1]
+    assert last.destructive and (last.when or "").startswith(
+        "never while External Secrets Operator runs"
+    )
+    assert not any(r.destructive for r in blocker.remedy[:-1])
+    text = explain_text([finding], Style(color=False), json_extras)
+    assert_golden("owner-access/may-not-update.txt", text)
+
+
+def test_the_deployment_names_the_account_when_the_leader_pod_is_not_readable() -> None:
+    finding, view = explained(DEPLOYMENT, allowed={})
+    assert view.asked[0][0] == ACCOUNT
+    assert any(
+        "is a pod of Deployment external-secrets/external-secrets" in e.message
+        for e in finding.blockers[0].evidence
+    )
+
+
+def test_an_owner_that_may_update_it_keeps_the_plain_running_answer() -> None:
+    finding, _ = explained(POD, allowed={"patch": True})
+    blocker = finding.blockers[0]
+    assert blocker.summary.endswith("(owner: External Secrets Operator, running)")
+    assert any("may patch" in e.message for e in blocker.evidence)
+    assert blocker.remedy[0].description.startswith("its owner runs but does not finish")
+
+
+def test_without_create_subjectaccessreviews_it_is_said_not_checked() -> None:
+    finding, _ = explained(POD, allowed=None)
+    blocker = finding.blockers[0]
+    assert blocker.summary.endswith("(owner: External Secrets Operator, running)")
+    assert any(
+        e.message.startswith("whether the owner may update it: not checked (could not read")
+        and "forbidden" in e.message
+        for e in blocker.evidence
+    )
+
+
+def test_a_file_asks_nothing_and_says_what_it_always_said() -> None:
+    view = StaticView([SECRET, LEASE, POD], NOW)
+    blocker = explain_object(SECRET, EXTERNAL_SECRETS, view).blockers[0]
+    assert blocker.summary.endswith("(owner: External Secrets Operator, running)")
+    assert not any("may" in e.message for e in blocker.evidence)
+
+
+CHALLENGE: JSON = {
+    "apiVersion": "acme.cert-manager.io/v1",
+    "kind": "Challenge",
+    "metadata": {
+        "name": "shop-tls-1-2712",
+        "namespace": "shop",
+        "uid": "uid-challenge",
+        "deletionTimestamp": at(-900),
+        "finalizers": ["acme.cert-manager.io/finalizer"],
+    },
+}
+# cert-manager's identity: `<hostname>-external-cert-manager-controller`
+CERT_MANAGER_LEASE: JSON = {
+    **LEASE,
+    "metadata": {"name": "cert-manager-controller", "namespace": "kube-system"},
+    "spec": {
+        "holderIdentity": "cert-manager-55c69bf5cf-2fgjn-external-cert-manager-controller",
+        "leaseDurationSeconds": 60,
+        "renewTime": at(-5),
+    },
+}
+CERT_MANAGER_POD: JSON = {
+    **POD,
+    "metadata": {"name": "cert-manager-55c69bf5cf-2fgjn", "namespace": "cert-manager"},
+    "spec": {"serviceAccountName": "cert-manager", "nodeName": "worker-1"},
+}
+
+
+@pytest.mark.parametrize("allowed", [{}, {"update": True}])
+def test_fix_keeps_refusing_while_the_owner_runs(allowed: dict[str, bool]) -> None:
+    """fix plans nothing: its proof that the owner is gone fails on the same fresh Lease. The
+    leader's pod is found in its own namespace, not the Lease's."""
+    objects = [CHALLENGE, CERT_MANAGER_LEASE, CERT_MANAGER_POD]
+    view = ReviewingView(objects, allowed)
+    finding = explain_object(CHALLENGE, test_fix.CHALLENGES, view)
+    assert view.asked[0][0] == "system:serviceaccount:cert-manager:cert-manager"
+    assert finding.blockers[0].summary.endswith(
+        "(owner: cert-manager, running)" if allowed else "running but may not update it)"
+    )
+    cluster = test_fix.FakeCluster(objects)
+    sections = observe(plan([finding], resolve=test_fix.resolve), cluster, NOW)
+    assert planned(sections) == []
+    reasons = [s.reason for section in sections for s in section.steps if isinstance(s, Refusal)]
+    assert reasons and all("kube-system/cert-manager-controller" in r for r in reasons), reasons

@@ -20,7 +20,7 @@ from kubectl_terminating.render.style import Style
 from kubectl_terminating.resources import Resource
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.view import ReadFailed
-from tests.unit import test_fix
+from tests.unit import test_fix, test_server_clock
 from tests.unit.builders import NAMESPACES_NOW as NOW
 from tests.unit.golden import assert_golden
 from tests.unit.nsfixtures import at
@@ -152,16 +152,10 @@ def test_a_file_asks_nothing_and_says_what_it_always_said() -> None:
     assert not any("may" in e.message for e in blocker.evidence)
 
 
+# the Challenge of test_server_clock, deleted 15 minutes before this module's NOW
 CHALLENGE: JSON = {
-    "apiVersion": "acme.cert-manager.io/v1",
-    "kind": "Challenge",
-    "metadata": {
-        "name": "shop-tls-1-2712",
-        "namespace": "shop",
-        "uid": "uid-challenge",
-        "deletionTimestamp": at(-900),
-        "finalizers": ["acme.cert-manager.io/finalizer"],
-    },
+    **test_server_clock.CHALLENGE,
+    "metadata": {**test_server_clock.CHALLENGE["metadata"], "deletionTimestamp": at(-900)},
 }
 # cert-manager's identity: `<hostname>-external-cert-manager-controller`
 CERT_MANAGER_LEASE: JSON = {

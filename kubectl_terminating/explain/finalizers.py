@@ -503,8 +503,11 @@ def owner_fact(owner: FinalizerOwner) -> Evidence:
 
 def owner_remedies(held: Held, owner: FinalizerOwner | None, state: str) -> list[Remedy]:
     steps: list[Remedy] = []
-    # an owner inside kube-apiserver always "runs": its own remedy is the useful step
-    if state == RUNNING and not (owner and owner.in_apiserver):
+    # an owner inside kube-apiserver always "runs": its own remedy is the useful step; so is
+    # that of an owner whose current releases never remove it, running or not
+    if owner is not None and owner.removed_by_nobody_since:
+        steps.append(Remedy(owner.remedy))
+    elif state == RUNNING and not (owner and owner.in_apiserver):
         steps.append(Remedy("its owner runs but does not finish: read the owner's logs and events"))
     elif owner is not None:
         steps.append(Remedy(owner.remedy))
@@ -519,6 +522,11 @@ def owner_remedies(held: Held, owner: FinalizerOwner | None, state: str) -> list
 
 
 def last_resort_when(owner: FinalizerOwner | None) -> str:
+    if owner is not None and owner.removed_by_nobody_since:
+        return (
+            f"{owner.removed_by_nobody_since} or later runs (it never removes it), or the "
+            "owner is gone for good"
+        )
     if owner is None:
         return "the controller that added it is gone for good and what it guarded is cleaned up"
     if owner.strands_infrastructure:

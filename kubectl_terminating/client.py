@@ -70,6 +70,9 @@ DEFAULT_WORKERS = 8
 # Past this difference between this machine's clock and the API server's, say so once: ages
 # are counted on the server's clock (Lease renewals and deletion times are written by it).
 CLOCK_SKEW_WARNING = 60.0
+# the servers whose clock difference was said in this process (`serve` connects every run)
+_SKEW_SAID: set[str] = set()
+_SKEW_LOCK = threading.Lock()
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -304,7 +307,12 @@ class Client:
             if self._skew is not None:
                 return
             self._skew = skew
-        if abs(skew) > CLOCK_SKEW_WARNING:
+        if abs(skew) <= CLOCK_SKEW_WARNING:
+            return
+        with _SKEW_LOCK:
+            known = self.connection.server in _SKEW_SAID
+            _SKEW_SAID.add(self.connection.server)
+        if not known:
             way = "ahead of" if skew < 0 else "behind"
             self.log.write(
                 f"Warning: this machine's clock is {_skew_text(abs(skew))} {way} the API "

@@ -14,6 +14,7 @@ from email.utils import format_datetime
 
 import pytest
 
+from kubectl_terminating import client as client_module
 from kubectl_terminating.client import Client
 from kubectl_terminating.explain.objects import explain_object
 from kubectl_terminating.kinds import json_extras
@@ -65,6 +66,12 @@ LEASE: JSON = {
         "renewTime": at(10),
     },
 }
+
+
+@pytest.fixture(autouse=True)
+def nothing_said_yet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts as a new process does (a port may be handed out again)."""
+    monkeypatch.setattr(client_module, "_SKEW_SAID", set())
 
 
 @pytest.fixture
@@ -128,3 +135,13 @@ def test_a_fresh_lease_stays_fresh_on_a_machine_20_minutes_fast(server: FaultSer
     text = explain_text([finding], Style(color=False), json_extras)
     assert "leader-election lease renewed 10s ago" in text
     assert_golden("clock/fresh-lease-fast-machine.txt", text)
+
+
+def test_a_new_client_to_the_same_server_says_it_no_more(server: FaultServer) -> None:
+    """`serve` connects anew every run: the difference is said once a process."""
+    logs = [io.StringIO(), io.StringIO()]
+    for log in logs:
+        client = client_ahead(server, FAST, log)
+        client.get("/apis/coordination.k8s.io/v1/leases")
+        assert client.server_now() == SERVER_TIME + timedelta(seconds=0.5)  # still corrected
+    assert [bool(log.getvalue()) for log in logs] == [True, False]

@@ -388,7 +388,9 @@ def owner_access(held: Held, liveness: Liveness, view: ClusterView) -> Access:
     if not liveness.leases or getattr(view, "may", None) is None:
         return Access(None)
     try:
-        leader = _leader_account(liveness.leases[0], view)
+        # the first fresh Lease whose leader can be found (several installs may match)
+        found = (_leader_account(lease, view) for lease in liveness.leases)
+        leader = next((account for account in found if account is not None), None)
         if leader is None:
             why = "its leader's pod or Deployment was not found"
             return Access(

@@ -133,9 +133,11 @@ def operator(control_plane: ControlPlane) -> Iterator[Operator]:
     }
     cp.api("POST", f"{RBAC}/namespaces/{app}/rolebindings", binding)
     held_configmap(cp, app)
-    with Renewer(cp, lease(cp, ops)):
+    lease_path = lease(cp, ops)
+    with Renewer(cp, lease_path):
         yield Operator(ops, app, f"{RBAC}/namespaces/{app}/rolebindings/cert-manager")
     release(cp, app)
+    delete(cp, lease_path)  # uninstalled: no other test sees a cert-manager running here
 
 
 def explained(cp: ControlPlane, namespace: str, **run: Any) -> JSON:
@@ -259,3 +261,4 @@ def test_a_machine_20_minutes_fast_still_sees_the_running_owner(
             assert f"found: {namespace}/{LEASE_NAME}" in refused["reason"]
     finally:
         release(cp, namespace)
+        delete(cp, f"{LEASES}/namespaces/{namespace}/leases/{LEASE_NAME}")

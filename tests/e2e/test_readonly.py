@@ -23,6 +23,7 @@ from tests.harness.api import (
     create_namespace,
     delete,
     micro_time,
+    remove_finalizers,
     unique_ns,
     wait_for,
 )
@@ -50,15 +51,17 @@ def users(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory)
 
 
 @pytest.fixture(scope="module")
-def stuck(control_plane: ControlPlane) -> tuple[Stuck, Stuck]:
-    """A pod on a dead node, a pod held by a finalizer, a namespace held by a pod."""
+def stuck(control_plane: ControlPlane) -> Iterator[tuple[Stuck, Stuck]]:
+    """A pod on a dead node, a pod held by a finalizer, a ConfigMap held by a running owner,
+    a namespace held by a pod. The ConfigMap is released at the end (the owner "finishes")."""
     ns = unique_ns("ro-pods")
     create_namespace(control_plane, ns)
     dead = pod_on_dead_node(control_plane, ns)
     pod_with_finalizer(control_plane, ns)
     running_owner(control_plane, ns)
     held = namespace_with_stuck_pod(control_plane, unique_ns("ro-ns"))
-    return dead, held
+    yield dead, held
+    remove_finalizers(control_plane, f"/api/v1/namespaces/{ns}/configmaps/challenge")
 
 
 def running_owner(cp: ControlPlane, ns: str) -> None:

@@ -190,3 +190,15 @@ def test_fix_keeps_refusing_while_the_owner_runs(allowed: dict[str, bool]) -> No
     assert planned(sections) == []
     reasons = [s.reason for section in sections for s in section.steps if isinstance(s, Refusal)]
     assert reasons and all("kube-system/cert-manager-controller" in r for r in reasons), reasons
+
+
+def test_the_first_fresh_lease_whose_leader_is_found_is_asked_about() -> None:
+    """Two installs' Leases match; the first names a leader nothing in the view shows."""
+    orphan = {
+        **LEASE,
+        "metadata": {"name": "external-secrets-controller", "namespace": "another"},
+        "spec": {**LEASE["spec"], "holderIdentity": "gone-7d9f8b6c5-x2x9q_1"},
+    }
+    view = ReviewingView([SECRET, orphan, LEASE, POD], {})
+    explain_object(SECRET, EXTERNAL_SECRETS, view)
+    assert [user for user, _, _ in view.asked] == [ACCOUNT, ACCOUNT]

@@ -27,7 +27,7 @@ from kubectl_terminating.render.explain import explain_text
 from kubectl_terminating.render.style import Style
 from kubectl_terminating.resources import PVCS
 from kubectl_terminating.staticview import StaticView
-from tests.unit.builders import FIXTURES, WIDGETS
+from tests.unit.builders import FIXTURES, WIDGETS, explain_namespace_among
 from tests.unit.builders import PODS_NOW as NOW
 from tests.unit.golden import assert_golden
 
@@ -299,3 +299,17 @@ def test_fixtures_are_where_the_docstring_says() -> None:
         "future.pem",
         "valid.pem",
     ]
+
+
+def test_a_namespace_whose_condition_quotes_x509_is_held_by_the_webhook_over_tls() -> None:
+    """openebs/openebs#2951: the namespace stays Terminating on its PVC; the headline is the
+    webhook's TLS failure, not a delete that was rejected."""
+    ns = namespace(OPENEBS_FAILURE)
+    ns["metadata"]["deletionTimestamp"] = "2026-01-01T11:00:00Z"
+    ns["spec"] = {"finalizers": ["kubernetes"]}
+    ns["status"]["phase"] = "Terminating"
+    ns["status"]["conditions"][0]["reason"] = "ContentDeletionFailed"
+    finding = explain_namespace_among(ns, [CLAIM, *HEALTHY_BACKEND, webhook(None)])
+    main = finding.blockers[0]
+    assert main.type == "webhook", [b.summary for b in finding.blockers]
+    assert "TLS: certificate expired or not yet valid (x509)" in main.summary

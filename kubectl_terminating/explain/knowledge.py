@@ -593,8 +593,11 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "istioctl uninstall or Helm, then remove the finalizer",
         strands_infrastructure=True,
         risk="Istio components stay installed in the cluster",
-        runs_as="Deployment istio-operator/istio-operator",
-        source="https://github.com/istio/istio",
+        runs_as="Deployment istio-operator/istio-operator (Istio 1.23 or older)",
+        # the in-cluster operator's last release branch; its fork after the removal:
+        # github.com/istio-ecosystem/classic-operator-controller
+        source="https://github.com/istio/istio/blob/release-1.23/operator/pkg/controller/"
+        "istiocontrolplane/istiocontrolplane_controller.go",
     ),
     # -- added from the finalizers people get stuck on (public threads), each checked in the
     # -- owning project's source: the URL on each entry is where the string is defined -------

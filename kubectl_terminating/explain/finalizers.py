@@ -380,12 +380,34 @@ def _leader_account(lease: JSON, view: ClusterView) -> tuple[str, str, Evidence]
     )
 
 
-def owner_access(held: Held, liveness: Liveness, view: ClusterView) -> Access:
+def _may_release(view: ClusterView, user: str, groups: tuple[str, ...], held: Held) -> list[str]:
+    """The verbs of RELEASE_VERBS the user may use on the object. Asked for the whole
+    namespace (or cluster) first: one answer then serves every object of the type there (a
+    mass outage has thousands); only a refusal is asked again by name (resourceNames rules)."""
+    attributes = {
+        "group": held.resource.group,
+        "version": held.resource.version,
+        "resource": held.resource.plural,
+        **({"namespace": held.namespace} if held.namespace else {}),
+    }
+    return [
+        verb
+        for verb in RELEASE_VERBS
+        if may(view, user, groups, {**attributes, "verb": verb})
+        or may(view, user, groups, {**attributes, "verb": verb, "name": held.name})
+    ]
+
+
+def owner_access(
+    held: Held, owner: FinalizerOwner | None, liveness: Liveness, view: ClusterView
+) -> Access:
     """A SubjectAccessReview for the running owner's ServiceAccount: may it update or patch the
     object it must release? An owner that runs but lost its RBAC never finishes, and removing
     the finalizer then skips the cleanup it still means to do. Nothing is said where the view
-    cannot ask (a file): the Lease alone is all a file shows."""
-    if not liveness.leases or getattr(view, "may", None) is None:
+    cannot ask (a file): the Lease alone is all a file shows; nor of Kubernetes' own
+    controllers (their rights are the cluster's bootstrap policy, per controller)."""
+    built_in = owner is not None and (owner.built_in or owner.in_apiserver)
+    if built_in or not liveness.leases or getattr(view, "may", None) is None:
         return Access(None)
     try:
         # the first fresh Lease whose leader can be found (several installs may match)
@@ -397,20 +419,13 @@ def owner_access(held: Held, liveness: Liveness, view: ClusterView) -> Access:
                 None, (Evidence(f"whether the owner may update it: not checked ({why})"),)
             )
         namespace, account, how = leader
-        attributes = {
-            "group": held.resource.group,
-            "version": held.resource.version,
-            "resource": held.resource.plural,
-            "name": held.name,
-            **({"namespace": held.namespace} if held.namespace else {}),
-        }
         groups = (
             "system:serviceaccounts",
             f"system:serviceaccounts:{namespace}",
             "system:authenticated",
         )
         user = f"system:serviceaccount:{namespace}:{account}"
-        allowed = [v for v in RELEASE_VERBS if may(view, user, groups, {**attributes, "verb": v})]
+        allowed = _may_release(view, user, groups, held)
     except ReadFailed as failed:
         return Access(None, (Evidence(f"whether the owner may update it: not checked ({failed})"),))
     who = f"{namespace}/{account}"
@@ -545,7 +560,7 @@ def finalizer_blocker(
     """extra: more evidence; first: steps that come before the owner's remedies."""
     owner = lookup(held.finalizer)
     liveness = owner_liveness(owner, held.finalizer, held.resource, view)
-    access = owner_access(held, liveness, view)
+    access = owner_access(held, owner, liveness, view)
     phrase = owner_phrase(owner, liveness.state)
     remedies = [*first, *owner_remedies(held, owner, liveness.state)]
     when = last_resort_when(owner)

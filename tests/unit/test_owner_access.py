@@ -17,7 +17,7 @@ from kubectl_terminating.kinds import json_extras
 from kubectl_terminating.model import JSON, Finding
 from kubectl_terminating.render.explain import explain_text
 from kubectl_terminating.render.style import Style
-from kubectl_terminating.resources import Resource
+from kubectl_terminating.resources import PVCS, Resource
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.view import ReadFailed
 from tests.unit import test_fix, test_server_clock
@@ -88,7 +88,8 @@ def test_an_owner_that_runs_but_may_not_update_the_object_is_said_so() -> None:
     assert blocker.summary == (
         f"finalizer {FINALIZER} (owner: External Secrets Operator, running but may not update it)"
     )
-    # the question the API server was asked: the leader pod's ServiceAccount, this object
+    # the questions the API server was asked: the leader pod's ServiceAccount; the namespace's
+    # objects of the type first, then (refused) this object by name
     user, groups, attributes = view.asked[0]
     assert user == ACCOUNT
     assert "system:serviceaccounts:external-secrets" in groups
@@ -97,9 +98,13 @@ def test_an_owner_that_runs_but_may_not_update_the_object_is_said_so() -> None:
         "version": "v1",
         "resource": "externalsecrets",
         "namespace": "shop",
-        "name": "db-credentials",
     }
-    assert [a["verb"] for _, _, a in view.asked] == ["update", "patch"]
+    assert [(a["verb"], a.get("name")) for _, _, a in view.asked] == [
+        ("update", None),
+        ("update", "db-credentials"),
+        ("patch", None),
+        ("patch", "db-credentials"),
+    ]
     first = blocker.remedy[0]
     assert (
         "restore the RBAC of ServiceAccount external-secrets/external-secrets" in first.description
@@ -201,4 +206,43 @@ def test_the_first_fresh_lease_whose_leader_is_found_is_asked_about() -> None:
     }
     view = ReviewingView([SECRET, orphan, LEASE, POD], {})
     explain_object(SECRET, EXTERNAL_SECRETS, view)
-    assert [user for user, _, _ in view.asked] == [ACCOUNT, ACCOUNT]
+    assert {user for user, _, _ in view.asked} == {ACCOUNT}
+
+
+def test_one_answer_for_the_namespace_serves_every_object_there() -> None:
+    """A mass outage of one running owner's objects costs two questions, not two an object."""
+    second = {**SECRET, "metadata": {**SECRET["metadata"], "name": "api-key", "uid": "uid-2"}}
+    view = ReviewingView([SECRET, second, LEASE, POD], {"update": True})
+    for target in (SECRET, second):
+        explain_object(target, EXTERNAL_SECRETS, view)
+    live_like = {(a["verb"], a.get("name")) for _, _, a in view.asked}
+    assert live_like == {
+        ("update", None),
+        ("patch", None),
+        ("patch", "db-credentials"),
+        ("patch", "api-key"),
+    }
+
+
+def test_kubernetes_own_controllers_are_not_asked_about() -> None:
+    """kube-controller-manager's controllers have their own bootstrap rights: a static pod's
+    ServiceAccount says nothing of them."""
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {
+            "name": "data",
+            "namespace": "shop",
+            "uid": "uid-data",
+            "deletionTimestamp": at(-900),
+            "finalizers": ["kubernetes.io/pv-controller"],
+        },
+    }
+    kcm = {
+        **LEASE,
+        "metadata": {"name": "kube-controller-manager", "namespace": "kube-system"},
+        "spec": {**LEASE["spec"], "holderIdentity": "cp-1_5f0c6a52"},
+    }
+    view = ReviewingView([claim, kcm], {})
+    blocker = explain_object(claim, PVCS, view).blockers[0]
+    assert view.asked == [] and "running" in blocker.summary

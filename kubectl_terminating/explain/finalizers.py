@@ -31,7 +31,7 @@ from kubectl_terminating.model import (
 )
 from kubectl_terminating.resources import PODS, PVCS, Resource
 from kubectl_terminating.timeutil import human_duration, seconds_since
-from kubectl_terminating.view import ClusterView, ReadFailed, Selectors, may
+from kubectl_terminating.view import ClusterView, ReadFailed, may
 
 T = TypeVar("T")
 
@@ -315,8 +315,6 @@ def owner_liveness(
 
 # -- may the running owner act? --------------------------------------------------------------
 
-# The owner's workload, for its ServiceAccount when the leader's pod cannot be read by name.
-DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
 # A Deployment's pod: `<deployment>-<pod-template-hash>-<5 characters>`, both from the
 # alphabet of apimachinery's rand.SafeEncodeString (no vowels: no words).
 POD_OF_DEPLOYMENT = re.compile(
@@ -337,47 +335,25 @@ class Access:
 
 
 def _leader_account(lease: JSON, view: ClusterView) -> tuple[str, str, Evidence] | None:
-    """(namespace, ServiceAccount, how it was found) of the leader that holds the Lease.
-    client-go's leader election writes `<hostname>_<uuid>` (controller-runtime's default) and
-    a pod's hostname is its name: that pod in any namespace, else the Deployment of the Lease's
-    namespace whose name its name starts with."""
-    namespace = text(meta(lease).get("namespace"))
+    """(namespace, ServiceAccount, how it was found) of the leader that holds the Lease: its
+    pod, found by name in any namespace. client-go's leader election writes `<hostname>_<uuid>`
+    (controller-runtime's default) and a pod's hostname is its name."""
     holder = text(as_dict(lease.get("spec")).get("holderIdentity"))
     leader = holder.split("_", 1)[0]
-    if not namespace or not leader:
+    if not leader:
         return None
     # the leader's pod may run outside the Lease's namespace (--leader-election-namespace),
     # and some owners add to the hostname (cert-manager: `<pod>-external-cert-manager-controller`)
     named = POD_OF_DEPLOYMENT.match(holder)
     for name in dict.fromkeys((leader, named.group(1) if named else leader)):
-        pods = view.list(PODS, None, Selectors(fields=f"metadata.name={name}"))
+        pods = reads.pods_named(view, name)
         if pods:
-            break
-    if pods:
-        pod, leader = pods[0], text(meta(pods[0]).get("name"))
-        where = text(meta(pod).get("namespace"))
-        account = text(as_dict(pod.get("spec")).get("serviceAccountName")) or "default"
-        said = f"the leader, pod {where}/{leader}, runs as ServiceAccount {where}/{account}"
-        return where, account, Evidence(said, object_ref(pod, PODS), {"serviceAccount": account})
-    owners = [
-        d
-        for d in view.list(DEPLOYMENTS, namespace)
-        if leader.startswith(text(meta(d).get("name")) + "-")
-    ]
-    if not owners:
-        return None
-    deployment = max(owners, key=lambda d: len(text(meta(d).get("name"))))
-    template = as_dict(as_dict(deployment.get("spec")).get("template"))
-    account = text(as_dict(template.get("spec")).get("serviceAccountName")) or "default"
-    said = (
-        f"the leader {leader} is a pod of Deployment {namespace}/"
-        f"{text(meta(deployment).get('name'))}, which runs as ServiceAccount {namespace}/{account}"
-    )
-    return (
-        namespace,
-        account,
-        Evidence(said, object_ref(deployment, DEPLOYMENTS), {"serviceAccount": account}),
-    )
+            pod, where = pods[0], text(meta(pods[0]).get("namespace"))
+            account = text(as_dict(pod.get("spec")).get("serviceAccountName")) or "default"
+            said = f"the leader, pod {where}/{name}, runs as ServiceAccount {where}/{account}"
+            fields = {"serviceAccount": account}
+            return where, account, Evidence(said, object_ref(pod, PODS), fields)
+    return None
 
 
 def _may_release(view: ClusterView, user: str, groups: tuple[str, ...], held: Held) -> list[str]:
@@ -414,7 +390,7 @@ def owner_access(
         found = (_leader_account(lease, view) for lease in liveness.leases)
         leader = next((account for account in found if account is not None), None)
         if leader is None:
-            why = "its leader's pod or Deployment was not found"
+            why = "its leader's pod was not found"
             return Access(
                 None, (Evidence(f"whether the owner may update it: not checked ({why})"),)
             )

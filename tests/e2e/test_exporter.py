@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -40,7 +39,7 @@ from tests.harness.prometheus import (
 )
 from tests.harness.recording_proxy import RecordingProxy
 from tests.harness.tiers import skip_or_fail
-from tests.harness.users import Users, rule
+from tests.harness.users import Users, rights_granted, rule
 
 pytestmark = [pytest.mark.e2e, pytest.mark.prometheus]
 
@@ -82,17 +81,6 @@ def deployment_args() -> list[str]:
     return list(container["args"])
 
 
-def can_i_list(cp: ControlPlane, *args: str) -> dict[str, set[str]]:
-    """`kubectl auth can-i --list`: each resource (or URL) and its verbs."""
-    out = cp.kubectl("auth", "can-i", "--list", "--no-headers", *args).stdout
-    rules: dict[str, set[str]] = {}
-    for line in out.splitlines():
-        resource = line.split()[0]
-        verbs = set(re.findall(r"\[([^\]]*)\]\s*$", line)[0].split())
-        rules.setdefault(resource, set()).update(verbs)
-    return rules
-
-
 def test_the_manifest_is_accepted_and_its_service_account_can_only_read(
     deployed: ControlPlane,
 ) -> None:
@@ -106,11 +94,7 @@ def test_the_manifest_is_accepted_and_its_service_account_can_only_read(
         ("service", "kubectl-terminating"),
     ]:
         cp.kubectl("get", kind, name, "-n", NAMESPACE)
-    # what every authenticated user may do (discovery, self reviews) is not the manifest's
-    baseline = can_i_list(cp, "--as=system:serviceaccount:default:default")
-    granted = can_i_list(cp, AS_EXPORTER)
-    added = {r: verbs - baseline.get(r, set()) for r, verbs in granted.items()}
-    added = {r: verbs for r, verbs in added.items() if verbs}
+    added = rights_granted(cp, AS_EXPORTER)
     assert added["*.*"] == {"list", "watch"}
     assert added["pods"] == {"get"}  # listed through "*.*"
     assert all(verbs <= READS for verbs in added.values()), added

@@ -66,22 +66,18 @@ def stuck(control_plane: ControlPlane) -> Iterator[tuple[Stuck, Stuck]]:
 
 def running_owner(cp: ControlPlane, ns: str) -> None:
     """A ConfigMap held by cert-manager's finalizer while its Lease is fresh (for 3 minutes),
-    held by a pod of its Deployment (whose ServiceAccount the review asks about)."""
+    held by a pod (whose ServiceAccount the review asks about)."""
     create_configmap(cp, ns, "challenge", finalizers=["acme.cert-manager.io/finalizer"])
     delete(cp, f"/api/v1/namespaces/{ns}/configmaps/challenge")
-    labels = {"app": "cert-manager"}
-    template = {
-        "metadata": {"labels": labels},
+    leader = "cert-manager-7cbdfd77b7-nbhrb"  # no scheduler or kubelet runs it here
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": leader},
         "spec": {"containers": [{"name": "c", "image": "c"}]},
     }
-    deployment = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "cert-manager"},
-        "spec": {"selector": {"matchLabels": labels}, "template": template},
-    }
-    cp.api("POST", f"/apis/apps/v1/namespaces/{ns}/deployments", deployment)
-    holder = "cert-manager-55c69bf5cf-2fgjn-external-cert-manager-controller"
+    cp.api("POST", f"/api/v1/namespaces/{ns}/pods", pod)
+    holder = f"{leader}-external-cert-manager-controller"
     lease = {
         "apiVersion": "coordination.k8s.io/v1",
         "kind": "Lease",

@@ -35,8 +35,7 @@ EMPTY_LISTS = (  # the backends looked at too: no webhook, CRD or APIService of 
     "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
     "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
     "/apis/apiregistration.k8s.io/v1/apiservices",
-    "/api/v1/pods",  # the leader's pod and Deployment, for its permissions: not found here
-    "/apis/apps/v1/namespaces/kube-system/deployments",
+    "/api/v1/pods",  # the leader's pod, for its permissions: not found here
 )
 CHALLENGES = Resource("acme.cert-manager.io", "v1", "challenges", "Challenge")
 
@@ -55,6 +54,7 @@ CHALLENGE: JSON = {
         "deletionTimestamp": at(300),
         "finalizers": ["acme.cert-manager.io/finalizer"],
     },
+    "spec": {"type": "HTTP-01"},  # whole: not read again (which needs discovery)
 }
 LEASE: JSON = {
     "apiVersion": "coordination.k8s.io/v1",

@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from typing import IO, Any, NamedTuple, ParamSpec, TypeVar
 from urllib.parse import unquote, urlencode, urlsplit
 
@@ -66,6 +68,12 @@ CHECK_DEADLINE = 10.0
 # API Priority and Fairness gives each user a handful of concurrent seats; more than this
 # only queues on the server.
 DEFAULT_WORKERS = 8
+# Past this difference between this machine's clock and the API server's, say so once: ages
+# are counted on the server's clock (Lease renewals and deletion times are written by it).
+CLOCK_SKEW_WARNING = 60.0
+# the servers whose clock difference was said in this process (`serve` connects every run)
+_SKEW_SAID: set[str] = set()
+_SKEW_LOCK = threading.Lock()
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -141,10 +149,13 @@ class Client:
         log: IO[str] | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        wall: Callable[[], float] = time.time,
     ) -> None:
-        """clock and sleep: the deadlines' time and the backoff's wait (tests give their own)."""
+        """clock and sleep: the deadlines' time and the backoff's wait; wall: this machine's
+        time of day, which server_now corrects by the server's Date (tests give their own)."""
         self.connection = connection
-        self.clock, self.sleep = clock, sleep
+        self.clock, self.sleep, self.wall = clock, sleep, wall
+        self._skew: float | None = None  # the server's clock minus this machine's, seconds
         self.request_timeout = request_timeout
         self.workers = max(1, workers)
         self.verbosity = verbosity
@@ -275,6 +286,40 @@ class Client:
         return context
 
     # -- requests -------------------------------------------------------------------------------
+    def server_now(self) -> datetime:
+        """The API server's time: this machine's corrected by the Date header of the server's
+        first answer (this machine's alone before any answer). Deletion times and Lease
+        renewals are the server's, so ages counted on a local clock that is off are wrong."""
+        return datetime.fromtimestamp(self.wall() + (self._skew or 0.0), timezone.utc)
+
+    def _note_server_clock(self, headers: Mapping[str, str]) -> None:
+        """The skew from the first answer with a Date; a warning once when it is large."""
+        if self._skew is not None:
+            return
+        try:
+            said = parsedate_to_datetime(headers.get("Date") or "")
+        except (TypeError, ValueError, IndexError):
+            return
+        if said.tzinfo is None:
+            return
+        # Date has whole seconds: the server's time was somewhere in the second after it
+        skew = said.timestamp() + 0.5 - self.wall()
+        with self._setup_lock:
+            if self._skew is not None:
+                return
+            self._skew = skew
+        if abs(skew) <= CLOCK_SKEW_WARNING:
+            return
+        with _SKEW_LOCK:
+            known = self.connection.server in _SKEW_SAID
+            _SKEW_SAID.add(self.connection.server)
+        if not known:
+            way = "ahead of" if skew < 0 else "behind"
+            self.log.write(
+                f"Warning: this machine's clock is {_skew_text(abs(skew))} {way} the API "
+                "server's: ages are counted on the server's clock\n"
+            )
+
     @property
     def check_deadline(self) -> float:
         """The deadline of a check read: CHECK_DEADLINE, or the request timeout if lower."""
@@ -514,6 +559,7 @@ class Client:
         elapsed = self.clock() - started
         self.stats.add(size, elapsed)
         self._alive = True
+        self._note_server_clock(headers)
         if self.verbosity >= 6:  # one write per line: threads must not interleave them
             encoding = headers.get("Content-Encoding")
             sent = f" ({encoding})" if encoding else ""
@@ -607,6 +653,13 @@ class Client:
         self._ensure_pool()  # build once, not once per thread
         with ThreadPoolExecutor(max_workers=min(self.workers, len(work))) as executor:
             return list(executor.map(function, work))
+
+
+def _skew_text(seconds: float) -> str:
+    """`20m`, `1h5m`: a clock difference rounded to the minute (it is known to about 1s)."""
+    minutes = round(seconds / 60)
+    hours, rest = divmod(minutes, 60)
+    return f"{hours}h{rest}m" if hours and rest else f"{hours}h" if hours else f"{minutes}m"
 
 
 def _decode(body: bytes, prune: Callable[[bytes], bytes] | None) -> Any:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectl_terminating.client import ACCEPT_METADATA, Client
@@ -17,7 +17,14 @@ from kubectl_terminating.find import find_all, find_namespaces, find_pods
 from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import NAMESPACES, Resource, typed
 from kubectl_terminating.source import Found, Scope
-from kubectl_terminating.view import EVERYTHING, ContentListing, Discovery, ReadFailed, Selectors
+from kubectl_terminating.view import (
+    ACCESS_REVIEWS,
+    EVERYTHING,
+    ContentListing,
+    Discovery,
+    ReadFailed,
+    Selectors,
+)
 
 if TYPE_CHECKING:
     from kubectl_terminating.nodeanswers import NodeEvidence, Subject
@@ -25,6 +32,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 R = TypeVar("R")
+SAR_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 # A type with at most this many objects in the whole cluster is listed once for every
 # namespace being explained; past it one list per namespace moves fewer bytes (pods, events).
 ACROSS_LIMIT = 100
@@ -39,7 +47,7 @@ def reason_of(error: ApiError) -> str:
 class LiveView:
     def __init__(self, client: Client, now: datetime | None = None) -> None:
         self.client = client
-        self._now = now or datetime.now(timezone.utc)
+        self._now = now  # None: the server's clock, taken when first asked
         self._values: dict[tuple[Any, ...], Any] = {}
         self._locks: dict[tuple[Any, ...], threading.Lock] = {}
         self._guard = threading.Lock()
@@ -57,7 +65,12 @@ class LiveView:
 
     @property
     def now(self) -> datetime:
-        return self._now
+        """The API server's time when first asked (after the finders' reads, so its Date
+        header is known), then the same for the whole run: ages are the server's."""
+        with self._guard:
+            if self._now is None:
+                self._now = self.client.server_now()
+            return self._now
 
     # -- memo -----------------------------------------------------------------------------------
     def _memo(self, key: tuple[Any, ...], load: Callable[[], T]) -> T:
@@ -207,6 +220,32 @@ class LiveView:
         self, resource: Resource, namespace: str | None = None, selectors: Selectors = EVERYTHING
     ) -> list[JSON]:
         return self._list(resource, namespace, selectors.params())
+
+    def may(self, user: str, groups: tuple[str, ...], attributes: JSON) -> bool:
+        """A SubjectAccessReview (view.may): asked once per question; a refusal to ask is
+        remembered for the whole run, so a user without the right is refused once."""
+        refused = self._values.get(("review-refused",))
+        if isinstance(refused, ReadFailed):
+            raise ReadFailed(refused.what, refused.reason)
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {"user": user, "groups": list(groups), "resourceAttributes": attributes},
+        }
+
+        def ask() -> bool:
+            try:
+                _, answer = self.client.create(SAR_PATH, review)
+            except Unauthorized:
+                raise
+            except ApiError as error:
+                failed = ReadFailed(ACCESS_REVIEWS, reason_of(error))
+                self._values[("review-refused",)] = failed
+                raise failed from None
+            return (answer.get("status") or {}).get("allowed") is True
+
+        key = ("review", user, groups, tuple(sorted(attributes.items())))
+        return self._memo(key, ask)
 
 
 class LiveSource:

@@ -114,6 +114,11 @@ def pods(view: ClusterView, namespace: str) -> list[JSON]:
     return _list(view, PODS, namespace)
 
 
+def pods_named(view: ClusterView, name: str) -> list[JSON]:
+    """The pods of that name in any namespace (a Lease holder's, its namespace unknown)."""
+    return _list(view, PODS, None, Selectors(fields=f"metadata.name={escape_field_value(name)}"))
+
+
 def node(view: ClusterView, name: str) -> JSON | None:
     return _get(view, NODES, None, name)
 

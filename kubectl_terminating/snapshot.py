@@ -39,6 +39,7 @@ from kubectl_terminating.view import (
     Discovery,
     ReadFailed,
     Selectors,
+    may,
 )
 
 SNAPSHOT_API_VERSION = "terminating.kubectl.io/v1"
@@ -106,6 +107,9 @@ class RecordingView:
     @property
     def now(self) -> datetime:
         return self.inner.now
+
+    def may(self, user: str, groups: tuple[str, ...], attributes: JSON) -> bool:
+        return may(self.inner, user, groups, attributes)
 
     def _record(self, resource: Resource, read: Callable[[], T]) -> T:
         try:

@@ -97,3 +97,16 @@ class ClusterView(Protocol):
         """Full objects of one type, in one namespace (None: every namespace), that match
         selectors; each item carries its kind and apiVersion."""
         ...
+
+
+ACCESS_REVIEWS = "subjectaccessreviews.authorization.k8s.io"
+
+
+def may(view: ClusterView, user: str, groups: tuple[str, ...], attributes: JSON) -> bool:
+    """Whether `user` (with `groups`) may do what `attributes` says: a SubjectAccessReview,
+    which stores nothing. A view that cannot ask (a file) or a user who may not `create
+    subjectaccessreviews` raises ReadFailed: the question was not checked."""
+    ask = getattr(view, "may", None)
+    if ask is None:
+        raise ReadFailed(ACCESS_REVIEWS, "not asked: a file cannot answer an access review")
+    return bool(ask(user, groups, attributes))

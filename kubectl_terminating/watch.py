@@ -28,7 +28,14 @@ from kubectl_terminating.options import Options, Request, complete
 from kubectl_terminating.reads import watched_kinds
 from kubectl_terminating.resources import Resource, meta, typed
 from kubectl_terminating.run import Result, collect, explain_one, report
-from kubectl_terminating.view import EVERYTHING, ClusterView, ContentListing, Discovery, Selectors
+from kubectl_terminating.view import (
+    EVERYTHING,
+    ClusterView,
+    ContentListing,
+    Discovery,
+    Selectors,
+    may,
+)
 
 # The server ends each watch request after this long (client-go: 5 to 10 minutes); the watch
 # goes on from the last resourceVersion seen.
@@ -60,6 +67,9 @@ class DependencyView:
     @property
     def now(self) -> datetime:
         return self.inner.now
+
+    def may(self, user: str, groups: tuple[str, ...], attributes: JSON) -> bool:
+        return may(self.inner, user, groups, attributes)
 
     def get(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
         self.read.add((resource.qualified, namespace or None, name))

@@ -8,6 +8,7 @@ backend). Without evidence the answer is "unknown", never a guess.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from kubectl_terminating.model import (
 )
 from kubectl_terminating.resources import PODS, PVCS, Resource
 from kubectl_terminating.timeutil import human_duration, seconds_since
-from kubectl_terminating.view import ClusterView, ReadFailed
+from kubectl_terminating.view import ClusterView, ReadFailed, may
 
 T = TypeVar("T")
 
@@ -48,6 +49,7 @@ MAX_LISTED = 10  # dependents / pods named one by one in evidence
 class Liveness:
     state: str  # RUNNING, NOT_RUNNING or UNKNOWN_STATE
     evidence: tuple[Evidence, ...] = ()
+    leases: tuple[JSON, ...] = ()  # the fresh leader-election Leases that show it runs
 
 
 @dataclass(frozen=True)
@@ -174,16 +176,16 @@ def lease_liveness(patterns: Sequence[str], view: ClusterView) -> Liveness:
     if failure is not None:
         return Liveness(UNKNOWN_STATE, (failure,))
     states = [
-        lease_state(lease, view)
+        (lease, *lease_state(lease, view))
         for lease in leases or []
         if any(fnmatchcase(text(meta(lease).get("name")), p) for p in patterns)
     ]
     if not states:
         return Liveness(UNKNOWN_STATE)
-    alive = [e for fresh, e in states if fresh]
+    alive = [(lease, e) for lease, fresh, e in states if fresh]
     if alive:
-        return Liveness(RUNNING, tuple(alive))
-    return Liveness(NOT_RUNNING, tuple(e for _, e in states))
+        return Liveness(RUNNING, tuple(e for _, e in alive), tuple(lease for lease, _ in alive))
+    return Liveness(NOT_RUNNING, tuple(e for _, _, e in states))
 
 
 def _is_kubernetes_domain(domain: str) -> bool:
@@ -311,6 +313,120 @@ def owner_liveness(
     return Liveness(UNKNOWN_STATE, (*by_lease.evidence, *by_backend.evidence, unknown))
 
 
+# -- may the running owner act? --------------------------------------------------------------
+
+# A Deployment's pod: `<deployment>-<pod-template-hash>-<5 characters>`, both from the
+# alphabet of apimachinery's rand.SafeEncodeString (no vowels: no words).
+POD_OF_DEPLOYMENT = re.compile(
+    r"^(.+?-[bcdfghjklmnpqrstvwxz2456789]{6,10}-[bcdfghjklmnpqrstvwxz2456789]{5})(?:[-_].*)?$"
+)
+# Removing a finalizer is an update or a patch of the object (controllers use either).
+RELEASE_VERBS = ("update", "patch")
+
+
+@dataclass(frozen=True)
+class Access:
+    """Whether the running owner's ServiceAccount may release the object: `allowed` None when
+    it could not be checked; `account` is `namespace/name`."""
+
+    allowed: bool | None
+    evidence: tuple[Evidence, ...] = ()
+    account: str = ""
+
+
+def _leader_account(lease: JSON, view: ClusterView) -> tuple[str, str, Evidence] | None:
+    """(namespace, ServiceAccount, how it was found) of the leader that holds the Lease: its
+    pod, found by name in any namespace. client-go's leader election writes `<hostname>_<uuid>`
+    (controller-runtime's default) and a pod's hostname is its name."""
+    holder = text(as_dict(lease.get("spec")).get("holderIdentity"))
+    leader = holder.split("_", 1)[0]
+    if not leader:
+        return None
+    # the leader's pod may run outside the Lease's namespace (--leader-election-namespace),
+    # and some owners add to the hostname (cert-manager: `<pod>-external-cert-manager-controller`)
+    named = POD_OF_DEPLOYMENT.match(holder)
+    for name in dict.fromkeys((leader, named.group(1) if named else leader)):
+        pods = reads.pods_named(view, name)
+        if pods:
+            pod, where = pods[0], text(meta(pods[0]).get("namespace"))
+            account = text(as_dict(pod.get("spec")).get("serviceAccountName")) or "default"
+            said = f"the leader, pod {where}/{name}, runs as ServiceAccount {where}/{account}"
+            fields = {"serviceAccount": account}
+            return where, account, Evidence(said, object_ref(pod, PODS), fields)
+    return None
+
+
+def _may_release(view: ClusterView, user: str, groups: tuple[str, ...], held: Held) -> list[str]:
+    """The verbs of RELEASE_VERBS the user may use on the object. Asked for the whole
+    namespace (or cluster) first: one answer then serves every object of the type there (a
+    mass outage has thousands); only a refusal is asked again by name (resourceNames rules)."""
+    attributes = {
+        "group": held.resource.group,
+        "version": held.resource.version,
+        "resource": held.resource.plural,
+        **({"namespace": held.namespace} if held.namespace else {}),
+    }
+    return [
+        verb
+        for verb in RELEASE_VERBS
+        if may(view, user, groups, {**attributes, "verb": verb})
+        or may(view, user, groups, {**attributes, "verb": verb, "name": held.name})
+    ]
+
+
+def owner_access(
+    held: Held, owner: FinalizerOwner | None, liveness: Liveness, view: ClusterView
+) -> Access:
+    """A SubjectAccessReview for the running owner's ServiceAccount: may it update or patch the
+    object it must release? An owner that runs but lost its RBAC never finishes, and removing
+    the finalizer then skips the cleanup it still means to do. Nothing is said where the view
+    cannot ask (a file): the Lease alone is all a file shows; nor of Kubernetes' own
+    controllers (their rights are the cluster's bootstrap policy, per controller)."""
+    built_in = owner is not None and (owner.built_in or owner.in_apiserver)
+    if built_in or not liveness.leases or getattr(view, "may", None) is None:
+        return Access(None)
+    try:
+        # the first fresh Lease whose leader can be found (several installs may match)
+        found = (_leader_account(lease, view) for lease in liveness.leases)
+        leader = next((account for account in found if account is not None), None)
+        if leader is None:
+            why = "its leader's pod was not found"
+            return Access(
+                None, (Evidence(f"whether the owner may update it: not checked ({why})"),)
+            )
+        namespace, account, how = leader
+        groups = (
+            "system:serviceaccounts",
+            f"system:serviceaccounts:{namespace}",
+            "system:authenticated",
+        )
+        user = f"system:serviceaccount:{namespace}:{account}"
+        allowed = _may_release(view, user, groups, held)
+    except ReadFailed as failed:
+        return Access(None, (Evidence(f"whether the owner may update it: not checked ({failed})"),))
+    who = f"{namespace}/{account}"
+    target = f"{held.resource.qualified} {held.name}"
+    fields = {"serviceAccount": who, "allowed": allowed, "asked": list(RELEASE_VERBS)}
+    if allowed:
+        said = f"ServiceAccount {who} may {' and '.join(allowed)} {target} (SubjectAccessReview)"
+        return Access(True, (how, Evidence(said, held.ref, fields)), who)
+    said = f"ServiceAccount {who} may neither update nor patch {target} (SubjectAccessReview)"
+    return Access(False, (how, Evidence(said, held.ref, fields)), who)
+
+
+def restore_rbac(held: Held, owner: FinalizerOwner | None, access: Access) -> Remedy:
+    namespace, _, account = access.account.partition("/")
+    where = f" -n {shlex.quote(held.namespace)}" if held.namespace else ""
+    subject = shlex.quote(f"{held.resource.qualified}/{held.name}")
+    return Remedy(
+        f"restore the RBAC of ServiceAccount {access.account} (the Role/ClusterRole binding "
+        f"that lets {short_owner(owner)} update {held.resource.qualified}): it then removes "
+        "the finalizer itself",
+        f"kubectl auth can-i update {subject}{where} "
+        f"--as={shlex.quote(f'system:serviceaccount:{namespace}:{account}')}",
+    )
+
+
 # -- the generic finalizer blocker -----------------------------------------------------------
 
 
@@ -380,8 +496,11 @@ def owner_fact(owner: FinalizerOwner) -> Evidence:
 
 def owner_remedies(held: Held, owner: FinalizerOwner | None, state: str) -> list[Remedy]:
     steps: list[Remedy] = []
-    # an owner inside kube-apiserver always "runs": its own remedy is the useful step
-    if state == RUNNING and not (owner and owner.in_apiserver):
+    # an owner inside kube-apiserver always "runs": its own remedy is the useful step; so is
+    # that of an owner whose current releases never remove it, running or not
+    if owner is not None and owner.removed_by_nobody_since:
+        steps.append(Remedy(owner.remedy))
+    elif state == RUNNING and not (owner and owner.in_apiserver):
         steps.append(Remedy("its owner runs but does not finish: read the owner's logs and events"))
     elif owner is not None:
         steps.append(Remedy(owner.remedy))
@@ -396,6 +515,11 @@ def owner_remedies(held: Held, owner: FinalizerOwner | None, state: str) -> list
 
 
 def last_resort_when(owner: FinalizerOwner | None) -> str:
+    if owner is not None and owner.removed_by_nobody_since:
+        return (
+            f"{owner.removed_by_nobody_since} or later runs (it never removes it), or the "
+            "owner is gone for good"
+        )
     if owner is None:
         return "the controller that added it is gone for good and what it guarded is cleaned up"
     if owner.strands_infrastructure:
@@ -412,14 +536,27 @@ def finalizer_blocker(
     """extra: more evidence; first: steps that come before the owner's remedies."""
     owner = lookup(held.finalizer)
     liveness = owner_liveness(owner, held.finalizer, held.resource, view)
+    access = owner_access(held, owner, liveness, view)
+    phrase = owner_phrase(owner, liveness.state)
     remedies = [*first, *owner_remedies(held, owner, liveness.state)]
-    remedies.append(held.remove(last_resort_when(owner), owner.risk if owner else ""))
-    evidence = (held.fact(), owner_evidence(held, owner), *liveness.evidence, *extra)
+    when = last_resort_when(owner)
+    if access.allowed is False:
+        phrase += " but may not update it"
+        remedies = [*first, restore_rbac(held, owner, access), *remedies[len(first) + 1 :]]
+        when = (
+            f"never while {short_owner(owner)} runs: restore its RBAC instead; only once it is "
+            "gone for good and what it guarded is cleaned up"
+        )
+    remedies.append(held.remove(when, owner.risk if owner else ""))
+    evidence = (
+        held.fact(),
+        owner_evidence(held, owner),
+        *liveness.evidence,
+        *access.evidence,
+        *extra,
+    )
     return Blocker(
-        FINALIZER,
-        f"finalizer {held.finalizer} ({owner_phrase(owner, liveness.state)})",
-        tuple(evidence),
-        tuple(remedies),
+        FINALIZER, f"finalizer {held.finalizer} ({phrase})", tuple(evidence), tuple(remedies)
     )
 
 

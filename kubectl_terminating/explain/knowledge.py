@@ -31,6 +31,9 @@ class FinalizerOwner:
     built_in: bool = False  # part of Kubernetes (kube-controller-manager and friends)
     runs_as: str = ""  # how to tell it runs: the workload (default install) that removes it
     source: str = ""  # where the owning project defines the finalizer (checked against it)
+    # the owner's release from which nothing removes it any more ("Gatekeeper 3.15"): restoring
+    # the owner is then no remedy, whether or not it runs
+    removed_by_nobody_since: str = ""
 
 
 _K8S = "https://github.com/kubernetes/kubernetes/blob/master/"
@@ -75,6 +78,46 @@ def _aws_lbc(
 
 
 _CSI_STRANDS = "the volume stays provisioned or attached in the storage backend"
+_CAPI = "https://github.com/kubernetes-sigs/cluster-api/blob/main/"
+_KUBERAY_CONSTANTS = (
+    "https://github.com/ray-project/kuberay/blob/master/ray-operator/controllers/ray/utils/"
+    "constant.go"
+)
+_KUBEVIRT_TYPES = (
+    "https://github.com/kubevirt/kubevirt/blob/main/staging/src/kubevirt.io/api/core/v1/types.go"
+)
+
+
+def _crossplane(pattern: str, waits_for: str, risk: str, source: str) -> FinalizerOwner:
+    """A finalizer of Crossplane core (its Lease from cmd/crossplane/core/core.go)."""
+    return FinalizerOwner(
+        pattern,
+        "Crossplane core",
+        waits_for,
+        "restore Crossplane (Deployment crossplane-system/crossplane), then retry",
+        risk=risk,
+        lease_names=("crossplane-leader-election-core",),
+        runs_as="Deployment crossplane-system/crossplane",
+        source="https://github.com/crossplane/crossplane/blob/main/internal/controller/" + source,
+    )
+
+
+def _capi(
+    pattern: str, waits_for: str, risk: str, source: str, strands: bool = True
+) -> FinalizerOwner:
+    """A finalizer of Cluster API core (one controller manager; its Lease from core/main.go)."""
+    return FinalizerOwner(
+        pattern,
+        "Cluster API (controller manager)",
+        waits_for,
+        "restore the Cluster API controllers and the infrastructure provider, then retry",
+        strands_infrastructure=strands,
+        risk=risk,
+        lease_names=("controller-leader-election-capi",),
+        runs_as="Deployment capi-system/capi-controller-manager",
+        source=_CAPI + source,
+    )
+
 
 _TABLE: tuple[FinalizerOwner, ...] = (
     # -- Kubernetes itself ---------------------------------------------------------------------
@@ -200,6 +243,19 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         runs_as="Deployment kube-system/snapshot-controller, the driver's csi-snapshotter",
         source="https://github.com/kubernetes-csi/external-snapshotter",
     ),
+    FinalizerOwner(
+        "groupsnapshot.storage.kubernetes.io/*",
+        "CSI snapshot-controller (external-snapshotter, volume group snapshots)",
+        "the group snapshot to be unbound from its content, or the content deleted in the "
+        "backend",
+        "make sure the snapshot-controller and the driver's snapshotter sidecar run",
+        strands_infrastructure=True,
+        risk="the group snapshot stays in the storage backend",
+        built_in=True,
+        runs_as="Deployment kube-system/snapshot-controller, the driver's csi-snapshotter",
+        source="https://github.com/kubernetes-csi/external-snapshotter/blob/master/pkg/utils/"
+        "util.go",
+    ),
     # -- widely used operators -----------------------------------------------------------------
     *_aliases(
         FinalizerOwner(
@@ -284,6 +340,42 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         runs_as="Deployment crossplane-system/crossplane",
         source="https://github.com/crossplane/crossplane",
     ),
+    _crossplane(
+        "finalizer.apiextensions.crossplane.io",
+        "the claim's composite resource to finish deleting",
+        "the composite resource (and what it composed) may be left without its claim",
+        "apiextensions/claim/reconciler.go",
+    ),
+    _crossplane(
+        "defined.apiextensions.crossplane.io",
+        "every composite resource of the definition (XRD) to be deleted, then its CRD",
+        "composite resources are left of a type whose definition is gone",
+        "apiextensions/definition/reconciler.go",
+    ),
+    _crossplane(
+        "offered.apiextensions.crossplane.io",
+        "every claim the definition (XRD) offers to be deleted, then the claim CRD",
+        "claims are left of a type whose definition is gone",
+        "apiextensions/offered/reconciler.go",
+    ),
+    _crossplane(
+        "usage.apiextensions.crossplane.io",
+        "the using resource to be deleted first (a Usage composed with it)",
+        "the resource it protects can be deleted while still in use",
+        "protection/usage/reconciler.go",
+    ),
+    _crossplane(
+        "lock.pkg.crossplane.io",
+        "no package to be left in the Lock",
+        "package dependency resolution loses track of installed packages",
+        "pkg/resolver/reconciler.go",
+    ),
+    _crossplane(
+        "revision.pkg.crossplane.io",
+        "the package revision to be taken out of the Lock",
+        "the Lock keeps a revision that no longer exists",
+        "pkg/revision/reconciler.go",
+    ),
     FinalizerOwner(
         "ceph.rook.io/disaster-protection",
         "Rook Ceph operator",
@@ -364,8 +456,26 @@ _TABLE: tuple[FinalizerOwner, ...] = (
     _aws_lbc("ingress.k8s.aws/resources", "the ALB and its target groups to be deleted"),
     _aws_lbc("group.ingress.k8s.aws/*", "the ingress group's ALB to be updated or deleted"),
     _aws_lbc("service.k8s.aws/resources", "the NLB and its target groups to be deleted"),
-    # Gateway API support (LBC >= 2.13): gateway.k8s.aws/alb-finalizer, .../nlb-finalizer
-    _aws_lbc("gateway.k8s.aws/*-finalizer", "the Gateway's ALB or NLB to be deleted"),
+    # Gateway API support (LBC >= 2.13, pkg/shared_constants/finalizers.go): gateway.k8s.aws/alb,
+    # .../nlb on Gateways; .../gatewayclass and .../*configurations on what they use
+    _aws_lbc("gateway.k8s.aws/alb", "the Gateway's ALB to be deleted"),
+    _aws_lbc("gateway.k8s.aws/nlb", "the Gateway's NLB to be deleted"),
+    _aws_lbc(
+        "gateway.k8s.aws/gatewayclass",
+        "no Gateway of the class to be left",
+        risk="Gateways are left referring to a class that no longer exists",
+    ),
+    _aws_lbc(
+        "gateway.k8s.aws/*configurations",
+        "no Gateway or route to use the configuration any more",
+        risk="Gateways keep settings from a configuration that no longer exists",
+    ),
+    _aws_lbc(
+        "aga.k8s.aws/resources",
+        "the GlobalAccelerator's AWS Global Accelerator (listeners, endpoint groups) to be "
+        "deleted",
+        risk="the AWS Global Accelerator keeps running (and costing)",
+    ),
     _aws_lbc(
         "elbv2.k8s.aws/resources",
         "the pods to be deregistered from the target group",
@@ -381,25 +491,88 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         runs_as="Deployment keda/keda-operator",
         source="https://github.com/kedacore/keda",
     ),
-    FinalizerOwner(
+    _capi(
         "cluster.cluster.x-k8s.io",
-        "Cluster API (controller manager)",
         "the workload cluster's machines and infrastructure to be deleted",
-        "restore the Cluster API controllers and the infrastructure provider, then retry",
-        strands_infrastructure=True,
-        risk="the workload cluster's machines keep running (and costing)",
-        runs_as="Deployment capi-system/capi-controller-manager",
-        source="https://github.com/kubernetes-sigs/cluster-api",
+        "the workload cluster's machines keep running (and costing)",
+        "api/core/v1beta2/cluster_types.go",
+    ),
+    _capi(
+        "machine.cluster.x-k8s.io",
+        "the node to be drained and the machine's infrastructure deleted",
+        "the machine keeps running (and costing)",
+        "api/core/v1beta2/machine_types.go",
+    ),
+    _capi(
+        "machinepool.cluster.x-k8s.io",
+        "the pool's nodes and infrastructure to be deleted",
+        "the pool's machines keep running (and costing)",
+        "api/core/v1beta2/machinepool_types.go",
+    ),
+    _capi(
+        "cluster.x-k8s.io/machineset",
+        "the MachineSet's Machines to be deleted first (ordered cleanup)",
+        "its Machines are orphaned: their nodes and infrastructure keep running",
+        "api/core/v1beta2/machineset_types.go",
+    ),
+    _capi(
+        "cluster.x-k8s.io/machinedeployment",
+        "the MachineDeployment's MachineSets to be deleted first (ordered cleanup)",
+        "its MachineSets and Machines are orphaned: their infrastructure keeps running",
+        "api/core/v1beta2/machinedeployment_types.go",
+    ),
+    _capi(
+        "*.topology.cluster.x-k8s.io",
+        "the templates the topology controller created for it to be cleaned up",
+        "the referenced infrastructure and bootstrap templates stay behind",
+        "api/core/v1beta2/machineset_types.go",
+    ),
+    _capi(
+        "addons.cluster.x-k8s.io",
+        "its ClusterResourceSetBindings to be cleaned up",
+        "stale ClusterResourceSetBindings stay behind (the applied resources stay in the "
+        "workload clusters either way)",
+        "api/addons/v1beta2/clusterresourceset_types.go",
+        strands=False,
     ),
     FinalizerOwner(
-        "machine.cluster.x-k8s.io",
-        "Cluster API (controller manager)",
-        "the node to be drained and the machine's infrastructure deleted",
-        "restore the Cluster API controllers and the infrastructure provider, then retry",
+        "kubeadm.controlplane.cluster.x-k8s.io",
+        "Cluster API kubeadm control plane provider",
+        "the control plane's Machines to be deleted (after the workers)",
+        "restore the kubeadm control plane controller (and Cluster API core), then retry",
         strands_infrastructure=True,
-        risk="the machine keeps running (and costing)",
-        runs_as="Deployment capi-system/capi-controller-manager",
-        source="https://github.com/kubernetes-sigs/cluster-api",
+        risk="the control plane's machines keep running (and costing)",
+        lease_names=("kubeadm-control-plane-manager-leader-election-capi",),
+        runs_as="Deployment capi-kubeadm-control-plane-system/"
+        "capi-kubeadm-control-plane-controller-manager",
+        source=_CAPI + "api/controlplane/kubeadm/v1beta2/kubeadm_control_plane_types.go",
+    ),
+    FinalizerOwner(
+        # CAPD's dockercluster.infrastructure..., CAPA's awscluster..., CAPZ, CAPV, ...
+        "*.infrastructure.cluster.x-k8s.io",
+        "the Cluster API infrastructure provider of this kind",
+        "the cloud infrastructure behind the object (machine, network, load balancer) to be "
+        "deleted",
+        "restore the infrastructure provider's controller and its cloud credentials, then retry",
+        strands_infrastructure=True,
+        risk="the cloud infrastructure keeps running (and costing)",
+        runs_as="the provider's Deployment (capa-system/capa-controller-manager, "
+        "capz-system/capz-controller-manager, ...)",
+        source=_CAPI + "test/infrastructure/docker/api/v1beta2/devmachine_types.go",
+    ),
+    FinalizerOwner(
+        "cnrm.cloud.google.com/deletion-defender",
+        "Config Connector deletion defender",
+        "the object's deletion to be judged: removed alone (the resource is then deleted in "
+        "Google Cloud), or with cnrm.cloud.google.com/finalizer and the abandon policy when "
+        "its CRD is being uninstalled",
+        "restore StatefulSet cnrm-system/cnrm-deletiondefender, then retry",
+        strands_infrastructure=True,
+        risk="removed by hand while Config Connector is being uninstalled, the controller may "
+        "delete the Google Cloud resource instead of abandoning it",
+        runs_as="StatefulSet cnrm-system/cnrm-deletiondefender",
+        source="https://github.com/GoogleCloudPlatform/k8s-config-connector/blob/master/pkg/"
+        "controller/deletiondefender/controller.go",
     ),
     FinalizerOwner(
         "cnrm.cloud.google.com/*",
@@ -413,13 +586,18 @@ _TABLE: tuple[FinalizerOwner, ...] = (
     ),
     FinalizerOwner(
         "istio-finalizer.install.istio.io",
-        "Istio operator",
+        "Istio in-cluster operator (deprecated in 1.23, removed in 1.24)",
         "the Istio control plane it installed to be removed",
-        "restore the Istio operator, then retry",
+        "restore the in-cluster operator of the Istio release that installed it (1.23 or "
+        "older), then retry; from Istio 1.24 nothing removes it: uninstall Istio with "
+        "istioctl uninstall or Helm, then remove the finalizer",
         strands_infrastructure=True,
         risk="Istio components stay installed in the cluster",
-        runs_as="Deployment istio-operator/istio-operator",
-        source="https://github.com/istio/istio",
+        runs_as="Deployment istio-operator/istio-operator (Istio 1.23 or older)",
+        # the in-cluster operator's last release branch; its fork after the removal:
+        # github.com/istio-ecosystem/classic-operator-controller
+        source="https://github.com/istio/istio/blob/release-1.23/operator/pkg/controller/"
+        "istiocontrolplane/istiocontrolplane_controller.go",
     ),
     # -- added from the finalizers people get stuck on (public threads), each checked in the
     # -- owning project's source: the URL on each entry is where the string is defined -------
@@ -475,6 +653,38 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         runs_as="Rancher, the k3s/RKE2 server, Harvester or Fleet (named by the handler)",
         source="https://github.com/rancher/wrangler",
     ),
+    *_aliases(
+        FinalizerOwner(
+            "kubevirt.io/foregroundDeleteVirtualMachine",
+            "KubeVirt (virt-controller, VirtualMachineInstance controller)",
+            "the instance's virt-launcher pod to be gone and the deletion processed",
+            "restore virt-controller in the kubevirt namespace (and virt-handler on the "
+            "instance's node), then retry",
+            risk="the virt-launcher pod, its volumes and hotplug attachments may be left",
+            runs_as="Deployment kubevirt/virt-controller",
+            source=_KUBEVIRT_TYPES,
+        ),
+        "foregroundDeleteVirtualMachine",  # its name before KubeVirt #15096 (migrated on sync)
+    ),
+    FinalizerOwner(
+        "kubevirt.io/migrationJobFinalize",
+        "KubeVirt (virt-controller, migration controller)",
+        "the migration to reach a final phase (its target pod cleaned up)",
+        "restore virt-controller in the kubevirt namespace, then retry",
+        risk="the migration's target pod and the instance's migration state may be left",
+        runs_as="Deployment kubevirt/virt-controller",
+        source=_KUBEVIRT_TYPES,
+    ),
+    FinalizerOwner(
+        "kubevirt.io/virtOperatorFinalizer",
+        "KubeVirt (virt-operator)",
+        "every KubeVirt custom resource to be deleted before its CRDs go (KubeVirt being "
+        "uninstalled)",
+        "restore virt-operator in the kubevirt namespace, then retry",
+        risk="KubeVirt's CRDs go while instances may still exist",
+        runs_as="Deployment kubevirt/virt-operator",
+        source=_KUBEVIRT_TYPES,
+    ),
     FinalizerOwner(
         "kubevirt.io/virtualMachineControllerFinalize",
         "KubeVirt (virt-controller)",
@@ -482,7 +692,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore virt-controller in the kubevirt namespace, then retry",
         risk="the VirtualMachine's status and DataVolumes may not be reconciled",
         runs_as="Deployment kubevirt/virt-controller",
-        source="https://github.com/kubevirt/kubevirt/blob/main/staging/src/kubevirt.io/api/core/v1/types.go",
+        source=_KUBEVIRT_TYPES,
     ),
     FinalizerOwner(
         "*.knative.dev",
@@ -506,33 +716,56 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         runs_as="Deployment tekton-chains/tekton-chains-controller",
         source="https://github.com/tektoncd/chains",
     ),
+    # Tekton Pipelines' own reconcilers implement no FinalizeKind (none adds a finalizer to runs);
+    # the knative injection-gen finalizers "<plural>.<group>" are the Tekton Operator's.
     FinalizerOwner(
-        "*.tekton.dev",
-        "Tekton Pipelines (the controller of this kind)",
-        "the run's cleanup (pods, results) to finish",
-        "restore Deployment tekton-pipelines/tekton-pipelines-controller, then retry",
-        risk="the run's pods or results may stay behind",
-        # Tekton's reconcilers are knative injection-gen reconcilers: "<plural>.tekton.dev"
-        runs_as="Deployment tekton-pipelines/tekton-pipelines-controller",
-        source="https://github.com/tektoncd/pipeline",
+        "*.operator.tekton.dev",
+        "Tekton Operator (the reconciler of this kind: TektonConfig, TektonPipeline, ...)",
+        "the component it installed (CRDs, TektonInstallerSets) to be removed",
+        "restore Deployment tekton-operator/tekton-operator, then retry",
+        strands_infrastructure=True,
+        risk="the Tekton component and its CRDs stay installed",
+        runs_as="Deployment tekton-operator/tekton-operator",
+        source="https://github.com/tektoncd/operator/blob/main/pkg/reconciler/kubernetes/"
+        "tektonpipeline/finalize.go",
     ),
     FinalizerOwner(
+        "pipelinesascode.tekton.dev/finalizer",
+        "Pipelines-as-Code watcher",
+        "the PipelineRun to be reported cancelled to the git provider and taken out of its "
+        "Repository's concurrency queue",
+        "restore Deployment pipelines-as-code/pipelines-as-code-watcher, then retry",
+        risk="the git provider shows the run as still running, and runs queued behind it "
+        "may not start",
+        runs_as="Deployment pipelines-as-code/pipelines-as-code-watcher",
+        source="https://github.com/openshift-pipelines/pipelines-as-code/blob/main/pkg/"
+        "reconciler/finalizer.go",
+    ),
+    # Gatekeeper's releases before 3.1 added these; 3.1 to 3.14 only remove them (when the object
+    # is reconciled); 3.15 dropped that code: nothing removes a leftover any more.
+    FinalizerOwner(
         "constrainttemplate.finalizers.gatekeeper.sh",
-        "OPA Gatekeeper (constraint template controller)",
-        "the template's constraint CRD and policy to be removed",
-        "restore gatekeeper-controller-manager, then retry",
-        risk="the constraint CRD and its policy may stay loaded",
-        runs_as="Deployment gatekeeper-system/gatekeeper-controller-manager",
-        source="https://github.com/open-policy-agent/gatekeeper",
+        "OPA Gatekeeper 3.1-3.14 (removes it; no release since 3.1 adds it)",
+        "nothing: a leftover of a Gatekeeper release older than 3.1",
+        "remove the finalizer: restoring Gatekeeper 3.15 or later never does (3.1 to 3.14 "
+        "removed it when reconciling the template)",
+        risk="nothing since Gatekeeper 3.1: the cleanup it guarded no longer exists",
+        runs_as="Deployment gatekeeper-system/gatekeeper-controller-manager (3.1-3.14)",
+        source="https://github.com/open-policy-agent/gatekeeper/blob/v3.14.0/pkg/controller/"
+        "constrainttemplate/constrainttemplate_controller.go",
+        removed_by_nobody_since="Gatekeeper 3.15",
     ),
     FinalizerOwner(
         "finalizers.gatekeeper.sh/*",
-        "OPA Gatekeeper (config, sync, constraint controllers)",
-        "the object's data to be removed from Gatekeeper's policy cache",
-        "restore gatekeeper-controller-manager, then retry",
-        risk="stale data stays in Gatekeeper's cache until it restarts",
-        runs_as="Deployment gatekeeper-system/gatekeeper-controller-manager",
-        source="https://github.com/open-policy-agent/gatekeeper",
+        "OPA Gatekeeper 3.1-3.14 (removes it; no release since 3.1 adds it)",
+        "nothing: a leftover of a Gatekeeper release older than 3.1",
+        "remove the finalizer: restoring Gatekeeper 3.15 or later never does (3.1 to 3.14 "
+        "removed it when reconciling the object)",
+        risk="nothing since Gatekeeper 3.1: the cleanup it guarded no longer exists",
+        runs_as="Deployment gatekeeper-system/gatekeeper-controller-manager (3.1-3.14)",
+        source="https://github.com/open-policy-agent/gatekeeper/blob/v3.14.0/pkg/controller/"
+        "config/config_controller.go",
+        removed_by_nobody_since="Gatekeeper 3.15",
     ),
     FinalizerOwner(
         "externalsecrets.external-secrets.io/externalsecret-cleanup",
@@ -575,14 +808,20 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         source="https://github.com/operator-framework/operator-controller",
     ),
     FinalizerOwner(
+        # the CRD controller removes it from its CRs (nodes, volumes, snapshots, storage
+        # classes, publications, transactions, backends) as soon as their deletion starts
         "trident.netapp.io",
-        "NetApp Trident",
-        "the backend, volume or snapshot to be removed in the storage system",
-        "restore the Trident controller (trident namespace), then retry",
-        strands_infrastructure=True,
-        risk="volumes, snapshots or backends stay in the NetApp storage system",
-        runs_as="Deployment trident/trident-controller (or trident-csi)",
-        source="https://github.com/NetApp/trident",
+        "NetApp Trident (trident-controller; trident-operator for a TridentOrchestrator)",
+        "nothing for most of its objects (removed as deletion starts: one left means the "
+        "controller is not running); a TridentOrchestrator waits for Trident's uninstall",
+        "restore Deployment trident/trident-controller (trident-operator for a "
+        "TridentOrchestrator), then retry",
+        risk="Trident's own record of the object goes (the volume itself follows its PV); a "
+        "TridentOrchestrator's uninstall never runs",
+        runs_as="Deployment trident/trident-controller, or trident/trident-operator for a "
+        "TridentOrchestrator",
+        source="https://github.com/NetApp/trident/blob/master/frontend/crd/controller/"
+        "crd_controller.go",
     ),
     FinalizerOwner(
         "networking.gke.io/ingress-finalizer*",
@@ -603,6 +842,18 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         risk="network endpoint groups stay in the Google Cloud project",
         runs_as="GKE-managed (neg controller in the control plane)",
         source="https://github.com/kubernetes/ingress-gce/blob/master/pkg/utils/common/finalizer.go",
+    ),
+    FinalizerOwner(
+        "gke.networking.io/l4-ilb-v1",
+        "GCE cloud provider's service controller (cloud-controller-manager)",
+        "the Google Cloud internal load balancer of the Service to be deleted",
+        "check the Service's events; the cloud-controller-manager runs it (managed on GKE)",
+        strands_infrastructure=True,
+        risk="the forwarding rule and backend service keep running (and costing)",
+        lease_names=(CCM_LEASE,),
+        runs_as="cloud-controller-manager (GKE-managed)",
+        source="https://github.com/kubernetes/cloud-provider-gcp/blob/master/providers/gce/"
+        "gce_loadbalancer_internal.go",
     ),
     FinalizerOwner(
         "gke.networking.io/l4-*",
@@ -680,13 +931,45 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         source="https://github.com/argoproj/argo-workflows",
     ),
     FinalizerOwner(
+        # on the workflow's pods with ARGO_POD_STATUS_CAPTURE_FINALIZER=true
+        "workflows.argoproj.io/status",
+        "Argo Workflows controller (pod status capture)",
+        "the pod's exit status to be recorded in its Workflow",
+        "restore Deployment argo/workflow-controller, then retry",
+        risk="the Workflow may never learn how the step ended (it can stay Running or fail "
+        "the node)",
+        runs_as="Deployment argo/workflow-controller",
+        source="https://github.com/argoproj/argo-workflows/blob/main/workflow/common/common.go",
+    ),
+    FinalizerOwner(
         "ray.io/gcs-ft-redis-cleanup-finalizer",
         "KubeRay operator",
         "a Job to clean the RayCluster's keys out of the external Redis",
         "restore kuberay-operator and make sure the cleanup Job can run and reach Redis",
         risk="the cluster's GCS fault-tolerance data stays in Redis",
+        lease_names=("ray-operator-leader",),
         runs_as="Deployment kuberay-operator",
-        source="https://github.com/ray-project/kuberay",
+        source=_KUBERAY_CONSTANTS,
+    ),
+    FinalizerOwner(
+        "ray.io/rayjob-finalizer",
+        "KubeRay operator (RayJob controller)",
+        "the job to be stopped on its RayCluster (tried once; removed whether it stopped or not)",
+        "restore kuberay-operator, then retry",
+        risk="the Ray job may keep running on a RayCluster that outlives the RayJob",
+        lease_names=("ray-operator-leader",),
+        runs_as="Deployment kuberay-operator",
+        source=_KUBERAY_CONSTANTS,
+    ),
+    FinalizerOwner(
+        "ray.io/rayservice-finalizer",
+        "KubeRay operator (RayService controller)",
+        "the RayService's RayClusters to be cleaned up",
+        "restore kuberay-operator, then retry",
+        risk="the RayService's RayClusters (and their pods) may stay behind",
+        lease_names=("ray-operator-leader",),
+        runs_as="Deployment kuberay-operator",
+        source=_KUBERAY_CONSTANTS,
     ),
     FinalizerOwner(
         "opentelemetrycollector.opentelemetry.io/finalizer",
@@ -704,8 +987,11 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore pulumi-kubernetes-operator and the stack's credentials, then retry",
         strands_infrastructure=True,
         risk="the stack's cloud resources keep running (and costing)",
-        runs_as="Deployment pulumi-kubernetes-operator",
-        source="https://github.com/pulumi/pulumi-kubernetes-operator",
+        lease_names=("operator.pulumi.com",),  # v2's LeaderElectionID (operator/cmd/main.go)
+        runs_as="Deployment pulumi-kubernetes-operator/controller-manager (v2 kustomize), "
+        "<release>-controller-manager (v2 Helm chart), pulumi-kubernetes-operator (v1)",
+        source="https://github.com/pulumi/pulumi-kubernetes-operator/blob/master/operator/"
+        "internal/controller/pulumi/stack_controller.go",
     ),
     *_aliases(
         FinalizerOwner(
@@ -784,11 +1070,13 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "extensions-finalizer.argocd.argoproj.io",
         "argocd-extensions controller (argoproj-labs/argocd-extensions, deprecated)",
         "the extension's files to be removed from the Argo CD server's extensions directory",
-        "restore the argocd-extensions controller, or, if it was never installed, remove the "
-        "finalizer (nothing else removes it)",
-        risk="the extension's files may stay in the Argo CD server's extensions directory",
-        runs_as="the argocd-extensions controller Deployment (in Argo CD's namespace)",
-        source="https://github.com/argoproj-labs/argocd-extensions",
+        "restore the argocd-extensions sidecar of argocd-server, or, if it was never "
+        "installed, remove the finalizer (nothing else removes it)",
+        risk="the extension's files may stay in the argocd-server pod's extensions emptyDir "
+        "until the pod restarts",
+        runs_as="the argocd-extensions sidecar container of Deployment argocd-server",
+        source="https://github.com/argoproj-labs/argocd-extensions/blob/main/manifests/"
+        "argocd-server-patch/argocd-server-deployment-patch.yaml",
     ),
     *_aliases(
         FinalizerOwner(
@@ -812,6 +1100,18 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         risk="the ClusterQueue may keep counting the pod's quota as used",
         runs_as="Deployment kueue-system/kueue-controller-manager",
         source="https://github.com/kubernetes-sigs/kueue",
+    ),
+    FinalizerOwner(
+        "kueue.x-k8s.io/resource-in-use",
+        "Kueue (controller manager)",
+        "nothing to use the object any more: no workload reserving quota in a ClusterQueue, "
+        "no ClusterQueue naming a ResourceFlavor or AdmissionCheck, a Workload finished",
+        "delete (or let finish) the workloads or ClusterQueues that use it; "
+        "kueue-controller-manager then removes it",
+        risk="admitted workloads keep quota or flavors that no longer exist in Kueue's cache",
+        runs_as="Deployment kueue-system/kueue-controller-manager",
+        source="https://github.com/kubernetes-sigs/kueue/blob/main/apis/kueue/v1beta2/"
+        "constants.go",
     ),
     FinalizerOwner(
         "tigera.io/operator-cleanup",
@@ -840,6 +1140,65 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         risk="the component that controller manages stays installed",
         runs_as="Deployment tigera-operator/tigera-operator",
         source="https://github.com/tigera/operator",
+    ),
+    # -- issue 32: families checked in their owners' source -------------------------------------
+    FinalizerOwner(
+        "sailoperator.io/sail-operator",
+        "Sail operator (Istio)",
+        "the Istio component of the object (istiod revision, CNI, ztunnel, revision tag) to be "
+        "uninstalled",
+        "restore Deployment sail-operator (in the namespace it was installed to), then retry",
+        strands_infrastructure=True,
+        risk="istiod, the CNI DaemonSet or ztunnel stays installed",
+        lease_names=("sail-operator-lock",),
+        runs_as="Deployment sail-operator (Helm chart; the namespace it was installed to)",
+        source="https://github.com/istio-ecosystem/sail-operator/blob/main/pkg/constants/"
+        "constants.go",
+    ),
+    FinalizerOwner(
+        # gitrepo-, helmop-, bundle-, bundle-deployment-, cluster-, schedule-finalizer
+        "fleet.cattle.io/*-finalizer",
+        "Rancher Fleet controller",
+        "the object's bundles and bundle deployments to be purged (what was deployed from it "
+        "removed from the downstream clusters)",
+        "restore Deployment cattle-fleet-system/fleet-controller, then retry",
+        risk="bundle deployments and the resources they deployed stay in downstream clusters",
+        runs_as="Deployment cattle-fleet-system/fleet-controller",
+        source="https://github.com/rancher/fleet/blob/main/internal/cmd/controller/finalize/"
+        "finalize.go",
+    ),
+    FinalizerOwner(
+        "operator.libopenstorage.org/delete",
+        "Portworx Operator (StorageCluster controller)",
+        "Portworx to be uninstalled per the StorageCluster's deleteStrategy (Uninstall, or "
+        "UninstallAndWipe that also wipes its disks)",
+        "restore Deployment portworx-operator, then retry",
+        strands_infrastructure=True,
+        risk="Portworx pods, its configuration and, with UninstallAndWipe, the data on its "
+        "disks are left as they are",
+        runs_as="Deployment portworx-operator (kube-system, or the namespace OLM put it in)",
+        source="https://github.com/libopenstorage/operator/blob/master/pkg/controller/"
+        "storagecluster/storagecluster.go",
+    ),
+    FinalizerOwner(
+        "zfs.openebs.io/finalizer",
+        "OpenEBS ZFS LocalPV node plugin (on the volume's node)",
+        "the ZFS dataset (or snapshot, backup) to be destroyed on the node in spec.ownerNodeID",
+        "restore the openebs-zfs-node pod on that node (DaemonSet openebs-zfs-node), then retry",
+        strands_infrastructure=True,
+        risk="the ZFS dataset stays on the node's pool and keeps its space",
+        runs_as="DaemonSet openebs-zfs-node (kube-system or openebs), on the volume's node",
+        source="https://github.com/openebs/zfs-localpv/blob/develop/pkg/zfs/volume.go",
+    ),
+    FinalizerOwner(
+        "lvm.openebs.io/finalizer",
+        "OpenEBS LVM LocalPV node plugin (on the volume's node)",
+        "the logical volume (or snapshot) to be removed on the node in spec.ownerNodeID",
+        "restore the openebs-lvm-node pod on that node (DaemonSet openebs-lvm-node), then retry",
+        strands_infrastructure=True,
+        risk="the logical volume stays in the node's volume group and keeps its space",
+        runs_as="DaemonSet openebs-lvm-node (kube-system or openebs), on the volume's node",
+        source="https://github.com/openebs/lvm-localpv/blob/develop/pkg/lvm/volume.go",
     ),
 )
 

@@ -30,7 +30,7 @@ from kubectl_terminating.explain.namespace_conditions import (
     remaining_condition_evidence,
 )
 from kubectl_terminating.explain.namespace_facts import Content, NamespaceFacts, finalizers_of
-from kubectl_terminating.explain.webhooks import webhook_blockers
+from kubectl_terminating.explain.webhooks import conversion_tls_problem, webhook_blockers
 from kubectl_terminating.model import (
     JSON,
     Blocker,
@@ -252,22 +252,33 @@ def conversion_remedies(crd_name: str, namespace: str, service: str) -> tuple[Re
     )
 
 
-def conversion_blocker(crd: JSON, view: ClusterView) -> Blocker | None:
-    """A CRD whose conversion webhook has no backend: its objects can be neither read nor
-    deleted, so a namespace holding them (or the CRD's own cleanup) cannot finish."""
+def conversion_blocker(crd: JSON, view: ClusterView, said: Sequence[str] = ()) -> Blocker | None:
+    """A CRD whose conversion webhook has no backend, or one it cannot call over TLS (its
+    caBundle's certificate, an x509 failure in `said`, the namespace's condition messages):
+    its objects can be neither read nor deleted, so a namespace holding them (or the CRD's own
+    cleanup) cannot finish."""
     service = conversion_service(crd)
     if service is None:
         return None
     backend = service_backend(*service, view)
-    if backend.up is not False:
-        return None
     name = text(meta(crd).get("name"))
+    ref = ObjectRef("CustomResourceDefinition", name, None, "apiextensions.k8s.io/v1")
     uses = Evidence(
         f"CRD {name} converts versions through service {service[0]}/{service[1]}",
-        ObjectRef("CustomResourceDefinition", name, None, "apiextensions.k8s.io/v1"),
+        ref,
         {"strategy": "Webhook", "service": f"{service[0]}/{service[1]}"},
         about=Subject("CustomResourceDefinition", name),
     )
+    if backend.up is not False:
+        tls = conversion_tls_problem(crd, view.now, said)
+        if tls is None:
+            return None
+        return Blocker(
+            CONVERSION_WEBHOOK,
+            clip(f"TLS: conversion webhook of {name}: {tls.what}"),
+            (uses, backend.evidence, tls.evidence),
+            (tls.remedy, *conversion_remedies(name, *service)[1:]),
+        )
     return Blocker(
         CONVERSION_WEBHOOK,
         clip(f"conversion webhook of {name} is down"),
@@ -313,7 +324,8 @@ def content_conversion_blockers(facts: NamespaceFacts) -> list[Blocker]:
         here = any(crd_serves(crd, r.group, r.plural) for r in involved)
         if not here and not names_conversion(crd, failing):
             continue
-        blocker = conversion_blocker(crd, view)
+        said = [text(c.get("message")) for c in namespace_conditions(ns)]
+        blocker = conversion_blocker(crd, view, said)
         if blocker is not None and not here:
             named = Evidence(
                 "none of its objects is here, but the namespace controller's lists of it fail "

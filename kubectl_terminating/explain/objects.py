@@ -84,7 +84,10 @@ def webhooks(facts: ObjectFacts) -> list[Blocker]:
         return []  # nothing to UPDATE away
     namespace = text(meta(facts.obj).get("namespace")) or None
     labels = labels_of(facts.obj)
-    return webhook_blockers(facts.resource, ["UPDATE"], namespace, facts.view, labels=labels)
+    uid = text(meta(facts.obj).get("uid"))
+    return webhook_blockers(
+        facts.resource, ["UPDATE"], namespace, facts.view, labels=labels, uid=uid
+    )
 
 
 def conversion(facts: ObjectFacts) -> list[Blocker]:

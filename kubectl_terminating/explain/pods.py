@@ -93,7 +93,9 @@ def explain_webhooks(facts: PodFacts) -> list[Blocker]:
     writes = pending_writes(facts)
     if not writes:
         return []
-    return webhook_blockers(PODS, writes, facts.namespace, facts.view, labels=labels_of(facts.pod))
+    uid = text(meta(facts.pod).get("uid"))
+    labels = labels_of(facts.pod)
+    return webhook_blockers(PODS, writes, facts.namespace, facts.view, labels=labels, uid=uid)
 
 
 # -- nothing found -----------------------------------------------------------------------------

@@ -3,22 +3,28 @@
 A webhook with `failurePolicy: Fail` whose backend is down rejects every request it intercepts.
 When it intercepts the UPDATE that removes a finalizer (or the DELETE of remaining content), the
 object can never go. Only what the API shows is checked: the webhook's Service is missing or has
-no ready endpoints. `clientConfig.url` webhooks point outside the cluster and cannot be checked;
+no ready endpoints, the certificate in its `caBundle` has expired or is not yet valid (tls.py),
+or a namespace condition or an event of the object quotes an `x509` failure calling it.
+`clientConfig.url` webhooks point outside the cluster: only their certificate can be checked;
 `unverified_webhooks` lists them for the "nothing found" case.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from kubectl_terminating import reads
 from kubectl_terminating.causes import WEBHOOK
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
+from kubectl_terminating.explain.tls import ca_bundle, invalid_at, x509_error
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
 from kubectl_terminating.resources import Resource
+from kubectl_terminating.timeutil import format_time, human_duration
 from kubectl_terminating.view import ClusterView, ReadFailed
 
 ALL = "*"
@@ -58,6 +64,7 @@ class BackendProblem:
     what: str  # completes "service ns/name ...": "missing", "has no ready endpoints"
     evidence: Evidence
     remedy: Remedy
+    headline: str = ""  # the whole summary after "webhook NAME: " (TLS problems)
 
 
 # -- rule matching (admission's rules.Matcher) -------------------------------------------------
@@ -351,6 +358,166 @@ def backend_problem(hook: MatchedWebhook, view: ClusterView) -> BackendProblem |
     )
 
 
+# -- TLS: the caBundle's certificates, x509 failures quoted in conditions and events ----------
+
+FAILED_WEBHOOK = re.compile(r'failed calling webhook "([^"]+)"')
+
+
+def _renew_remedy(what: str, check: str | None) -> Remedy:
+    return Remedy(
+        f"renew {what} and put its CA in caBundle (cert-manager's CA injector or the "
+        "operator's own rotation does both: make sure it runs, then restart the webhook's pods)",
+        check,
+    )
+
+
+def _bundle_check(config_kind: str, config_name: str, hook: str) -> str:
+    path = f'{{.webhooks[?(@.name=="{hook}")].clientConfig.caBundle}}'
+    return (
+        f"kubectl get {config_kind.lower()} {shlex.quote(config_name)} -o "
+        f"jsonpath={shlex.quote(path)} | base64 -d | openssl x509 -noout -subject -dates"
+    )
+
+
+def bundle_problem(
+    client_config: JSON, now: datetime, ref: ObjectRef, check: str | None
+) -> BackendProblem | None:
+    """The caBundle's certificate that has expired or is not yet valid at `now`: every call
+    to the backend then fails TLS verification, whatever its Service shows."""
+    invalid = invalid_at(ca_bundle(client_config.get("caBundle")) or [], now)
+    if invalid is None:
+        return None
+    certificate, state = invalid
+    name = f" {certificate.subject}" if certificate.subject else ""
+    if state == "expired":
+        when = f"expired {human_duration((now - certificate.not_after).total_seconds())} ago"
+    else:
+        when = f"not valid for {human_duration((certificate.not_before - now).total_seconds())}"
+    valid = f"{format_time(certificate.not_before)} to {format_time(certificate.not_after)}"
+    return BackendProblem(
+        f"certificate {state}",
+        Evidence(
+            f"caBundle certificate{name} is valid from {valid}: {when}; every call fails with "
+            "x509: certificate has expired or is not yet valid",
+            ref,
+            {
+                "subject": certificate.subject,
+                "notBefore": format_time(certificate.not_before),
+                "notAfter": format_time(certificate.not_after),
+                "state": state,
+            },
+        ),
+        _renew_remedy("the backend's serving certificate", check),
+        headline=f"TLS certificate{name} in caBundle {when}",
+    )
+
+
+def x509_what(failure: str) -> str:
+    """An x509 failure in a few words, for clipped summaries (the whole is in the evidence)."""
+    return (
+        "untrusted certificate" if "unknown authority" in failure else "certificate not valid now"
+    )
+
+
+def x509_headline(failure: str) -> str:
+    if "unknown authority" in failure:
+        return "TLS: certificate signed by unknown authority (x509)"
+    return "TLS: certificate expired or not yet valid (x509)"
+
+
+def quoted_problem(
+    name: str, said: Iterable[tuple[str, ObjectRef | None]], check: str | None
+) -> BackendProblem | None:
+    """A condition or event message that quotes an x509 failure calling webhook `name`."""
+    for message, ref in said:
+        calls = FAILED_WEBHOOK.search(message)
+        failure = x509_error(message) if calls and calls.group(1) == name else None
+        if failure is None:
+            continue
+        untrusted = "unknown authority" in failure
+        return BackendProblem(
+            x509_what(failure),
+            Evidence(f"calling webhook {name} failed: {failure}", ref, {"x509": failure}),
+            _renew_remedy(
+                "the CA in caBundle to the one that signed the serving certificate"
+                if untrusted
+                else "the backend's serving certificate",
+                check,
+            ),
+            headline=x509_headline(failure),
+        )
+    return None
+
+
+def messages_about(
+    namespace: str | None, uid: str, view: ClusterView
+) -> list[tuple[str, ObjectRef | None]]:
+    """The namespace's condition messages and the object's event messages, each with where it
+    was read; what cannot be read says nothing."""
+    found: list[tuple[str, ObjectRef | None]] = []
+    try:
+        ns = reads.namespace(view, namespace) if namespace else None
+        events = reads.events_for(view, namespace, uid) if namespace and uid else []
+    except ReadFailed:
+        return found
+    if ns is not None:
+        ref = ObjectRef("Namespace", text(meta(ns).get("name")), None, "v1")
+        conditions = list_of(as_dict(ns.get("status")).get("conditions"))
+        found += [(text(as_dict(c).get("message")), ref) for c in conditions]
+    for event in map(as_dict, events):
+        involved = as_dict(event.get("involvedObject"))
+        ref = ObjectRef(text(involved.get("kind")), text(involved.get("name")), namespace, None)
+        found.append((text(event.get("message")), ref))
+    return found
+
+
+def tls_problem(
+    hook: MatchedWebhook, now: datetime, said: Iterable[tuple[str, ObjectRef | None]]
+) -> BackendProblem | None:
+    check = _bundle_check(hook.config_kind, hook.config_name, hook.name)
+    return bundle_problem(hook.client_config, now, hook.config_ref, check) or quoted_problem(
+        hook.name, said, check
+    )
+
+
+# "conversion webhook for widgets.example.com/v1, Kind=Widget failed: ..." (apiextensions)
+FAILED_CONVERSION = re.compile(
+    r"conversion webhook for ([a-z0-9.-]+)/[a-z0-9]+, Kind=(\S+?) failed"
+)
+
+
+def conversion_tls_problem(crd: JSON, now: datetime, said: Iterable[str]) -> BackendProblem | None:
+    """A CRD's conversion webhook that cannot be called over TLS: the certificate in its
+    caBundle, or an x509 failure in a message naming its group and kind."""
+    spec = as_dict(crd.get("spec"))
+    conversion = as_dict(spec.get("conversion"))
+    config = as_dict(as_dict(conversion.get("webhook")).get("clientConfig")) or as_dict(
+        conversion.get("webhookClientConfig")
+    )
+    name = text(meta(crd).get("name"))
+    ref = ObjectRef("CustomResourceDefinition", name, None, "apiextensions.k8s.io/v1")
+    check = (
+        f"kubectl get crd {shlex.quote(name)} -o "
+        "jsonpath='{.spec.conversion.webhook.clientConfig.caBundle}' | base64 -d | "
+        "openssl x509 -noout -subject -dates"
+    )
+    found = bundle_problem(config, now, ref, check)
+    if found is not None:
+        return found
+    group, kind = text(spec.get("group")), text(as_dict(spec.get("names")).get("kind"))
+    for message in said:
+        names = FAILED_CONVERSION.search(message)
+        failure = x509_error(message) if names and names.groups() == (group, kind) else None
+        if failure is not None:
+            return BackendProblem(
+                x509_what(failure),
+                Evidence(f"converting {kind}.{group} failed: {failure}", ref, {"x509": failure}),
+                _renew_remedy("the conversion webhook's serving certificate", check),
+                headline=x509_headline(failure),
+            )
+    return None
+
+
 def _delete_config_remedy(hook: MatchedWebhook) -> Remedy:
     return Remedy(
         f"delete {hook.config_kind} {hook.config_name} (all its webhooks go with it)",
@@ -366,13 +533,15 @@ def _delete_config_remedy(hook: MatchedWebhook) -> Remedy:
 def _webhook_blocker(hook: MatchedWebhook, problem: BackendProblem, resource: Resource) -> Blocker:
     ops = "/".join(hook.operations)
     service = _service_of(hook) or ("", "")
+    headline = problem.headline or f"service {'/'.join(service)} {problem.what}"
+    down = "cannot be called over TLS" if problem.headline else "is down"
     return Blocker(
         type=WEBHOOK,
-        summary=f"webhook {hook.name}: service {'/'.join(service)} {problem.what}",
+        summary=f"webhook {hook.name}: {headline}",
         evidence=(
             Evidence(
                 f"webhook {hook.name} rejects {ops} of {resource.qualified} while its "
-                "backend is down (failurePolicy Fail)",
+                f"backend {down} (failurePolicy Fail)",
                 hook.config_ref,
                 hook.fields(resource),
                 about=Subject(hook.config_kind, hook.config_name),
@@ -390,13 +559,21 @@ def webhook_blockers(
     view: ClusterView,
     *,
     labels: Labels | None = None,
+    uid: str = "",
 ) -> list[Blocker]:
     """`webhook` blockers: webhooks with failurePolicy Fail whose rules match resource and any of
     operations (UPDATE to remove finalizers, DELETE of content) in namespace, and whose backend is
-    broken (service missing, no ready endpoints). labels: the object's labels, if known."""
+    broken (service missing, no ready endpoints) or cannot be called over TLS (its caBundle's
+    certificate out of date, an x509 failure quoted by the namespace's conditions or the events
+    of object `uid`). labels: the object's labels, if known."""
     blockers: list[Blocker] = []
+    said: list[tuple[str, ObjectRef | None]] | None = None
     for hook in matching_webhooks(resource, operations, namespace, view, labels=labels):
         problem = backend_problem(hook, view)
+        if problem is None:
+            if said is None:  # read once, and only for a webhook whose backend looks up
+                said = messages_about(namespace, uid, view)
+            problem = tls_problem(hook, view.now, said)
         if problem is not None:
             blockers.append(_webhook_blocker(hook, problem, resource))
     _, unread = reads.webhook_configurations_each(view)  # read already: memoised or in memory

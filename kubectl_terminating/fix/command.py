@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime
 from typing import IO
 
 from kubectl_terminating.connection import connected, guarded
@@ -45,6 +46,10 @@ class LiveReader:
 
     def list(self, path: str) -> list[JSON]:
         return list(self.client.items(path, deadline=self.client.check_deadline))
+
+    def now(self) -> datetime:
+        """The API server's clock: its Leases' renewTimes are its own."""
+        return self.client.server_now()
 
 
 def resolver(view: ClusterView) -> Resolver:

@@ -50,6 +50,10 @@ class Reader(Protocol):
 
     def list(self, path: str) -> list[JSON]: ...
 
+    def now(self) -> datetime:
+        """The time Lease renewals are judged from: the API server's on a live cluster."""
+        ...
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -207,13 +211,14 @@ def judge(check: Check, answer: JSON | list[JSON] | None, now: datetime | None =
 
 
 def evaluate(check: Check, reader: Reader, now: datetime | None = None) -> Outcome:
+    """now: when Lease renewals are judged from (default: the reader's clock)."""
     try:
         listed = check.kind in (NONE_NAMED, NO_LIVE_LEASE)
         answer = reader.list(check.path) if listed else reader.get(check.path)
     except ApiError as error:
         reason = "forbidden" if isinstance(error, Forbidden) else error.message
         return Outcome(check, False, f"unreadable: {reason}")
-    return judge(check, answer, now)
+    return judge(check, answer, now or reader.now())
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -335,7 +340,7 @@ def observe_one(
 def observe(
     sections: Sequence[Section], reader: Reader, now: datetime | None = None
 ) -> list[ObservedSection]:
-    """now: when Lease renewals are judged from (default: this machine's clock)."""
+    """now: when Lease renewals are judged from (default: the reader's clock)."""
     observed = []
     turned_out: dict[str, str] = {}  # a proposal's text -> what it became when observed
     for section in sections:

@@ -3,8 +3,10 @@
 The exporter runs with the arguments of deploy/'s Deployment (no registry is reachable here
 for its image, so the same command runs as a process), in-cluster through a real token of
 deploy/'s ServiceAccount (tests/harness/prometheus.py). Its clock runs 20 minutes ahead
-(libfaketime), so the shipped 15-minute alert fires for objects deleted a moment ago; the
-rules' expressions are the shipped ones, only their `for` is cut to 0s.
+(libfaketime), and so does the API server's as it sees it (a proxy moves the Date of each
+answer: ages are counted on the server's clock), so the shipped 15-minute alert fires for
+objects deleted a moment ago; the rules' expressions are the shipped ones, only their `for`
+is cut to 0s.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from tests.harness.prometheus import (
     rules_file,
     service_account_token,
 )
+from tests.harness.recording_proxy import RecordingProxy
 from tests.harness.tiers import skip_or_fail
 from tests.harness.users import Users, rights_granted, rule
 
@@ -155,12 +158,15 @@ def exporter(
     port = free_port()
     # the Deployment's command; a test cannot wait a minute between runs
     args = [*deployment_args(), f"--metrics-bind-address=127.0.0.1:{port}", "--interval=2s"]
-    proc = in_cluster_exporter(cp, directory, token, NAMESPACE, args, tools.faketime, "+20m")
-    proc.start()
-    try:
-        yield proc, f"127.0.0.1:{port}"
-    finally:
-        proc.stop()
+    with RecordingProxy(cp.port, cp.pki_dir, date_offset=20 * 60) as later:
+        proc = in_cluster_exporter(
+            cp, directory, token, NAMESPACE, args, tools.faketime, "+20m", later.url
+        )
+        proc.start()
+        try:
+            yield proc, f"127.0.0.1:{port}"
+        finally:
+            proc.stop()
 
 
 @pytest.fixture(scope="module")

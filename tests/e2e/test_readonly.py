@@ -3,7 +3,9 @@
 The API server's audit log (every request, level Metadata) shows what the plugin asked for:
 the read commands run as a user whose ClusterRole allows only get/list/watch on everything,
 and the log must hold nothing but get and list (discovery included) from that user. A write
-would show up even if RBAC refused it: the audit log records refused requests too.
+would show up even if RBAC refused it: the audit log records refused requests too. The one
+`create` allowed is a SubjectAccessReview (a question that stores nothing: may a running
+owner update what it must release?), asked once and refused to this user.
 """
 
 from __future__ import annotations
@@ -16,7 +18,15 @@ from typing import Any
 
 import pytest
 
-from tests.harness.api import create_namespace, unique_ns, wait_for
+from tests.harness.api import (
+    create_configmap,
+    create_namespace,
+    delete,
+    micro_time,
+    remove_finalizers,
+    unique_ns,
+    wait_for,
+)
 from tests.harness.cli import run_cli
 from tests.harness.controlplane import ControlPlane
 from tests.harness.scenarios import (
@@ -31,6 +41,7 @@ pytestmark = pytest.mark.e2e
 
 READ_ONLY = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}]
 WRITES = {"create", "update", "patch", "delete", "deletecollection"}
+REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 
 
 @pytest.fixture(scope="module")
@@ -40,14 +51,40 @@ def users(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory)
 
 
 @pytest.fixture(scope="module")
-def stuck(control_plane: ControlPlane) -> tuple[Stuck, Stuck]:
-    """A pod on a dead node, a pod held by a finalizer, a namespace held by a pod."""
+def stuck(control_plane: ControlPlane) -> Iterator[tuple[Stuck, Stuck]]:
+    """A pod on a dead node, a pod held by a finalizer, a ConfigMap held by a running owner,
+    a namespace held by a pod. The ConfigMap is released at the end (the owner "finishes")."""
     ns = unique_ns("ro-pods")
     create_namespace(control_plane, ns)
     dead = pod_on_dead_node(control_plane, ns)
     pod_with_finalizer(control_plane, ns)
+    running_owner(control_plane, ns)
     held = namespace_with_stuck_pod(control_plane, unique_ns("ro-ns"))
-    return dead, held
+    yield dead, held
+    remove_finalizers(control_plane, f"/api/v1/namespaces/{ns}/configmaps/challenge")
+
+
+def running_owner(cp: ControlPlane, ns: str) -> None:
+    """A ConfigMap held by cert-manager's finalizer while its Lease is fresh (for 3 minutes),
+    held by a pod (whose ServiceAccount the review asks about)."""
+    create_configmap(cp, ns, "challenge", finalizers=["acme.cert-manager.io/finalizer"])
+    delete(cp, f"/api/v1/namespaces/{ns}/configmaps/challenge")
+    leader = "cert-manager-7cbdfd77b7-nbhrb"  # no scheduler or kubelet runs it here
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": leader},
+        "spec": {"containers": [{"name": "c", "image": "c"}]},
+    }
+    cp.api("POST", f"/api/v1/namespaces/{ns}/pods", pod)
+    holder = f"{leader}-external-cert-manager-controller"
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "cert-manager-controller"},
+        "spec": {"holderIdentity": holder, "leaseDurationSeconds": 60, "renewTime": micro_time()},
+    }
+    cp.api("POST", f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases", lease)
 
 
 def read_commands(dead: Stuck, held: Stuck) -> list[tuple[str, ...]]:
@@ -91,11 +128,13 @@ def test_read_commands_only_get_and_list(
     verbs = Counter(e["verb"] for e in events)
     assert len(events) >= 50, verbs  # the commands really ran as this user
     writes = [(e["verb"], e["requestURI"]) for e in events if e["verb"] in WRITES]
-    assert writes == []
-    assert set(verbs) <= {"get", "list"}, verbs  # not even a watch
+    questions = [w for w in writes if w == ("create", REVIEWS)]
+    assert writes == questions and len(questions) <= len(read_commands(*stuck)), writes
+    assert questions, "the running owner's permissions were asked about"
+    assert set(verbs) <= {"get", "list", "create"}, verbs  # not even a watch
     assert {e["requestURI"].split("?")[0] for e in events} >= {"/api", "/apis"}  # discovery
     refused = [e["requestURI"] for e in events if e["responseStatus"]["code"] == 403]
-    assert refused == []
+    assert set(refused) == {REVIEWS}  # a read-only user may not ask: said not checked
 
 
 # -- no credentials in any output ---------------------------------------------------------------

@@ -190,15 +190,20 @@ def in_cluster_exporter(
     args: Sequence[str],
     faketime: Path,
     clock_offset: str,
+    proxy: str | None = None,
 ) -> _Proc:
     """`kubectl-terminating ARGS` as a pod runs it (see the module's docstring), its clock
-    moved by clock_offset (libfaketime's `+20m`); not started."""
+    moved by clock_offset (libfaketime's `+20m`); not started. proxy: an HTTPS proxy (a
+    RecordingProxy that moves the API server's Date by as much: ages are counted on the
+    server's clock) reached as https://kubernetes.default.svc, as in a pod."""
     secrets = directory / "serviceaccount"
     secrets.mkdir(parents=True)
     (secrets / "token").write_text(token)
     (secrets / "namespace").write_text(namespace)
     shutil.copy(cp.ca_file, secrets / "ca.crt")
     host, port = cp.server.removeprefix("https://").rsplit(":", 1)
+    if proxy is not None:
+        host = "kubernetes.default.svc"  # not loopback: the proxy is used
     environ = {
         "HOME": str(directory),  # no ~/.kube/config: in-cluster
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -208,6 +213,7 @@ def in_cluster_exporter(
         "LD_PRELOAD": str(faketime),
         "FAKETIME": clock_offset,
         "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+        **({"HTTPS_PROXY": proxy} if proxy else {}),
     }
     script = (
         'mount -t tmpfs tmpfs /run && mkdir -p "$SA_DIR" && cp "$SA_FILES"/* "$SA_DIR" && '

@@ -9,6 +9,8 @@ only). The proxy ends the client's TLS itself with the API server's own
 certificate (the client cannot tell), records each request's method, path and headers, and
 forwards it to the API server over a new TLS connection: the tests then compare the headers
 kubectl sends with the plugin's. Only HTTP/1.1 is offered, so Go's client does not speak HTTP/2.
+With `date_offset` it moves the Date header of every answer: the API server's clock as the
+client sees it (the tool counts ages on it), moved without moving the shared control plane's.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import socketserver
 import ssl
 import threading
 from dataclasses import dataclass, field
+from datetime import timedelta
+from email.utils import format_datetime, parsedate_to_datetime
 from pathlib import Path
 
 
@@ -66,8 +70,9 @@ def _parse_head(head: bytes) -> tuple[str, str, list[tuple[str, str]]]:
 
 
 class RecordingProxy:
-    def __init__(self, upstream_port: int, pki_dir: Path) -> None:
+    def __init__(self, upstream_port: int, pki_dir: Path, date_offset: float = 0.0) -> None:
         self.upstream = ("127.0.0.1", upstream_port)
+        self.date_offset = date_offset  # seconds added to each answer's Date header
         self.recording = Recording()
         self._server_tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self._server_tls.load_cert_chain(pki_dir / "apiserver.crt", pki_dir / "apiserver.key")
@@ -138,6 +143,8 @@ class RecordingProxy:
         rest = lines[1] if len(lines) > 1 else b""
         upstream.sendall(b"\r\n".join([*kept, b"Connection: close"]) + b"\r\n\r\n" + rest)
         try:
+            if self.date_offset:
+                client.sendall(self._moved_date(_read_head(upstream)))
             while chunk := upstream.recv(65536):
                 client.sendall(chunk)
         except OSError:
@@ -145,3 +152,15 @@ class RecordingProxy:
         finally:
             upstream.close()
             client.close()
+
+    def _moved_date(self, answer: bytes) -> bytes:
+        """The answer's head (and what came with it) with its Date moved by date_offset."""
+        head, sep, rest = answer.partition(b"\r\n\r\n")
+        lines = head.split(b"\r\n")
+        for number, line in enumerate(lines):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"date":
+                moved = parsedate_to_datetime(value.strip().decode("latin-1"))
+                moved += timedelta(seconds=self.date_offset)
+                lines[number] = b"Date: " + format_datetime(moved, usegmt=True).encode()
+        return b"\r\n".join(lines) + sep + rest

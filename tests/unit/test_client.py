@@ -74,6 +74,7 @@ class FaultServer:
         self.answered: list[str] = []  # paths whose answer was written whole
         self.stopping = threading.Event()
         self.connections: set[socket.socket] = set()
+        self.date: str | None = None  # the Date header of every answer (None: the real time)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -81,6 +82,9 @@ class FaultServer:
 
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def date_time_string(self, timestamp: float | None = None) -> str:
+                return server.date or super().date_time_string(timestamp)
 
             def setup(self) -> None:
                 super().setup()

@@ -88,6 +88,7 @@ class FakeCluster:
         self.forbidden: set[str] = set()
         self.writes: list[tuple[str, str, Any]] = []
         self.fail: ApiError | None = None
+        self.clock = datetime.now(timezone.utc)  # the API server's time
         for number, original in enumerate(objects, 1):
             obj = copy.deepcopy(original)
             obj["metadata"].setdefault("resourceVersion", str(100 + number))
@@ -101,6 +102,9 @@ class FakeCluster:
         if path in self.forbidden:
             raise Forbidden(f"forbidden: {path}", 403, "Forbidden")
         return self.objects.get(path)
+
+    def now(self) -> datetime:
+        return self.clock
 
     def list(self, path: str) -> list[JSON]:
         if path in self.forbidden:

@@ -9,6 +9,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubectl_terminating.explain.knowledge import FinalizerOwner, entries, lookup
+from kubectl_terminating.explain.objects import explain_object
+from kubectl_terminating.kinds import json_extras
+from kubectl_terminating.render.explain import explain_text
+from kubectl_terminating.render.style import Style
+from kubectl_terminating.resources import Resource
+from kubectl_terminating.staticview import StaticView
+from tests.unit.builders import PODS_NOW
+from tests.unit.golden import assert_golden
+
+TEMPLATES = Resource(
+    "templates.gatekeeper.sh", "v1", "constrainttemplates", "ConstraintTemplate", False
+)
+BUCKETS = Resource("storage.cnrm.cloud.google.com", "v1beta1", "storagebuckets", "StorageBucket")
 
 
 @pytest.mark.parametrize(
@@ -95,7 +108,7 @@ def test_exact_entries_name_their_owner(finalizer: str, owner: str) -> None:
             "snapshot.storage.kubernetes.io/volumesnapshot-bound-protection",
             "snapshot.storage.kubernetes.io/*",
         ),
-        ("cnrm.cloud.google.com/deletion-defender", "cnrm.cloud.google.com/*"),
+        ("cnrm.cloud.google.com/finalizer", "cnrm.cloud.google.com/*"),
         ("controller.cattle.io/mgmt-auth-users-controller", "controller.cattle.io/*"),
         (
             "clusterscoped.controller.cattle.io/project-namespace-auth_local",
@@ -104,7 +117,7 @@ def test_exact_entries_name_their_owner(finalizer: str, owner: str) -> None:
         ("wrangler.cattle.io/provisioning-cluster-remove", "wrangler.cattle.io/*"),
         ("routes.serving.knative.dev", "*.knative.dev"),
         ("triggers.eventing.knative.dev", "*.knative.dev"),
-        ("pipelineruns.tekton.dev", "*.tekton.dev"),
+        ("tektonconfigs.operator.tekton.dev", "*.operator.tekton.dev"),
         ("chains.tekton.dev/taskrun", "chains.tekton.dev*"),
         ("finalizers.gatekeeper.sh/sync", "finalizers.gatekeeper.sh/*"),
         ("olm.operatorframework.io/cleanup-unpack-cache", "olm.operatorframework.io/cleanup-*"),
@@ -116,8 +129,18 @@ def test_exact_entries_name_their_owner(finalizer: str, owner: str) -> None:
             "externalsecrets.external-secrets.io/ces-team-a",
             "externalsecrets.external-secrets.io/ces-*",
         ),
-        ("gateway.k8s.aws/alb-finalizer", "gateway.k8s.aws/*-finalizer"),
-        ("gateway.k8s.aws/nlb-finalizer", "gateway.k8s.aws/*-finalizer"),
+        ("gateway.k8s.aws/targetgroupconfigurations", "gateway.k8s.aws/*configurations"),
+        ("gateway.k8s.aws/listenerruleconfigurations", "gateway.k8s.aws/*configurations"),
+        ("dockermachine.infrastructure.cluster.x-k8s.io", "*.infrastructure.cluster.x-k8s.io"),
+        ("awscluster.infrastructure.cluster.x-k8s.io", "*.infrastructure.cluster.x-k8s.io"),
+        ("machineset.topology.cluster.x-k8s.io", "*.topology.cluster.x-k8s.io"),
+        ("fleet.cattle.io/gitrepo-finalizer", "fleet.cattle.io/*-finalizer"),
+        ("fleet.cattle.io/bundle-deployment-finalizer", "fleet.cattle.io/*-finalizer"),
+        (
+            "groupsnapshot.storage.kubernetes.io/volumegroupsnapshot-bound-protection",
+            "groupsnapshot.storage.kubernetes.io/*",
+        ),
+        ("gke.networking.io/l4-netlb-v3", "gke.networking.io/l4-*"),
         ("operator.tigera.io/apiserver-controller", "operator.tigera.io/*"),
     ],
 )
@@ -252,5 +275,144 @@ def test_kyverno_webhook_finalizers_are_only_removed_by_1_13_to_1_17() -> None:
 
 def test_aws_gateway_finalizers_name_their_two_controllers() -> None:
     # the Load Balancer Controller's Gateway API support vs. the VPC Lattice controller
-    assert known("gateway.k8s.aws/alb-finalizer").owner == "AWS Load Balancer Controller"
+    assert known("gateway.k8s.aws/alb").owner == "AWS Load Balancer Controller"
+    assert known("gateway.k8s.aws/nlb").owner == "AWS Load Balancer Controller"
     assert "VPC Lattice" in known("gateway.k8s.aws/resources").owner
+    # LBC's own names have no -finalizer suffix (pkg/shared_constants/finalizers.go, v2.13-v2.17)
+    assert lookup("gateway.k8s.aws/alb-finalizer") is None
+
+
+# -- issue 32: the corrections a second source check found, and the missing families --------
+
+
+def test_tekton_runs_carry_no_pipelines_finalizer_its_owners_are_the_operator_and_pac() -> None:
+    assert lookup("pipelineruns.tekton.dev") is None  # Pipelines' reconcilers add none
+    operator = known("tektonpipelines.operator.tekton.dev")
+    assert "Tekton Operator" in operator.owner
+    assert operator.runs_as == "Deployment tekton-operator/tekton-operator"
+    pac = known("pipelinesascode.tekton.dev/finalizer")
+    assert "Pipelines-as-Code" in pac.owner and "watcher" in pac.runs_as
+    assert known("chains.tekton.dev/taskrun").owner == "Tekton Chains"
+
+
+@pytest.mark.parametrize(
+    "finalizer", ["constrainttemplate.finalizers.gatekeeper.sh", "finalizers.gatekeeper.sh/sync"]
+)
+def test_gatekeeper_leftovers_are_removed_by_nobody_since_3_15(finalizer: str) -> None:
+    entry = known(finalizer)
+    assert entry.removed_by_nobody_since == "Gatekeeper 3.15"
+    assert entry.remedy.startswith("remove the finalizer: restoring Gatekeeper 3.15")
+    assert "/v3.14.0/" in entry.source  # the last release with the removal code
+    assert not entry.strands_infrastructure
+
+
+def test_config_connector_deletion_defender_belongs_to_its_own_statefulset() -> None:
+    defender = known("cnrm.cloud.google.com/deletion-defender")
+    assert defender.runs_as == "StatefulSet cnrm-system/cnrm-deletiondefender"
+    assert "delete the Google Cloud resource instead of abandoning it" in defender.risk
+    assert known("cnrm.cloud.google.com/finalizer").runs_as.endswith("cnrm-controller-manager")
+
+
+def test_corrected_owners() -> None:
+    istio = known("istio-finalizer.install.istio.io")
+    assert "removed in 1.24" in istio.owner and "from Istio 1.24 nothing removes it" in istio.remedy
+    trident = known("trident.netapp.io")
+    assert "trident-operator" in trident.owner and not trident.strands_infrastructure
+    legacy_ilb = known("gke.networking.io/l4-ilb-v1")
+    assert "service controller" in legacy_ilb.owner and "ingress-gce" not in legacy_ilb.owner
+    assert "cloud-provider-gcp" in legacy_ilb.source
+    assert "ingress-gce" in known("gke.networking.io/l4-ilb-v2").owner
+    assert "controller-manager" in known("finalizer.stack.pulumi.com").runs_as
+    extensions = known("extensions-finalizer.argocd.argoproj.io")
+    assert (
+        extensions.runs_as == "the argocd-extensions sidecar container of Deployment argocd-server"
+    )
+
+
+@pytest.mark.parametrize(
+    ("finalizer", "owner", "runs_as"),
+    [
+        ("finalizer.apiextensions.crossplane.io", "Crossplane core", "crossplane"),
+        ("defined.apiextensions.crossplane.io", "Crossplane core", "crossplane"),
+        ("offered.apiextensions.crossplane.io", "Crossplane core", "crossplane"),
+        ("usage.apiextensions.crossplane.io", "Crossplane core", "crossplane"),
+        ("lock.pkg.crossplane.io", "Crossplane core", "crossplane"),
+        ("revision.pkg.crossplane.io", "Crossplane core", "crossplane"),
+        ("machinepool.cluster.x-k8s.io", "Cluster API", "capi-controller-manager"),
+        ("cluster.x-k8s.io/machineset", "Cluster API", "capi-controller-manager"),
+        ("cluster.x-k8s.io/machinedeployment", "Cluster API", "capi-controller-manager"),
+        ("addons.cluster.x-k8s.io", "Cluster API", "capi-controller-manager"),
+        ("kubeadm.controlplane.cluster.x-k8s.io", "kubeadm control plane", "kubeadm-control"),
+        ("dockercluster.infrastructure.cluster.x-k8s.io", "infrastructure provider", "capa"),
+        ("foregroundDeleteVirtualMachine", "KubeVirt", "virt-controller"),
+        ("kubevirt.io/foregroundDeleteVirtualMachine", "KubeVirt", "virt-controller"),
+        ("kubevirt.io/virtOperatorFinalizer", "KubeVirt", "virt-operator"),
+        ("kubevirt.io/migrationJobFinalize", "KubeVirt", "virt-controller"),
+        ("workflows.argoproj.io/status", "Argo Workflows", "workflow-controller"),
+        ("sailoperator.io/sail-operator", "Sail operator", "sail-operator"),
+        ("fleet.cattle.io/cluster-finalizer", "Fleet", "fleet-controller"),
+        ("operator.libopenstorage.org/delete", "Portworx", "portworx-operator"),
+        ("zfs.openebs.io/finalizer", "ZFS LocalPV", "openebs-zfs-node"),
+        ("lvm.openebs.io/finalizer", "LVM LocalPV", "openebs-lvm-node"),
+        ("kueue.x-k8s.io/resource-in-use", "Kueue", "kueue-controller-manager"),
+        ("ray.io/rayjob-finalizer", "KubeRay", "kuberay-operator"),
+        ("ray.io/rayservice-finalizer", "KubeRay", "kuberay-operator"),
+        ("aga.k8s.aws/resources", "AWS Load Balancer Controller", "aws-load-balancer-controller"),
+        (
+            "groupsnapshot.storage.kubernetes.io/volumegroupsnapshotcontent-bound-protection",
+            "snapshot-controller",
+            "snapshot-controller",
+        ),
+    ],
+)
+def test_the_missing_families_name_their_owner(finalizer: str, owner: str, runs_as: str) -> None:
+    entry = known(finalizer)
+    assert owner in entry.owner and runs_as in entry.runs_as
+    # a true source link: a file of the owner's repository (or at least the repository)
+    assert entry.source.startswith("https://github.com/")
+
+
+def test_leader_election_leases_from_the_owners_main() -> None:
+    assert known("defined.apiextensions.crossplane.io").lease_names == (
+        "crossplane-leader-election-core",
+    )
+    assert known("cluster.cluster.x-k8s.io").lease_names == ("controller-leader-election-capi",)
+    assert known("ray.io/rayjob-finalizer").lease_names == ("ray-operator-leader",)
+    assert known("sailoperator.io/sail-operator").lease_names == ("sail-operator-lock",)
+
+
+def test_explain_of_corrected_owners() -> None:
+    """A Gatekeeper leftover and Config Connector's two finalizers, as `--explain` says them."""
+    template = {
+        "apiVersion": "templates.gatekeeper.sh/v1",
+        "kind": "ConstraintTemplate",
+        "metadata": {
+            "name": "k8srequiredlabels",
+            "uid": "uid-template",
+            "deletionTimestamp": "2026-01-01T11:00:00Z",
+            "finalizers": ["constrainttemplate.finalizers.gatekeeper.sh"],
+        },
+    }
+    bucket = {
+        "apiVersion": "storage.cnrm.cloud.google.com/v1beta1",
+        "kind": "StorageBucket",
+        "metadata": {
+            "name": "shop-assets",
+            "namespace": "shop",
+            "uid": "uid-bucket",
+            "deletionTimestamp": "2026-01-01T11:00:00Z",
+            "finalizers": [
+                "cnrm.cloud.google.com/finalizer",
+                "cnrm.cloud.google.com/deletion-defender",
+            ],
+        },
+    }
+    view = StaticView([template, bucket], PODS_NOW)
+    findings = [
+        explain_object(template, TEMPLATES, view),
+        explain_object(bucket, BUCKETS, view),
+    ]
+    text = explain_text(findings, Style(color=False), json_extras)
+    assert "restoring Gatekeeper 3.15 or later never does" in text
+    assert "StatefulSet cnrm-system/cnrm-deletiondefender" in text
+    assert_golden("knowledge/corrected-owners.txt", text)

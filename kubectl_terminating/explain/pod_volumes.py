@@ -358,6 +358,33 @@ def _exited_evidence(facts: PodFacts) -> Evidence:
     )
 
 
+def _block_devices(pod: JSON) -> set[str]:
+    """The volumes the pod's containers use as raw block devices (volumeDevices)."""
+    spec = spec_of(pod)
+    containers = [
+        as_dict(c)
+        for key in ("initContainers", "containers", "ephemeralContainers")
+        for c in list_of(spec.get(key))
+    ]
+    return {
+        text(as_dict(d).get("name")) for c in containers for d in list_of(c.get("volumeDevices"))
+    }
+
+
+def to_tear_down(facts: PodFacts, traces: list[VolumeTrace], most: int = 2) -> str:
+    """The volumes the kubelet still has to tear down, as the pod spec names them: `volume
+    data (PVC data-web-0, block, CSI ebs.csi.aws.com)`; past `most`, how many more."""
+    block = _block_devices(facts.pod)
+    named = []
+    for t in traces:
+        parts = [f"PVC {t.claim}"] if t.claim else []
+        parts += ["block"] if t.volume in block else []
+        parts += [f"CSI {t.driver}"] if t.driver else []
+        named.append(f"{t.volume} ({', '.join(parts)})" if parts else t.volume)
+    more = f" and {len(named) - most} more" if len(named) > most else ""
+    return f"volume{'s' if len(named) > 1 else ''} {', '.join(named[:most])}{more}"
+
+
 def _reclaim_blocker(
     facts: PodFacts, traces: list[VolumeTrace], remedies: tuple[Remedy, ...]
 ) -> Blocker:
@@ -373,7 +400,8 @@ def _reclaim_blocker(
         summary = f"{done}; volume teardown failing ({text(events[0].get('reason'))})"
     elif facts.node.unreadable:
         # nothing seen of the node: do not claim what its kubelet is doing
-        summary = f"{done}; node {facts.node_name} not checked ({facts.node.unreadable})"
+        named = f"; {to_tear_down(facts, traces)} to tear down" if traces else ""
+        summary = f"{done}{named}; node {facts.node_name} not checked ({facts.node.unreadable})"
     else:
         summary = f"{done}; {TEARDOWN_PENDING}"
     evidence = [

@@ -27,6 +27,12 @@ from kubectl_terminating.explain.pod_facts import (
 )
 from kubectl_terminating.explain.pod_hooks import hung_post_start_hooks
 from kubectl_terminating.explain.pod_network import teardown_event
+from kubectl_terminating.explain.pod_node import (
+    evicting_taints,
+    taint_evidence,
+    taint_text,
+    untaint,
+)
 from kubectl_terminating.explain.webhooks import matching_webhooks, unverified_webhooks
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy
 from kubectl_terminating.resources import PODS
@@ -57,6 +63,8 @@ class VolumeTrace:
     attachment: JSON | None = None
     attachment_problem: Evidence | None = None
     in_use: bool = False
+    registered: bool | None = None  # on the node's CSINode (None: not checked)
+    taints: list[JSON] = field(default_factory=list)  # evicting the driver's node plugin
 
     @property
     def unique_name(self) -> str:
@@ -117,7 +125,12 @@ def _check_driver(trace: VolumeTrace, facts: PodFacts) -> None:
     if not trace.driver:
         return
     driver = trace.driver
-    if reads.csi_driver(facts.view, driver) is None:
+    try:
+        installed: bool | None = reads.csi_driver(facts.view, driver) is not None
+    except ReadFailed as failed:  # the node's CSINode may still tell
+        facts.warn(failed)
+        installed = None
+    if installed is False:
         trace.driver_problem = Evidence(
             f"CSIDriver {driver} does not exist: the driver was uninstalled (or never registered)",
             ObjectRef("CSIDriver", driver, api_version="storage.k8s.io/v1"),
@@ -128,6 +141,7 @@ def _check_driver(trace: VolumeTrace, facts: PodFacts) -> None:
     registered = [
         text(as_dict(d).get("name")) for d in list_of(spec_of(csi_node or {}).get("drivers"))
     ]
+    trace.registered = driver in registered
     if driver not in registered:
         trace.driver_problem = Evidence(
             f"driver {driver} is not registered on node {facts.node_name} (its node plugin is "
@@ -171,6 +185,7 @@ def _check_attachment(trace: VolumeTrace, facts: PodFacts) -> None:
     if attachment is None:
         return
     trace.attachment = attachment
+    trace.driver = trace.driver or text(spec_of(attachment).get("attacher"))
     name = text(meta(attachment).get("name"))
     status = status_of(attachment)
     error = as_dict(status.get("detachError"))
@@ -200,6 +215,40 @@ def _check_attachment(trace: VolumeTrace, facts: PodFacts) -> None:
         )
 
 
+# What the attach/detach controller says of the replacement pod while the volume stays
+# attached to the old node (pkg/controller/volume/attachdetach/reconciler): "Multi-Attach error
+# for volume "<pv>" Volume is already exclusively attached to one node and can't be attached to
+# another" or "... Volume is already used by pod(s) <pods>".
+MULTI_ATTACH = "Multi-Attach error for volume"
+
+
+def _check_taint(trace: VolumeTrace, facts: PodFacts) -> None:
+    """A NoExecute taint the driver's node plugin (a DaemonSet pod) does not tolerate evicts it
+    with the workloads: the kubelet can no longer reach the driver to unmount ("driver name X
+    not found in the list of registered CSI drivers"), the VolumeAttachment stays, and the
+    replacement pod waits on Multi-Attach. Said when the node's CSINode did not show the
+    driver registered (a registered driver tolerates the taint)."""
+    taints = evicting_taints(facts.node.node)
+    if not trace.driver or trace.driver_problem is not None or trace.registered or not taints:
+        return
+    driver = trace.driver
+    trace.driver_problem = taint_evidence(
+        facts.node_name,
+        taints,
+        f"the node plugin of CSI driver {driver} with them unless it tolerates the taint (the "
+        f"kubelet then logs 'driver name {driver} not found in the list of registered CSI "
+        "drivers' on each unmount retry)",
+    )
+    trace.taints = taints
+    if trace.pv:
+        waiting = reads.events_with_reason(facts.view, facts.namespace, "FailedAttachVolume")
+        trace.evidence += [
+            event_evidence(e)
+            for e in waiting
+            if MULTI_ATTACH in text(e.get("message")) and f'"{trace.pv}"' in text(e.get("message"))
+        ][:2]
+
+
 def trace_volume(facts: PodFacts, volume: JSON) -> VolumeTrace:
     name = text(volume.get("name"))
     trace = VolumeTrace(name, claim=_claim_of(volume, facts.name))
@@ -213,11 +262,11 @@ def trace_volume(facts: PodFacts, volume: JSON) -> VolumeTrace:
                 {"volume": name, "driver": inline},
             )
         )
-    try:
-        for step in (_follow_claim, _check_driver, _check_in_use, _check_attachment):
+    for step in (_follow_claim, _check_attachment, _check_driver, _check_in_use, _check_taint):
+        try:
             step(trace, facts)
-    except ReadFailed as failed:
-        facts.warn(failed)  # keep what was found before the read that failed
+        except ReadFailed as failed:
+            facts.warn(failed)  # keep what the other steps find (a file lacks some kinds)
     return trace
 
 
@@ -233,10 +282,16 @@ def volume_remedies(facts: PodFacts, traces: list[VolumeTrace]) -> tuple[Remedy,
     node = facts.node_name
     steps: list[Remedy] = []
     broken = sorted({t.driver for t in traces if t.driver_problem is not None})
-    if broken:
+    gone = sorted({t.driver for t in traces if t.driver_problem is not None and not t.taints})
+    steps += [
+        untaint(node, t.taints, f"the node plugin of CSI driver {t.driver}")
+        for t in traces
+        if t.taints
+    ][:1]
+    if gone:
         steps.append(
             Remedy(
-                f"restore CSI driver {', '.join(broken)} (reinstall it; its node plugin must "
+                f"restore CSI driver {', '.join(gone)} (reinstall it; its node plugin must "
                 f"run on {node}); the kubelet then finishes the unmount itself",
                 pods_on_node(node),
             )
@@ -393,6 +448,7 @@ def _reclaim_blocker(
     states = {c["state"] for c in facts.finding.containers}
     # "exited" only when the kubelet reported every container terminated
     done = "containers exited" if states == {"terminated"} else "no container running"
+    unchecked: str | None = None
     if in_use:
         what = f"volume {in_use[0]}" if len(in_use) == 1 else f"{len(in_use)} volumes"
         summary = f"{done}; {what} still in use on {facts.node_name}"
@@ -404,6 +460,8 @@ def _reclaim_blocker(
         summary = f"{done}{named}; node {facts.node_name} not checked ({facts.node.unreadable})"
     else:
         summary = f"{done}; {TEARDOWN_PENDING}"
+        # without the pod's events a cause that only they show (a network teardown) is unseen
+        unchecked = facts.events_unread
     evidence = [
         _exited_evidence(facts),
         *facts.node.unknown_evidence(),
@@ -411,7 +469,7 @@ def _reclaim_blocker(
         *(event_evidence(e) for e in events[:3]),
         *([] if in_use or events else _url_webhooks(facts)),
     ]
-    return Blocker(VOLUMES_NOT_RECLAIMED, summary, tuple(evidence), remedies)
+    return Blocker(VOLUMES_NOT_RECLAIMED, summary, tuple(evidence), remedies, unchecked=unchecked)
 
 
 def _driver_blockers(
@@ -423,10 +481,12 @@ def _driver_blockers(
             continue
         gone = t.driver_problem.fields.get("csiDriverExists") is False
         where = "not installed" if gone else f"not running on {facts.node_name}"
+        if t.taints:  # the taint, the chain, the attachment left and who waits on it
+            where = f"evicted from {facts.node_name} by taint {taint_text(t.taints[0])}"
         blockers[t.driver] = Blocker(
             CSI_DRIVER_MISSING,
             f"CSI driver {t.driver} {where}",
-            (t.driver_problem, *t.evidence[:1]),
+            (t.driver_problem, *(t.evidence if t.taints else t.evidence[:1])),
             remedies,
         )
     return list(blockers.values())

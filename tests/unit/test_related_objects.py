@@ -7,6 +7,7 @@ words. Each file is made by hand in tests/fixtures/related after what people pas
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from tests.unit.builders import FIXTURES, run_captured
@@ -65,3 +66,108 @@ def test_teardown_headline_names_the_volumes_from_the_pod_spec() -> None:
         "(CSI secrets-store.csi.k8s.io) to tear down; node db-node-7 not checked "
         "(not in the snapshot)"
     )
+
+
+# -- 2. taints are evidence --------------------------------------------------------------------
+
+
+def test_csi_node_plugin_evicted_by_a_taint_is_the_cause() -> None:
+    """`kubectl taint node worker-4 maintenance=true:NoExecute` evicted the EBS node plugin with
+    the workloads: the pod, its node's taint, the VolumeAttachment and its attacher say so
+    without a kubelet event; the replacement pod's Multi-Attach event is evidence too."""
+    item = explained("pod-csi-node-plugin-evicted-by-taint")
+    blocker = main(item)
+    assert blocker["type"] == "csi-driver-missing"
+    assert blocker["summary"] == (
+        "CSI driver ebs.csi.aws.com evicted from worker-4 by taint maintenance=true:NoExecute"
+    )
+    said = json.dumps(blocker)
+    assert "VolumeAttachment" in said and "Multi-Attach error for volume" in said
+    assert (
+        blocker["remedy"][0]["command"]
+        == "kubectl taint nodes worker-4 maintenance=true:NoExecute-"
+    )
+    assert not blocker["remedy"][0].get("destructive")
+
+
+def test_csi_driver_registered_on_the_node_tolerates_the_taint(tmp_path: Path) -> None:
+    """The node's CSINode lists the driver: its node plugin runs despite the taint."""
+    data = json.loads((RELATED / "pod-csi-node-plugin-evicted-by-taint.json").read_text())
+    data["items"].append(
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSINode",
+            "metadata": {"name": "worker-4"},
+            "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "i-0a1b2c3d4e5f"}]},
+        }
+    )
+    path = tmp_path / "tolerated.json"
+    path.write_text(json.dumps(data))
+    code, out, err = run_captured("pods", from_file=str(path), output="json", all_namespaces=True)
+    assert code == 0, err
+    (item,) = json.loads(out)["items"]
+    assert all("taint" not in b["summary"] for b in item["blockers"])
+
+
+def test_cni_agent_evicted_by_a_taint_is_said_on_the_network_teardown() -> None:
+    item = explained("pod-cni-agent-evicted-by-taint")
+    blocker = main(item)
+    assert blocker["type"] == "network-teardown"
+    said = json.dumps(blocker["evidence"])
+    assert "taint maintenance=true:NoExecute" in said and "agent of CNI plugin calico" in said
+    assert (
+        blocker["remedy"][0]["command"]
+        == "kubectl taint nodes worker-6 maintenance=true:NoExecute-"
+    )
+
+
+# -- 3. chains: namespace -> claim -> pod -> node ----------------------------------------------
+
+
+def test_claim_held_by_pvc_protection_follows_to_its_pod_and_node() -> None:
+    """The claim's headline is what holds the pod that uses it, not only "in use by pod"."""
+    item = next(
+        i
+        for i in json.loads(
+            run_captured(
+                "all",
+                from_file=str(RELATED / "namespace-claim-pod-node-chain.json"),
+                output="json",
+                all_namespaces=True,
+            )[1]
+        )["items"]
+        if i["kind"] == "PersistentVolumeClaim"
+    )
+    assert main(item)["type"] == "node-not-ready"
+    assert main(item)["summary"].startswith("pod renderer-0: node pool-b-2 NotReady for")
+    assert [b["type"] for b in item["blockers"]][1] == "protection-in-use"
+
+
+def test_namespace_chain_is_not_cut_at_the_pvc_protection_finalizer() -> None:
+    item = explained("namespace-claim-pod-node-chain", "namespaces")
+    assert main(item)["type"] == "node-not-ready"
+    assert main(item)["summary"].startswith("pod renderer-0: node pool-b-2 NotReady")
+    # the controller's count of pvc-protection is the claim the file shows: said once
+    assert not any("state unknown" in b["summary"] for b in item["blockers"])
+    assert [b["type"] for b in item["blockers"]].count("finalizer") == 0
+
+
+# -- 4. "unexpected items still remain": content left, not a rejected delete -------------------
+
+
+def test_items_still_remain_is_content_left_not_a_delete_failure() -> None:
+    item = explained("namespace-content-still-there", "namespaces")
+    blocker = main(item)
+    assert blocker["type"] == "content-remaining"
+    assert blocker["summary"] == "pods (1) still there after the controller deleted them"
+    assert blocker["remedy"][0]["command"] == "kubectl terminating pods -n ingest --explain"
+    said = json.dumps(item["blockers"])
+    assert "rejects the deletes" not in said
+    assert all(b["type"] != "namespace-condition" for b in item["blockers"])
+
+
+def test_items_still_remain_is_followed_to_the_pods() -> None:
+    item = explained("namespace-pods-still-there", "namespaces")
+    assert main(item)["type"] == "node-not-ready"
+    assert main(item)["summary"].startswith("pod collector-5d8f9c7b6-h4k2p: node edge-3 NotReady")
+    assert "rejects the deletes" not in json.dumps(item["blockers"])

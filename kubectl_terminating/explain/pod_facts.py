@@ -460,10 +460,10 @@ class PodFacts(Facts):
         except ReadFailed as failed:
             self.warn(failed)
             return [], str(failed)
-        cut = sum(1 for e in events if not text(e.get("reason")))
-        if cut:  # every recorder writes a reason: these were cut from a paste
+        cut = sum(1 for e in events if not text(e.get("reason")) or "message" not in e)
+        if cut:  # the kubelet writes both: these were cut from a paste
             self.finding.unknowns.append(
-                f"{cut} of the pod's events unknown: the file has them without reason"
+                f"{cut} of the pod's events unknown: the file has them without reason or message"
             )
         return events, None
 

@@ -460,7 +460,7 @@ def _reclaim_blocker(
         summary = f"{done}{named}; node {facts.node_name} not checked ({facts.node.unreadable})"
     else:
         summary = f"{done}; {TEARDOWN_PENDING}"
-        # without the pod's events a cause that only they show (a network teardown) is unseen
+    if not (in_use or events):  # a cause only the pod's events show (network teardown) unseen
         unchecked = facts.events_unread
     evidence = [
         _exited_evidence(facts),

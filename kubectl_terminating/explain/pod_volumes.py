@@ -229,16 +229,21 @@ def _check_taint(trace: VolumeTrace, facts: PodFacts) -> None:
     replacement pod waits on Multi-Attach. Said when the node's CSINode did not show the
     driver registered (a registered driver tolerates the taint)."""
     taints = evicting_taints(facts.node.node)
-    if not trace.driver or trace.driver_problem is not None or trace.registered or not taints:
+    gone = trace.driver_problem is not None and trace.registered is None  # not installed
+    if not trace.driver or gone or trace.registered or not taints:
         return
     driver = trace.driver
-    trace.driver_problem = taint_evidence(
+    said = taint_evidence(
         facts.node_name,
         taints,
         f"the node plugin of CSI driver {driver} with them unless it tolerates the taint (the "
         f"kubelet then logs 'driver name {driver} not found in the list of registered CSI "
         "drivers' on each unmount retry)",
     )
+    if trace.driver_problem is None:  # the node's CSINode not read: the taint is the evidence
+        trace.driver_problem = said
+    else:  # CSINode shows the driver gone from the node: the taint says why
+        trace.evidence.insert(0, said)
     trace.taints = taints
     if trace.pv:
         waiting = reads.events_with_reason(facts.view, facts.namespace, "FailedAttachVolume")

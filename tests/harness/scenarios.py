@@ -284,6 +284,43 @@ def pod_with_unregistered_driver(cp: ControlPlane, ns: str, name: str = "db-1") 
     return Stuck(ns, name, node)
 
 
+MAINTENANCE_TAINT = {"key": "maintenance", "value": "true", "effect": "NoExecute"}
+
+
+def pod_with_driver_evicted_by_taint(cp: ControlPlane, ns: str, name: str = "db-3") -> Stuck:
+    """`kubectl taint node N maintenance=true:NoExecute` evicted the CSI node plugin with the
+    workloads: the driver is gone from the node's CSINode, its volume still attached there,
+    and the replacement pod waits on the attach/detach controller's Multi-Attach error."""
+    node = f"{ns}-taint"
+    driver = f"{ns}.csi.example.com"
+    handle = f"vol-{ns}"
+    pv = f"pv-{ns}"
+    create_csidriver(cp, driver)
+    create_bound_volume(cp, ns, "data", pv, driver, handle)
+    unique = csi_volume_name(driver, handle)
+    create_node(
+        cp, node, volumes_in_use=[unique], volumes_attached=[unique], taints=[MAINTENANCE_TAINT]
+    )
+    create_csinode(cp, node, drivers=[])  # deregistered when its plugin pod was evicted
+    create_volume_attachment(cp, None, node, pv, attacher=driver)
+    volumes = [pvc_volume("data", "data")]
+    _, deleted = _deleted_pod(
+        cp, ns, name, "terminated:0", node=node, volumes=volumes, grace_period=1
+    )
+    replacement = create_pod(cp, ns, f"{name}-new", node=f"{ns}-other", volumes=volumes)
+    create_event(  # the attach/detach controller's words (pkg/controller/volume/attachdetach)
+        cp,
+        ns,
+        _involved(replacement),
+        "FailedAttachVolume",
+        f'Multi-Attach error for volume "{pv}" Volume is already exclusively attached to one '
+        "node and can't be attached to another",
+        component="attachdetach-controller",
+    )
+    wait_past_deadline(deleted)
+    return Stuck(ns, name, node)
+
+
 DETACH_ERROR = "rpc error: code = DeadlineExceeded desc = context deadline exceeded"
 
 

@@ -90,23 +90,42 @@ def test_csi_node_plugin_evicted_by_a_taint_is_the_cause() -> None:
     assert not blocker["remedy"][0].get("destructive")
 
 
-def test_csi_driver_registered_on_the_node_tolerates_the_taint(tmp_path: Path) -> None:
-    """The node's CSINode lists the driver: its node plugin runs despite the taint."""
+def _with_csinode(tmp_path: Path, drivers: list[JSON]) -> JSON:
+    """The taint fixture with the node's CSINode listing `drivers`, as `pods -o json`."""
     data = json.loads((RELATED / "pod-csi-node-plugin-evicted-by-taint.json").read_text())
     data["items"].append(
         {
             "apiVersion": "storage.k8s.io/v1",
             "kind": "CSINode",
             "metadata": {"name": "worker-4"},
-            "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "i-0a1b2c3d4e5f"}]},
+            "spec": {"drivers": drivers},
         }
     )
-    path = tmp_path / "tolerated.json"
+    path = tmp_path / "with-csinode.json"
     path.write_text(json.dumps(data))
     code, out, err = run_captured("pods", from_file=str(path), output="json", all_namespaces=True)
     assert code == 0, err
     (item,) = json.loads(out)["items"]
+    return dict(item)
+
+
+def test_csi_driver_registered_on_the_node_tolerates_the_taint(tmp_path: Path) -> None:
+    """The node's CSINode lists the driver: its node plugin runs despite the taint."""
+    item = _with_csinode(tmp_path, [{"name": "ebs.csi.aws.com", "nodeID": "i-0a1b2c3d4e5f"}])
     assert all("taint" not in b["summary"] for b in item["blockers"])
+
+
+def test_csi_driver_gone_from_the_csinode_of_a_tainted_node_names_the_taint(
+    tmp_path: Path,
+) -> None:
+    """The CSINode proves the driver is gone from the node; the taint says why."""
+    item = _with_csinode(tmp_path, [])
+    blocker = main(item)
+    assert blocker["summary"] == (
+        "CSI driver ebs.csi.aws.com evicted from worker-4 by taint maintenance=true:NoExecute"
+    )
+    kinds = [e.get("object", {}).get("kind") for e in blocker["evidence"]]
+    assert kinds[:2] == ["CSINode", "Node"]
 
 
 def test_cni_agent_evicted_by_a_taint_is_said_on_the_network_teardown() -> None:

@@ -7,9 +7,15 @@ words. Each file is made by hand in tests/fixtures/related after what people pas
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kubectl_terminating.explain.objects import explain_object
+from kubectl_terminating.fix.plan import Proposal, Refusal, plan
+from kubectl_terminating.resources import PVCS
+from kubectl_terminating.snapshot import load
+from kubectl_terminating.staticview import StaticView
 from tests.unit.builders import FIXTURES, run_captured
 from tests.unit.golden import assert_golden
 
@@ -190,3 +196,18 @@ def test_items_still_remain_is_followed_to_the_pods() -> None:
     assert main(item)["type"] == "node-not-ready"
     assert main(item)["summary"].startswith("pod collector-5d8f9c7b6-h4k2p: node edge-3 NotReady")
     assert "rejects the deletes" not in json.dumps(item["blockers"])
+
+
+def test_fix_plans_a_claims_raised_pod_blockers_under_the_pod() -> None:
+    """The claim's raised node-not-ready is the pod's: `fix` plans it under the pod (a child of
+    the claim), never as a taint or refusal of the claim itself."""
+    loaded = load(str(RELATED / "namespace-claim-pod-node-chain.json"))
+    claim = next(o for o in loaded.objects if o["kind"] == "PersistentVolumeClaim")
+    later = datetime(2026, 3, 6, 18, 0, tzinfo=timezone.utc)  # the file's deletions are past
+    view = StaticView(loaded.objects, later, unreadable=loaded.unreadable)
+    finding = explain_object(claim, PVCS, view)
+    assert [c.name for c in finding.children] == ["renderer-0"]
+    sections = plan([finding])
+    claim_steps = [s for s in sections[0].steps if isinstance(s, Proposal | Refusal)]
+    assert all(s.blocker.type == "protection-in-use" for s in claim_steps)
+    assert sections[1].subject.name == "renderer-0"

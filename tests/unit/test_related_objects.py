@@ -211,3 +211,32 @@ def test_fix_plans_a_claims_raised_pod_blockers_under_the_pod() -> None:
     claim_steps = [s for s in sections[0].steps if isinstance(s, Proposal | Refusal)]
     assert all(s.blocker.type == "protection-in-use" for s in claim_steps)
     assert sections[1].subject.name == "renderer-0"
+
+
+def test_a_rejected_delete_beside_items_still_there_keeps_its_own_blocker(tmp_path: Path) -> None:
+    """The controller aggregates its errors ("[a, b]"): a webhook's rejection beside pods still
+    there is still a rejected delete, headlined by the webhook, not by the pods' message."""
+    ns = json.loads((RELATED / "namespace-content-still-there.json").read_text())
+    failure = next(
+        c for c in ns["status"]["conditions"] if c["type"] == "NamespaceDeletionContentFailure"
+    )
+    failure["message"] = (
+        "Failed to delete all resource types, 2 remaining: [unexpected items still remain in "
+        "namespace: ingest for gvr: /v1, Resource=pods, Internal error occurred: failed calling "
+        'webhook "validate.widgets.example.com": failed to call webhook: Post '
+        '"https://widgets-webhook.ingest.svc:443/validate?timeout=10s": service '
+        '"widgets-webhook" not found]'
+    )
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(ns))
+    code, out, err = run_captured("namespaces", from_file=str(path), output="json")
+    assert code == 0, err
+    (item,) = json.loads(out)["items"]
+    summaries = {b["type"]: b["summary"] for b in item["blockers"]}
+    assert "validate.widgets.example.com" in summaries["webhook"]
+    assert summaries["namespace-condition"] == (
+        "content deletion failed: webhook validate.widgets.example.com"
+    )
+    assert (
+        summaries["content-remaining"] == "pods (1) still there after the controller deleted them"
+    )

@@ -7,13 +7,15 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= .demo
 PYTEST_ARGS ?=
 
-.PHONY: help venv lint test unit e2e demo demo-down control-plane clean
+.PHONY: help venv lint test unit e2e test-k9s demo demo-down control-plane clean deploy-manifests
 
 help:
 	@echo "make test      lint + unit + end-to-end tests (builds the test control plane once)"
+	@echo "make test-k9s  the k9s plugin in a real k9s in tmux (builds k9s once: ~11 min cold)"
 	@echo "make demo      start a local control plane with stuck pods/namespaces and explain them"
 	@echo "make demo-down stop the demo control plane and its real node"
 	@echo "make lint      ruff (check and format) + mypy --strict"
+	@echo "make deploy-manifests  render deploy/*.yaml from the Helm chart deploy/chart"
 	@echo "make dist      the single-file executable and its archive (dist/)"
 	@echo "make krew-install  install that archive with real krew into build/krew-root"
 	@echo "make smoke     the krew-installed binary through real kubectl (CI runs it after test)"
@@ -39,16 +41,33 @@ unit: $(STAMP)
 	$(BIN)/pytest -m "not e2e" $(PYTEST_ARGS)
 
 e2e: $(STAMP) control-plane
-	$(BIN)/pytest -m e2e $(PYTEST_ARGS)
+	$(BIN)/pytest -m "e2e and not k9s" $(PYTEST_ARGS)
 
 test: lint $(STAMP) control-plane
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -m "not k9s" $(PYTEST_ARGS)
+
+# The k9s plugin in a real k9s, in tmux (tests/e2e/test_k9s.py). Its own target: building k9s
+# took 10m44s cold on a loaded 2-core machine (2.3 GB of modules). tmux and less come from
+# apt-get where missing (root only).
+test-k9s: $(STAMP) control-plane
+	bash hack/build-go-tool.sh k9s
+	@missing=; for tool in tmux less; do command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	  else echo "test-k9s needs:$$missing" >&2; exit 1; fi; \
+	fi
+	$(BIN)/pytest -m k9s tests/e2e/test_k9s.py $(PYTEST_ARGS)
 
 demo: $(STAMP) control-plane
 	$(BIN)/python -m tests.harness.demo up --state-dir $(DEMO_DIR)
 
 demo-down: $(STAMP)
 	$(BIN)/python -m tests.harness.demo down --state-dir $(DEMO_DIR)
+
+# deploy/*.yaml from deploy/chart, their one source (builds helm once, cached)
+deploy-manifests:
+	bash hack/render-deploy.sh
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache
@@ -71,7 +90,8 @@ include hack/dist.mk
 #   make bench-fleet                        --all-contexts over FLEET_N=3 control planes next to
 #                                           each context alone (FLEET_PODS, FLEET_STUCK per cluster)
 #   make bench-watch                        pods -A -w: requests and CPU over a quiet minute on
-#                                           WATCH_PODS=20000 pods (WATCH_SECONDS=60)
+#                                           WATCH_PODS=20000 pods (WATCH_SECONDS=60);
+#                                           WATCH_COMMAND=serve: serve's watches the same way
 #   make bench-bignode                      one live virtual-kubelet node holding 90% of 5,000
 #                                           and 50,000 pods, 5 stuck on it (BIGNODE_SIZES=5000)
 .PHONY: bench bench-pods bench-outage bench-bignode bench-exporter bench-fleet bench-watch
@@ -94,7 +114,7 @@ bench-fleet: $(STAMP) control-plane
 	$(BIN)/python -m hack.bench.fleet
 
 bench-watch: $(STAMP) control-plane
-	WATCH_PODS="$(WATCH_PODS)" WATCH_SECONDS="$(WATCH_SECONDS)" $(BIN)/python -m hack.bench.watchidle
+	WATCH_COMMAND="$(WATCH_COMMAND)" WATCH_PODS="$(WATCH_PODS)" WATCH_SECONDS="$(WATCH_SECONDS)" $(BIN)/python -m hack.bench.watchidle
 
 bench-bignode: $(STAMP) control-plane
 	BENCH_SCENARIO=bignode BIGNODE_SIZES="$(BIGNODE_SIZES)" REPEAT="$(REPEAT)" \

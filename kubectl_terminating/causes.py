@@ -1,15 +1,7 @@
-"""Every blocker type, in one ordered table: a new type is its row here, its cause in
-explain/, its slot in its kind's list of causes, and its tests.
+"""Every blocker type, one row each, in rank order (root causes above their symptoms).
 
-The order of the rows is the rank: the main blocker of a finding is its blocker with the
-first row (the most specific root cause first; a cause that explains others, an unavailable
-APIService stalling every namespace, above the symptoms it produces). Each row says what the
-summary calls the type, while what it can still hold an object, whether it happens on the
-pod's node (the summary then groups it by node), how the summary names the one object a group
-shares, and what `fix` does: propose a write (fix/plan.PROPOSERS), nothing (context), or
-refuse, and why. tests/unit/test_causes.py fails for a type used anywhere without a row.
-
-This module imports nothing of the package: every floor may read it.
+Whatever varies by type is a field of its row; the rest of the package derives from the table.
+Imports nothing of the package: every floor may read it.
 """
 
 from __future__ import annotations
@@ -25,6 +17,7 @@ RUNTIME_UNAVAILABLE = "runtime-unavailable"
 DISK_FULL = "disk-full"
 LIFECYCLE_HOOK = "lifecycle-hook"
 NETWORK_TEARDOWN = "network-teardown"
+RESOURCE_CLAIM = "resource-claim"
 CONTAINERS_RUNNING = "containers-running"
 VOLUMES_NOT_RECLAIMED = "volumes-not-reclaimed"
 CSI_DRIVER_MISSING = "csi-driver-missing"
@@ -41,6 +34,33 @@ PROTECTION_IN_USE = "protection-in-use"
 GRACE_PERIOD = "grace-period"
 UNKNOWN = "unknown"
 
+# The kubelet's termination of a pod, in its order (kubelet.go SyncTerminatingPod: kill the
+# containers, then the sandbox and its network, unprepare the DRA claims, write the terminal
+# status; SyncTerminatedPod: the volumes). A pod type says which step it explains.
+DELETION = "deletion"  # the kubelet has not processed the deletion (node gone, kubelet down)
+CONTAINERS = "containers"
+HOOKS = "hooks"
+NETWORK = "network"
+RESOURCES = "resources"
+VOLUMES = "volumes"
+TEARDOWN = (DELETION, CONTAINERS, HOOKS, NETWORK, RESOURCES, VOLUMES)
+
+# What the summary can group a type by: the pod's node, or one object the blockers share
+# (their evidence's typed subject of that kind).
+NODE = "Node"
+FINALIZER_ON = "finalizer"  # a finalizer (model.Subject.holder carries it)
+DRA_DRIVER = "DRADriver"  # a DRA driver (no API object: its name in a claim's allocation)
+WEBHOOK_CONFIGS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
+
+# Whose log `--node-evidence` reads for a type: the kubelet's, or the runtime's too.
+KUBELET_LOG = "kubelet"
+RUNTIME_LOG = "runtime"
+
+# The kinds of object a type can hold (a namespace, and a claim held by pvc-protection, take on
+# the blockers of their stuck pods).
+POD = ("Pod", "Namespace", "PersistentVolumeClaim")
+NAMESPACE = ("Namespace",)
+
 NOT_AUTOMATED = "not proven safe to automate"
 PROPOSED = None  # `fix` proposes a write (fix/plan.PROPOSERS), once its checks allow it
 
@@ -50,7 +70,16 @@ class Cause:
     type: str
     label: str  # the summary's name of the cause
     holds_while: str  # while what the blocker can still hold an object (one line)
-    on_node: bool = False  # happens on the pod's node: its shared object is the node
+    # the step of the kubelet's teardown it explains (TEARDOWN); None: not the kubelet's
+    stage: str | None = None
+    # the kinds of subject the summary groups it by (NODE: the pod's node); (): none
+    group: tuple[str, ...] = ()
+    node_log: str | None = None  # whose log --node-evidence reads for it; None: not asked
+    # the kinds of object it can hold; (): any (a kubelet step: pods, and their namespaces)
+    kinds: tuple[str, ...] = ()
+    # its summary names the finalizer that holds the object (content a namespace's condition
+    # says a finalizer holds is then explained)
+    names_finalizer: bool = False
     # how the summary reads a group that shares one object (`CSI driver X not installed`);
     # None: `label (X)`
     shared: str | None = None
@@ -59,27 +88,40 @@ class Cause:
     context: bool = False  # says when the object goes; `fix` has nothing to do for it
     cluster_wide: bool = False  # one object holds many: `fix` refuses it once for them all
 
+    @property
+    def kubelet(self) -> bool:
+        """The kubelet of the pod's node is the one to act on it."""
+        return self.stage is not None
+
+    def holds(self, kind: str) -> bool:
+        kinds = self.kinds or (POD if self.kubelet else ())
+        return not kinds or kind in kinds
+
 
 TABLE: tuple[Cause, ...] = (
     Cause(
         NODE_MISSING,
         "node no longer exists",
         "the kubelet has not confirmed (deletionGracePeriodSeconds is not 0)",
-        on_node=True,
+        stage=DELETION,
+        group=(NODE,),
         refusal=PROPOSED,
     ),
     Cause(
         NODE_NOT_READY,
         "node NotReady",
         "the kubelet has not confirmed (deletionGracePeriodSeconds is not 0)",
-        on_node=True,
+        stage=DELETION,
+        group=(NODE,),
         refusal=PROPOSED,
     ),
     Cause(
         RUNTIME_UNAVAILABLE,
         "container runtime down",
         "the kubelet has not confirmed and its node says the runtime is down",
-        on_node=True,
+        stage=CONTAINERS,
+        group=(NODE,),
+        node_log=RUNTIME_LOG,
         refusal="the node is up and its containers still run: the runtime must come back "
         "(deleting the pod object or tainting the node would leave them running)",
     ),
@@ -88,7 +130,8 @@ TABLE: tuple[Cause, ...] = (
         "node disk full",
         "the kubelet has not confirmed; the kubelet's or runtime's log says `no space left on "
         "device` for the pod",
-        on_node=True,
+        stage=CONTAINERS,
+        group=(NODE,),
         refusal="the node's disk must have room again for the runtime to record the exit and the "
         "kubelet to tear down: removing the pod object would leave both undone on the node",
     ),
@@ -96,6 +139,7 @@ TABLE: tuple[Cause, ...] = (
         APISERVICE_UNAVAILABLE,
         "APIService unavailable",
         "kubernetes is in spec.finalizers: discovery of the group runs on every pass and fails",
+        group=("APIService",),
         shared="APIService {} unavailable",
         refusal=PROPOSED,
         cluster_wide=True,
@@ -105,6 +149,7 @@ TABLE: tuple[Cause, ...] = (
         "conversion webhook down",
         "kubernetes is in spec.finalizers; the CRD's objects are here, fail to list in "
         "conversion, or a condition names it",
+        group=("CustomResourceDefinition",),
         shared="conversion webhook of {} down",
         refusal="a CRD's conversion webhook decides how every stored object is served: "
         "not automated",
@@ -114,21 +159,26 @@ TABLE: tuple[Cause, ...] = (
         WEBHOOK,
         "admission webhook down",
         "a write deletion still needs (finalizer UPDATE, content or kubelet DELETE) matches it",
+        group=WEBHOOK_CONFIGS,
         shared="admission webhook {} down",
         refusal=PROPOSED,
         cluster_wide=True,
     ),
     Cause(
         CSI_DRIVER_MISSING,
-        "CSI driver not installed",
+        "CSI driver not installed or not running",
         "the kubelet has not confirmed and its volume teardown needs the driver",
-        shared="CSI driver {} not installed",
+        stage=VOLUMES,
+        group=("CSIDriver",),
+        node_log=KUBELET_LOG,
+        shared="CSI driver {} not installed or not running",
         refusal="the CSI driver must unmount the volume: removing the pod would strand it",
     ),
     Cause(
         VOLUME_ATTACHMENT,
         "volume not detached",
         "the kubelet has not confirmed and the volume is still attached to the node",
+        stage=VOLUMES,
         refusal="the volume is still attached: removing the pod would strand it",
     ),
     Cause(
@@ -136,7 +186,9 @@ TABLE: tuple[Cause, ...] = (
         "postStart hook never returned",
         "the kubelet has not confirmed, is past the deadline and the hook's container still "
         "waits to start",
-        on_node=True,
+        stage=HOOKS,
+        group=(NODE,),
+        node_log=KUBELET_LOG,
         refusal="the hook runs on the node: it must be ended there, then the kubelet finishes "
         "by itself",
     ),
@@ -145,22 +197,40 @@ TABLE: tuple[Cause, ...] = (
         "pod network teardown failing",
         "the kubelet has not confirmed, is past the deadline and an event says the CNI plugin "
         "fails its DEL",
-        on_node=True,
+        stage=NETWORK,
+        group=(NODE,),
+        node_log=KUBELET_LOG,
         refusal="the CNI plugin on the node must release the pod's sandbox: removing the pod "
         "object would leave the sandbox and its IP allocated there",
+    ),
+    Cause(
+        RESOURCE_CLAIM,
+        "DRA claim not unprepared",
+        "the kubelet has not confirmed, the phase is not terminal and the claim's driver has no "
+        "ResourceSlice on the node",
+        stage=RESOURCES,
+        group=(DRA_DRIVER,),
+        node_log=KUBELET_LOG,
+        shared="DRA driver {} not registered on the node",
+        refusal="the DRA driver must unprepare the claim's devices on the node: removing the pod "
+        "would free the claim while they are still prepared there",
     ),
     Cause(
         VOLUMES_NOT_RECLAIMED,
         "volumes not reclaimed",
         "the kubelet has not confirmed and every container has exited",
-        on_node=True,
+        stage=VOLUMES,
+        group=(NODE,),
+        node_log=KUBELET_LOG,
         refusal="a volume is still mounted: removing the pod would strand it",
     ),
     Cause(
         CONTAINERS_RUNNING,
         "containers still running",
         "the kubelet has not confirmed and is past the deadline, node healthy",
-        on_node=True,
+        stage=CONTAINERS,
+        group=(NODE,),
+        node_log=RUNTIME_LOG,
         refusal="the container runtime still runs the containers: deleting the pod object "
         "would leave them running on the node",
     ),
@@ -168,12 +238,14 @@ TABLE: tuple[Cause, ...] = (
         OWNER_DEPENDENTS,
         "waiting for dependents",
         "foregroundDeletion is set and dependents are left (or could not be listed)",
+        names_finalizer=True,
         refusal="dependents are still being deleted; they are the cause",
     ),
     Cause(
         PROTECTION_IN_USE,
         "still in use",
         "a pod bound to a node uses the claim / the volume is Bound to a claim",
+        names_finalizer=True,
         refusal="the claim or volume is still in use",
     ),
     Cause(
@@ -181,31 +253,38 @@ TABLE: tuple[Cause, ...] = (
         "finalizer",
         "the finalizer is still in metadata.finalizers (of content: NamespaceFinalizersRemaining "
         "names it)",
+        group=(FINALIZER_ON,),
         shared="finalizer {}",
+        names_finalizer=True,
         refusal=PROPOSED,
     ),
     Cause(
         NAMESPACE_CONTROLLER,
         "namespace controller not running",
         "kubernetes is in spec.finalizers and no condition was ever written",
+        kinds=NAMESPACE,
         refusal="the namespace controller itself must run: nothing to write",
     ),
     Cause(
         NAMESPACE_CONDITION,
         "namespace deletion failing",
         "kubernetes is in spec.finalizers and the failure condition is True",
+        kinds=NAMESPACE,
         refusal="a symptom the namespace controller reports: the cause is another blocker",
     ),
     Cause(
         CONTENT_REMAINING,
         "content remaining",
         "kubernetes is in spec.finalizers and objects (or unlistable types) remain",
+        kinds=NAMESPACE,
         refusal="the namespace controller deletes the content by itself once nothing blocks it",
     ),
     Cause(
         NAMESPACE_FINALIZER,
         "namespace finalizer",
         "the finalizer is in the namespace's spec or metadata",
+        group=(FINALIZER_ON,),
+        kinds=NAMESPACE,
         shared="namespace finalizer {}",
         refusal=PROPOSED,
     ),

@@ -539,6 +539,16 @@ def fix(ctx: click.Context, /, kind: str, names: tuple[str, ...], **flags: Any) 
     ctx.exit(run_fix(options, fix_options))
 
 
+def _one_cluster(ctx: click.Context, command: str, flags: dict[str, Any]) -> Options:
+    """The options of a long-running command over `all` in one cluster (serve, mcp)."""
+    if _fleet(flags):
+        raise click.UsageError(f"{command} reads one cluster: run one per context", ctx)
+    try:
+        return Options.from_flags("all", (), flags)
+    except UsageError as error:
+        raise click.UsageError(error.message, ctx) from None
+
+
 @cli.command("serve", context_settings=CONTEXT)
 @click.option(
     "--metrics-bind-address",
@@ -571,14 +581,38 @@ def serve(ctx: click.Context, /, address: str, interval: str, **flags: Any) -> N
     from kubectl_terminating.exporter.serve import ServeOptions
     from kubectl_terminating.exporter.serve import serve as run_serve
 
-    if _fleet(flags):
-        raise click.UsageError("serve reads one cluster: run one per context", ctx)
-    try:
-        options = Options.from_flags("all", (), flags)
-    except UsageError as error:
-        raise click.UsageError(error.message, ctx) from None
+    options = _one_cluster(ctx, "serve", flags)
     serving = ServeOptions(address, interval)
     ctx.exit(guarded(lambda: run_serve(options, serving, sys.stderr), sys.stderr))
+
+
+@cli.command("mcp", context_settings=CONTEXT)
+@click.option(
+    "--max-items",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    metavar="N",
+    help="The most objects one answer lists; the rest are cut, with a note saying so.",
+)
+@click.pass_context
+def mcp(ctx: click.Context, /, max_items: int, **flags: Any) -> None:
+    """Serve the diagnosis to AI agents: an MCP server over stdio (read-only).
+
+    Tools: terminating_list, terminating_explain, terminating_summary, terminating_types and
+    terminating_fix_plan (the dry run only: applying stays a human's `fix --apply --confirm
+    DIGEST`). Each answers with the -o json document of the same command. The connection is
+    resolved as for every command (--kubeconfig, --context, -n: the default namespace) once,
+    at start; each call reads the cluster again. Needs the `mcp` extra:
+    pip install 'kubectl-terminating[mcp]'.
+
+    \b
+      kubectl terminating mcp --context prod
+    """
+    options = _one_cluster(ctx, "mcp", flags)
+    from kubectl_terminating.agents.start import start
+
+    ctx.exit(start(options, max_items, sys.stderr))
 
 
 def _restore_library_path() -> None:

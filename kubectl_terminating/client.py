@@ -30,6 +30,7 @@ from kubectl_terminating.errors import (
     Forbidden,
     Gone,
     NotFound,
+    NotServed,
     Unauthorized,
     Unreachable,
 )
@@ -448,6 +449,8 @@ class Client:
         if status == 403:
             return Forbidden(message or f"forbidden: {path}", status, "Forbidden")
         if status == 404:
+            if not _names_an_object(body):
+                return NotServed(message or f"not served: {path}", status, "NotFound")
             return NotFound(message or f"not found: {path}", status, "NotFound")
         if status == 410:
             return Gone(message or "the list expired", status, "Expired")
@@ -748,6 +751,17 @@ def _short_socket_error(text: str) -> str:
         if marker in text:
             return short
     return text.split(": ", 1)[-1][:200]
+
+
+def _names_an_object(body: bytes) -> bool:
+    """A 404 Status naming the object (details.name): the object is absent, while the type is
+    served. A type not served answers `404 page not found` or a Status without a name."""
+    try:
+        status = json.loads(body)
+    except ValueError:
+        return False
+    details = status.get("details") if isinstance(status, dict) else None
+    return isinstance(details, dict) and bool(details.get("name"))
 
 
 def _status_message(body: bytes) -> tuple[str, str]:

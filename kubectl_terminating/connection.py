@@ -1,10 +1,4 @@
-"""Connecting to the cluster the kubeconfig flags select, and saying what went wrong.
-
-Shared by every command that reads a cluster (`pods`/`ns`/`all` in run.py, `dump` in dump.py,
-`fix`): a command body runs `guarded`, so any error becomes kubectl's one line on stderr and
-its exit code (Ctrl-C: 130), never a traceback; `connected` gives it a client and prints the
-request totals at the end with `-v 1`.
-"""
+"""Connecting to the cluster the kubeconfig flags select, and saying what went wrong."""
 
 from __future__ import annotations
 

@@ -62,6 +62,11 @@ class NotFound(ApiError):
     pass
 
 
+class NotServed(NotFound):
+    """A 404 about the type, not an object: the server does not serve that group, version or
+    resource (an object's NotFound names the object in its Status details)."""
+
+
 class Gone(ApiError):
     """A continue token or resourceVersion expired (HTTP 410)."""
 

@@ -1,13 +1,4 @@
-"""Several kubeconfig contexts in one run (`--contexts a,b,c`, `--all-contexts`).
-
-A layer above the single-context run: each context is read exactly as one cluster is
-(`connection.connected`, `options.complete`, `run.collect`, `dump.capture`), concurrently, at
-most FLEET_WORKERS clusters at a time, each with its own connection, credentials (exec
-plugins included) and deadline; then the results are merged and printed once
-(render/fleet.py). A context that cannot be read (unreachable, forbidden, unknown, too slow)
-is one warning naming it and never holds up the others: the run fails (exit 1) only when no
-context could be read. The kubeconfig is only read, never written, and nothing prompts.
-"""
+"""Several kubeconfig contexts in one run (`--contexts a,b,c`, `--all-contexts`)."""
 
 from __future__ import annotations
 

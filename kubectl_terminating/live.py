@@ -1,13 +1,5 @@
-"""The ClusterView over a live API server: lazy, memoised, thread-safe reads.
-
-Each related object or list is read at most once per run, and only when an explainer asks.
-A read the user may not make (403), that the server cannot serve, or that misses its check
-deadline (a slow aggregated API: Client.check_deadline) becomes ReadFailed, which the
-explainers' runner reports as a warning; losing the server altogether stays an error.
-
-Namespace content is one metadata-only list per namespaced type. When several namespaces are
-being explained, a type with few objects in the whole cluster (most CRDs) is listed once for
-all of them instead of once per namespace: see LiveView.expect_content.
+"""The ClusterView over a live API server: lazy, memoised, thread-safe reads; a read that cannot
+be made is ReadFailed, a warning, and losing the server stays an error.
 """
 
 from __future__ import annotations
@@ -20,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectl_terminating.client import ACCEPT_METADATA, Client
 from kubectl_terminating.discovery import discover
-from kubectl_terminating.errors import ApiError, Forbidden, NotFound, Unauthorized
+from kubectl_terminating.errors import ApiError, Forbidden, NotFound, NotServed, Unauthorized
 from kubectl_terminating.find import find_all, find_namespaces, find_pods
 from kubectl_terminating.model import JSON
 from kubectl_terminating.resources import NAMESPACES, Resource, typed
@@ -88,14 +80,32 @@ class LiveView:
             return load()
         except Unauthorized:
             raise
+        except NotServed:
+            raise ReadFailed(what, self.not_served()) from None
         except ApiError as error:
             raise ReadFailed(what, reason_of(error)) from None
+
+    def not_served(self) -> str:
+        """Why a type cannot be read, with the server's version: it may be served by a newer
+        (or older) one, so the check was not possible, and nothing is absent."""
+        return self._memo(("not served",), lambda: f"not served by this server ({self._version()})")
+
+    def _version(self) -> str:
+        try:
+            version = self.client.get("/version", deadline=self.client.check_deadline)
+        except ApiError:
+            return "version unknown"
+        major, minor = str(version.get("major", "")), str(version.get("minor", ""))
+        # minor may carry a `+` (managed clusters: "36+")
+        return f"v{major}.{minor.rstrip('+')}" if major and minor else "version unknown"
 
     def _get_or_none(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
         try:
             return self.client.get(
                 resource.path(namespace, name), deadline=self.client.check_deadline
             )
+        except NotServed:
+            raise ReadFailed(resource.qualified, self.not_served()) from None
         except NotFound:
             return None
         except Unauthorized:

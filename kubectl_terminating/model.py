@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # The blocker types, their rank and all else known of each: one table, causes.py.
+from kubectl_terminating import causes
 from kubectl_terminating.causes import GRACE_PERIOD, TABLE, rank
 
 JSON = dict[str, Any]
@@ -29,6 +30,10 @@ def blocker_rank(blocker: Blocker) -> tuple[bool, int]:
     return blocker.unchecked is not None, priority(blocker.type)
 
 
+# A Subject kind beyond the API's own: a finalizer, on the object Subject.holder.
+FINALIZER_ON = causes.FINALIZER_ON
+
+
 @dataclass(frozen=True)
 class ObjectRef:
     kind: str
@@ -43,10 +48,6 @@ class ObjectRef:
     def to_json(self) -> JSON:
         out: JSON = {"kind": self.kind, "name": self.name}
         return _set(out, namespace=self.namespace, apiVersion=self.api_version)
-
-
-# Kinds of Subject beyond the API's own (APIService, Service, webhook configurations, ...).
-FINALIZER_ON = "finalizer"  # a finalizer, on the object Subject.holder
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,5 @@
-"""After the pods are explained: the node's own word for those whose main blocker is on their
-node's side while its kubelet is alive (`--node-evidence`), or why it was not read.
-
-One read per node, not per pod: the keys of every such pod of a node go into one log query
-(nodeproxy.py); explain/node_evidence.py turns what came back into each pod's headline.
+"""After the pods are explained: the node's own word (`--node-evidence`, one read per node) for
+those whose main blocker's row asks for it while the kubelet is alive, or why it was not read.
 """
 
 from __future__ import annotations
@@ -11,8 +8,8 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 
+from kubectl_terminating.causes import RUNTIME_LOG, cause_of
 from kubectl_terminating.explain.node_evidence import (
-    RUNTIME_SIDE,
     confirm,
     evidence_keys,
     not_read,
@@ -73,7 +70,7 @@ def subjects_of(pods: Sequence[tuple[JSON, Finding]]) -> dict[str, Subject]:
         known = subjects.get(node, Subject(()))
         since = min(filter(None, (known.since, _since(pod))), default="")
         main = finding.blockers[0].type
-        runtime = known.runtime or main in RUNTIME_SIDE
+        runtime = known.runtime or cause_of(main).node_log == RUNTIME_LOG
         keys = tuple(dict.fromkeys((*known.keys, *evidence_keys(pod_keys(pod), main))))
         subjects[node] = Subject(keys, since, runtime)
     return subjects

@@ -1,13 +1,5 @@
-"""`--node-evidence`: the kubelet's own word, read through the API server's node proxy.
-
-Only GET, only to three paths under `/api/v1/nodes/NODE/proxy/`: `logs/` (the node log query
-`logs/?query=kubelet&pattern=...&sinceTime=...`, else the tail of `logs/kubelet.log`, a file
-under the node's /var/log), `stats/summary` and `pods`. `get nodes/proxy` lets a user run
-commands in containers (an exec starts as a GET), so the flag is off by default, a
-SelfSubjectAccessReview is asked first, and nothing else is ever sent there (never exec,
-run, attach, portforward, checkpoint). Every read is bounded: a few nodes at a time, a
-deadline per node, a byte cap in the HTTP read itself; only the lines naming a stuck pod are
-kept, redacted (explain/node_evidence.py interprets them).
+"""`--node-evidence`: the kubelet's own word, read GET-only and bounded through the API server's
+node proxy (docs/node-evidence.md).
 """
 
 from __future__ import annotations
@@ -73,7 +65,7 @@ class OutOfTime(Exception):
 
 
 class NodeProxy:
-    """Bounded GETs to the node proxy of one API server (see the module's docstring)."""
+    """Bounded GETs to the node proxy of one API server (docs/node-evidence.md)."""
 
     def __init__(self, client: Client) -> None:
         self.client = client

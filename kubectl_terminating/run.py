@@ -1,8 +1,4 @@
-"""One run: read the cluster, find terminating objects, explain each, render.
-
-Errors become one line on stderr and an exit code (0 ok, 1 error, 2 usage, 3 stuck objects
-found with --exit-code); checks that could not be made become warnings, never tracebacks.
-"""
+"""One run: read the cluster, find terminating objects, explain each, render."""
 
 from __future__ import annotations
 

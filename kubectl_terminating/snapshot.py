@@ -1,12 +1,5 @@
-"""Saved snapshots: record what the explainers read, replay it offline.
-
-`dump` runs the same finders and explainers as `all` through a RecordingView, which keeps
-every object, list and failed read they asked for: so a snapshot holds exactly what the
-diagnosis needs. `--from-file` serves those reads from a StaticView, with ages computed from
-the capture time. Plain `kubectl get -o json` output (a List or several concatenated
-documents) and `kubectl cluster-info dump --output-directory` folders load the same way;
-kinds they lack are reported as checks not possible, never read as "absent". Files are read
-with bounded memory (bounded.py) and their entries checked for shape (gather.py).
+"""Saved snapshots: `dump` records what the explainers read (RecordingView), `--from-file`
+replays it, and plain `kubectl get` files load the same way.
 """
 
 from __future__ import annotations
@@ -25,7 +18,7 @@ from kubectl_terminating.bounded import DEFAULT_MAX_BYTES, TooLarge, json_docume
 from kubectl_terminating.errors import ConfigError
 from kubectl_terminating.gather import Gathered
 from kubectl_terminating.model import JSON
-from kubectl_terminating.reads import RELATED
+from kubectl_terminating.reads import related_kinds
 from kubectl_terminating.resources import (
     Resource,
     as_dict,
@@ -307,7 +300,7 @@ def newest_timestamp(value: Any) -> datetime | None:
 
 def _loose(objects: list[JSON]) -> Loaded:
     present = {str(o.get("kind")) for o in objects}
-    missing = {r.kind: NOT_IN_FILE for r in RELATED if r.kind not in present}
+    missing = {r.kind: NOT_IN_FILE for r in related_kinds() if r.kind not in present}
     warnings = []
     if missing:
         warnings.append("checks not possible, kinds not in the file: " + ", ".join(sorted(missing)))

@@ -1,8 +1,4 @@
-"""A ClusterView served from objects already in memory (unit fixtures, saved dumps).
-
-Objects are plain API JSON with `kind` and `apiVersion` set. A kind whose objects were never
-captured can be marked unreadable, so the explainers report the check as not possible.
-"""
+"""A ClusterView served from objects already in memory (unit fixtures, saved dumps)."""
 
 from __future__ import annotations
 

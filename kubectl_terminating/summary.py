@@ -1,10 +1,6 @@
-"""Stuck objects grouped by cause: in an outage thousands of pods share a handful of causes.
-
-Each finding counts once, under its main blocker. Causes on the node side (the node, its
-runtime, its kubelet's teardown) make one group per type that names every node involved
-(`1,980 pods: node NotReady (20 nodes: zone-b-0, zone-b-1 ... zone-b-19)`); other causes make
-one group per shared object (a CSI driver, a finalizer, an APIService, a webhook
-configuration), so one APIService blocking 40 namespaces is one line.
+"""Stuck objects grouped by cause, each counted once under its main blocker: one group per
+type and the object its row groups it by (causes.Cause.group); a node-grouped type makes one
+group naming every node (`1,980 pods: node NotReady (20 nodes: zone-b-0 ... zone-b-19)`).
 """
 
 from __future__ import annotations
@@ -14,18 +10,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kubectl_terminating.causes import UNKNOWN, cause_of
-from kubectl_terminating.model import FINALIZER_ON, JSON, Blocker, Finding, priority
-
-# Kinds of evidence object that many stuck objects can share.
-SHARED_KINDS = (
-    "Node",
-    "CSIDriver",
-    "APIService",
-    "CustomResourceDefinition",
-    "ValidatingWebhookConfiguration",
-    "MutatingWebhookConfiguration",
-)
+from kubectl_terminating.causes import NODE, UNKNOWN, cause_of
+from kubectl_terminating.model import JSON, Blocker, Finding, priority
 
 
 @dataclass(frozen=True)
@@ -65,15 +51,14 @@ class CauseGroup:
 
 
 def subject_of(blocker: Blocker, finding: Finding) -> tuple[str, str] | None:
-    """The (kind, name) many stuck objects can share behind this blocker, if any."""
-    if cause_of(blocker.type).on_node and finding.node:
-        return "Node", finding.node
+    """The (kind, name) its row groups this blocker by: the pod's node, or the subject of
+    that kind its evidence is about; None when the row groups it by nothing."""
+    group = cause_of(blocker.type).group
+    if NODE in group:
+        return (NODE, finding.node) if finding.node else None
     for subject in blocker.subjects:
-        if subject.kind == FINALIZER_ON and subject.name:
-            return FINALIZER_ON, subject.name
-    for evidence in blocker.evidence:
-        if evidence.object is not None and evidence.object.kind in SHARED_KINDS:
-            return evidence.object.kind, evidence.object.name
+        if subject.kind in group and subject.name:
+            return subject.kind, subject.name
     return None
 
 
@@ -97,7 +82,7 @@ def group_by_cause(findings: Sequence[Finding]) -> list[CauseGroup]:
         blocker_type = main.type if main is not None else UNKNOWN
         subject = subject_of(main, finding) if main is not None else None
         kind, name = subject if subject else (None, None)
-        key = (blocker_type, kind, None if kind == "Node" else name)
+        key = (blocker_type, kind, None if kind == NODE else name)
         members.setdefault(key, []).append(finding)
         if name is not None:
             subjects.setdefault(key, set()).add(name)

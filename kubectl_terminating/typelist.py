@@ -28,7 +28,9 @@ def item(rank: int, cause: causes.Cause) -> JSON:
         "rank": rank,
         "label": cause.label,
         "holdsWhile": cause.holds_while,
-        "onNode": cause.on_node,
+        "stage": cause.stage,
+        "groupBy": list(cause.group),
+        "nodeLog": cause.node_log,
         "clusterWide": cause.cluster_wide,
         "context": cause.context,
         "fix": {"proposes": fix_word(cause) == PROPOSES, "refusal": cause.refusal},
@@ -42,9 +44,10 @@ def document() -> JSON:
 
 
 def table(wide: bool, no_headers: bool) -> str:
-    headers = ["TYPE", "ON NODE", "FIX", "LABEL"] + (["HOLDS WHILE"] if wide else [])
+    headers = ["TYPE", "STAGE", "GROUP BY", "FIX", "LABEL"] + (["HOLDS WHILE"] if wide else [])
     rows = [
-        [c.type, str(c.on_node).lower(), fix_word(c), c.label] + ([c.holds_while] if wide else [])
+        [c.type, c.stage or "-", ",".join(c.group) or "-", fix_word(c), c.label]
+        + ([c.holds_while] if wide else [])
         for c in causes.TABLE
     ]
     return format_table(headers, rows, no_headers)

@@ -1,10 +1,4 @@
-"""The read-only view of a cluster that the explainers ask for what they need.
-
-The explainers get related objects only through this protocol, by way of the named reads in
-reads.py. Three views implement it: LiveView (live.py) reads lazily and memoises, StaticView
-(staticview.py) serves objects in memory (fixtures, saved dumps), RecordingView (snapshot.py)
-passes reads on and keeps what they returned. See docs/explainers.md.
-"""
+"""The read-only view of a cluster that the explainers ask for what they need."""
 
 from __future__ import annotations
 

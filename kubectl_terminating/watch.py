@@ -1,14 +1,5 @@
 """`-w/--watch`: the table, then a line whenever an object starts terminating, what holds it
-changes, or it is gone (`shop/db-0 gone after 4m12s`).
-
-Built on watch requests, never on polling: one watch of the command's kind and one of each
-kind whose objects can change what holds a terminating object (RELATED: nodes, services,
-endpoint slices, webhooks, APIServices, CSI, volumes, CRDs). Each explanation notes what it
-read (DependencyView); a change of one of those objects re-explains only the objects that read
-it, and a change of a terminating object re-explains that object alone. Each watch resumes
-from its last resourceVersion (with bookmarks), lists again on 410 Gone and reconnects with
-backoff when the API server goes away. Leases and Events are not watched (every node renews
-its Lease every 10 s: that would re-explain all the time); a grace period that ends is a timer.
+changes, or it is gone; built on watch requests (docs/fleet-and-watch.md).
 """
 
 from __future__ import annotations
@@ -34,40 +25,11 @@ from kubectl_terminating.kinds import Kind
 from kubectl_terminating.live import LiveSource, LiveView
 from kubectl_terminating.model import JSON, Finding
 from kubectl_terminating.options import Options, Request, complete
-from kubectl_terminating.resources import (
-    APISERVICES,
-    CRDS,
-    CSI_DRIVERS,
-    CSI_NODES,
-    ENDPOINT_SLICES,
-    MUTATING_WEBHOOKS,
-    NODES,
-    PVCS,
-    PVS,
-    SERVICES,
-    VALIDATING_WEBHOOKS,
-    VOLUME_ATTACHMENTS,
-    Resource,
-    meta,
-    typed,
-)
+from kubectl_terminating.reads import watched_kinds
+from kubectl_terminating.resources import Resource, meta, typed
 from kubectl_terminating.run import Result, collect, explain_one, report
 from kubectl_terminating.view import EVERYTHING, ClusterView, ContentListing, Discovery, Selectors
 
-RELATED = (
-    NODES,
-    SERVICES,
-    ENDPOINT_SLICES,
-    VALIDATING_WEBHOOKS,
-    MUTATING_WEBHOOKS,
-    APISERVICES,
-    CSI_DRIVERS,
-    CSI_NODES,
-    VOLUME_ATTACHMENTS,
-    PVCS,
-    PVS,
-    CRDS,
-)
 # The server ends each watch request after this long (client-go: 5 to 10 minutes); the watch
 # goes on from the last resourceVersion seen.
 WATCH_SECONDS = 300
@@ -475,7 +437,7 @@ class Session:
         options = request.options
         kind = kinds.by_command(options.kind)
         own = _own_types(view, kind, request.namespace)
-        related = [r for r in RELATED if r not in own]
+        related = [r for r in watched_kinds() if r not in own]
         self.changes: queue.Queue[Change] = queue.Queue()
         # long-lived requests get their own connections: the explanations keep theirs
         streams = Client(client.connection, 0.0, len(own) + len(related), options.verbosity, err)

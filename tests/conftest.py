@@ -18,6 +18,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
     config.addinivalue_line("markers", "node: needs the real node (kubelet + containerd)")
     config.addinivalue_line("markers", "prometheus: needs a real Prometheus (Debian's package)")
+    config.addinivalue_line("markers", "k9s: a real k9s in tmux (make test-k9s)")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -1,11 +1,4 @@
-"""The explainer contract: facts in, blockers out (docs/explainers.md).
-
-A cause is a function from a Facts object to the blockers it proves. Facts holds the object,
-its Finding and the cluster view; the reads several causes share are made once, through it,
-and every read that fails becomes one warning on the finding ("could not read nodes:
-forbidden"): a check not made, never a crash and never a silent wrong answer. run_causes runs a
-kind's list of causes over its facts; adding a cause is adding one function to that list.
-"""
+"""The explainer contract: facts in, blockers out (docs/explainers.md)."""
 
 from __future__ import annotations
 
@@ -13,7 +6,7 @@ import shlex
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from kubectl_terminating.causes import GRACE_PERIOD
+from kubectl_terminating.causes import GRACE_PERIOD, cause_of
 from kubectl_terminating.model import JSON, Blocker, Evidence, FailedCheck, Finding, ObjectRef
 from kubectl_terminating.resources import as_dict, list_of, meta, text
 from kubectl_terminating.timeutil import parse_time, seconds_since
@@ -112,9 +105,15 @@ def run_causes(facts: F, causes: Iterable[Callable[[F], Iterable[Blocker]]]) -> 
     finding = facts.finding
     for cause in causes:
         try:
-            finding.blockers.extend(cause(facts))
+            found = list(cause(facts))
         except ReadFailed as failed:
             facts.warn(failed)
+            continue
+        for blocker in found:
+            if not cause_of(blocker.type).holds(finding.kind):
+                # a bug, not bad input: the row says this type never holds such an object
+                raise TypeError(f"{blocker.type} cannot hold a {finding.kind} (causes.TABLE)")
+        finding.blockers.extend(found)
     finding.sort_blockers()
     return finding
 

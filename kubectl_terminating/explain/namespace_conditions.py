@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import TYPE_CHECKING
 
 from kubectl_terminating import reads
 from kubectl_terminating.causes import (
@@ -18,6 +17,7 @@ from kubectl_terminating.causes import (
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.finalizers import lease_liveness
 from kubectl_terminating.explain.knowledge import KCM_LEASE
+from kubectl_terminating.explain.namespace_facts import NamespaceFacts
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
 from kubectl_terminating.resources import (
     CONTENT_FAILURE,
@@ -26,9 +26,6 @@ from kubectl_terminating.resources import (
     NAMESPACE_DELETION_CONDITIONS,
 )
 from kubectl_terminating.timeutil import human_duration, seconds_since
-
-if TYPE_CHECKING:
-    from kubectl_terminating.explain.namespace_facts import NamespaceFacts
 
 FAILURE_REASONS = {
     "DiscoveryFailed": "discovery failed",

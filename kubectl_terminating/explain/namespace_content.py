@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, TypeVar
+from dataclasses import replace
+from typing import TypeVar
 
 from kubectl_terminating import reads
 from kubectl_terminating.causes import CONTENT_REMAINING, CONVERSION_WEBHOOK
-from kubectl_terminating.explain.common import as_dict, list_of, meta, text
+from kubectl_terminating.explain.common import as_dict, meta, text
 from kubectl_terminating.explain.finalizers import (
     finalizer_blockers,
     service_backend,
@@ -29,29 +29,23 @@ from kubectl_terminating.explain.namespace_conditions import (
     ns_ref,
     remaining_condition_evidence,
 )
+from kubectl_terminating.explain.namespace_facts import Content, NamespaceFacts, finalizers_of
 from kubectl_terminating.explain.webhooks import webhook_blockers
 from kubectl_terminating.model import (
     JSON,
     Blocker,
     ContentType,
     Evidence,
-    FailedCheck,
     ObjectRef,
     Remedy,
+    Subject,
 )
 from kubectl_terminating.view import ClusterView, ContentListing
-
-if TYPE_CHECKING:
-    from kubectl_terminating.explain.namespace_facts import NamespaceFacts
 
 T = TypeVar("T")
 
 MAX_EXPLAINED_PER_TYPE = 20  # objects per type whose finalizers are explained one by one
 MAX_MERGED = 10  # objects named in one merged blocker
-
-
-def finalizers_of(obj: JSON) -> list[str]:
-    return [f for f in list_of(meta(obj).get("finalizers")) if isinstance(f, str) and f]
 
 
 # -- merging: one blocker per cause, not per object ------------------------------------------
@@ -111,48 +105,9 @@ def content_type(listing: ContentListing) -> ContentType:
     )
 
 
-@dataclass(frozen=True)
-class Content:
-    """What the namespace still holds, type by type, as listed (metadata only).
-
-    covered: every type the listing looked at (found empty or not); complete: False when the
-    types themselves are only partly known (a file of `kubectl get` output), so an empty
-    listing proves nothing."""
-
-    listings: tuple[ContentListing, ...]
-    covered: frozenset[str] = frozenset()
-    complete: bool = True
-
-    @property
-    def left(self) -> list[ContentListing]:
-        return [c for c in self.listings if c.items]
-
-    @property
-    def unlisted(self) -> list[ContentListing]:
-        return [c for c in self.listings if c.error]
-
-    @property
-    def empty(self) -> bool:
-        return not self.left and not self.unlisted
-
-    @property
-    def known_empty(self) -> bool:
-        return self.empty and self.complete
-
-    @property
-    def objects(self) -> list[tuple[ContentListing, JSON]]:
-        return [(c, i) for c in self.left for i in c.items]
-
-    def finalizers(self) -> set[str]:
-        return {f for _, i in self.objects for f in finalizers_of(i)}
-
-    def types(self) -> list[ContentType]:
-        return [content_type(c) for c in self.listings if c.items or c.error]
-
-    def warnings(self) -> list[str]:
-        return [
-            FailedCheck(f"could not list {c.resource.qualified}: {c.error}") for c in self.unlisted
-        ]
+def content_types(content: Content) -> list[ContentType]:
+    """The `remaining` of `-o json`: each type listed with objects or an error."""
+    return [content_type(c) for c in content.listings if c.items or c.error]
 
 
 def type_evidence(listing: ContentListing) -> Evidence:
@@ -311,6 +266,7 @@ def conversion_blocker(crd: JSON, view: ClusterView) -> Blocker | None:
         f"CRD {name} converts versions through service {service[0]}/{service[1]}",
         ObjectRef("CustomResourceDefinition", name, None, "apiextensions.k8s.io/v1"),
         {"strategy": "Webhook", "service": f"{service[0]}/{service[1]}"},
+        about=Subject("CustomResourceDefinition", name),
     )
     return Blocker(
         CONVERSION_WEBHOOK,

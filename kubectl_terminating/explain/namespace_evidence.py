@@ -1,22 +1,5 @@
-"""What the namespace controller's own conditions prove that the tool's view does not show.
-
-The controller lists every type with its own credentials and writes what it found into the
-namespace's conditions (pkg/controller/namespace/deletion/namespaced_resources_deleter.go):
-
-    NamespaceContentRemaining: "Some resources are remaining: <plural>.<group> has <n>
-        resource instances, ..."
-    NamespaceFinalizersRemaining: "Some content in the namespace has finalizers remaining:
-        <finalizer> in <n> resource instances, ..."
-    NamespaceDeletionDiscoveryFailure: "Discovery failed for some groups, <n> failing: unable
-        to retrieve the complete list of server APIs: <group>/<version>: <error>, ..."
-    NamespaceDeletionContentFailure: "Failed to delete all resource types, <n> remaining: ...
-        failed calling webhook "<name>" ..." or "... conversion webhook for <group>/<version>,
-        Kind=<Kind> failed: ..."
-
-A snapshot without those kinds, or a type this tool could not list, does not make them go
-away: each name the conditions give that no blocker of the tool's own view covers becomes a
-blocker of its proper type, with the condition as its evidence. These hold only in the content
-phase (`kubernetes` still in spec.finalizers); namespaces.py calls this module only then.
+"""What the namespace controller's conditions prove that the tool's view does not show: each
+name they give that no blocker covers becomes a blocker of its type (content phase only).
 """
 
 from __future__ import annotations
@@ -32,9 +15,8 @@ from kubectl_terminating.causes import (
     CONTENT_REMAINING,
     CONVERSION_WEBHOOK,
     FINALIZER,
-    OWNER_DEPENDENTS,
-    PROTECTION_IN_USE,
     WEBHOOK,
+    cause_of,
 )
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.finalizers import (
@@ -56,6 +38,7 @@ from kubectl_terminating.explain.namespace_conditions import (
     ns_ref,
     still_remaining,
 )
+from kubectl_terminating.explain.namespace_facts import NamespaceFacts
 from kubectl_terminating.model import FINALIZER_ON, JSON, Blocker, Evidence, Remedy
 from kubectl_terminating.resources import (
     CONTENT_FAILURE,
@@ -64,6 +47,7 @@ from kubectl_terminating.resources import (
 )
 from kubectl_terminating.view import ClusterView
 
+# The controller's messages (pkg/controller/namespace/deletion/namespaced_resources_deleter.go):
 # "widgets.example.com has 2 resource instances"; the core group leaves "pods." (empty group)
 REMAINING_TYPE = re.compile(r"([a-z0-9][a-z0-9-]*)\.([a-z0-9.-]*) has (\d+) resource instances?")
 # "example.com/cleanup in 2 resource instances"
@@ -143,6 +127,16 @@ def found_no_content(ns: JSON) -> bool:
     )
 
 
+def no_content(facts: NamespaceFacts) -> bool:
+    """Nothing left, as both the listing and the controller's conditions say. An empty
+    listing of only partly known types (a `kubectl get` file) counts only if the
+    controller's last pass found nothing either (NamespaceContentRemaining=False)."""
+    content = facts.content
+    if content is None or not content.empty or says_content_remains(facts.ns):
+        return False
+    return content.complete or found_no_content(facts.ns)
+
+
 def _failures(ns: JSON, reason: str) -> list[JSON]:
     return [c for c in namespace_conditions(ns) if failure_reason(c) == reason]
 
@@ -175,17 +169,21 @@ def failing_conversions(ns: JSON) -> list[tuple[str, str, Named]]:
 # -- what the tool's own view already covers ---------------------------------------------------
 
 
-def _covered(found: Sequence[Blocker], types: tuple[str, ...], needle: str) -> bool:
-    """A blocker of one of types names it, in its summary or as the finalizer it is about
-    (pvc-protection's summary says "claim in use by pod X", not the finalizer's name)."""
+def _covered(found: Sequence[Blocker], of_type: Callable[[str], bool], needle: str) -> bool:
+    """A blocker of a type that names finalizers names it, in its summary or as the finalizer
+    it is about (pvc-protection's summary says "claim in use by pod X", not the finalizer)."""
     return any(
-        b.type in types
+        of_type(b.type)
         and (
             needle in b.summary
             or any(s.kind == FINALIZER_ON and s.name == needle for s in b.subjects)
         )
         for b in found
     )
+
+
+def _names_finalizer(blocker_type: str) -> bool:
+    return cause_of(blocker_type).names_finalizer
 
 
 def _seen(read: Callable[[], list[JSON]], names: Callable[[JSON], Iterable[str]]) -> set[str]:
@@ -372,11 +370,15 @@ def condition_blockers_beyond_view(
     if missing:
         blockers.append(_content_blocker(missing, ns, covered, deleted))
     unnamed = unnamed_remaining(ns)
-    content_types = (CONTENT_REMAINING, FINALIZER, OWNER_DEPENDENTS, PROTECTION_IN_USE)
-    if unnamed and not shown and not missing and not any(b.type in content_types for b in found):
+    if (
+        unnamed
+        and not shown
+        and not missing
+        and not any(b.type == CONTENT_REMAINING or _names_finalizer(b.type) for b in found)
+    ):
         blockers.append(_unnamed_blocker(unnamed, ns))
     for named in remaining_finalizers(ns) if listed_finalizers is None else ():
-        if not _covered(found, (FINALIZER, OWNER_DEPENDENTS, PROTECTION_IN_USE), named.name):
+        if not _covered(found, _names_finalizer, named.name):
             blockers.append(_finalizer_blocker(named, ns, view))
     # An APIService, webhook or CRD the view holds was judged by the view itself (an available
     # APIService, a DELETE-only webhook for content already deleted): only what it lacks is
@@ -388,7 +390,7 @@ def condition_blockers_beyond_view(
             blockers.append(_apiservice_blocker(named, ns))
     webhooks = _seen(lambda: reads.webhook_configurations(view), _webhook_names)
     for named in failing_webhooks(ns):
-        if named.name not in webhooks and not _covered(found, (WEBHOOK,), named.name):
+        if named.name not in webhooks and not _covered(found, WEBHOOK.__eq__, named.name):
             blockers.append(_webhook_blocker(named, ns))
     crds = _seen(lambda: reads.crds(view), _crd_group_kind)
     for group, kind, named in failing_conversions(ns):

@@ -2,17 +2,62 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
 
-from kubectl_terminating.explain.common import Facts, as_dict, list_of
-from kubectl_terminating.explain.namespace_content import Content
-from kubectl_terminating.explain.namespace_evidence import found_no_content, says_content_remains
-from kubectl_terminating.explain.namespace_finalizers import KUBERNETES_FINALIZER
-from kubectl_terminating.model import JSON, Finding
+from kubectl_terminating.explain.common import Facts, as_dict, list_of, meta
+from kubectl_terminating.model import JSON, FailedCheck, Finding
 from kubectl_terminating.view import ClusterView, ContentListing, Discovery
 
 PHASE_UNKNOWN = "phase unknown: the file has no spec"
 CONTENT_UNKNOWN = "content not in the file"
+# the namespace controller's own finalizer: while in spec.finalizers, it deletes the content
+KUBERNETES_FINALIZER = "kubernetes"
+
+
+def finalizers_of(obj: JSON) -> list[str]:
+    return [f for f in list_of(meta(obj).get("finalizers")) if isinstance(f, str) and f]
+
+
+@dataclass(frozen=True)
+class Content:
+    """What the namespace still holds, type by type, as listed (metadata only).
+
+    covered: every type the listing looked at (found empty or not); complete: False when the
+    types themselves are only partly known (a file of `kubectl get` output), so an empty
+    listing proves nothing."""
+
+    listings: tuple[ContentListing, ...]
+    covered: frozenset[str] = frozenset()
+    complete: bool = True
+
+    @property
+    def left(self) -> list[ContentListing]:
+        return [c for c in self.listings if c.items]
+
+    @property
+    def unlisted(self) -> list[ContentListing]:
+        return [c for c in self.listings if c.error]
+
+    @property
+    def empty(self) -> bool:
+        return not self.left and not self.unlisted
+
+    @property
+    def known_empty(self) -> bool:
+        return self.empty and self.complete
+
+    @property
+    def objects(self) -> list[tuple[ContentListing, JSON]]:
+        return [(c, i) for c in self.left for i in c.items]
+
+    def finalizers(self) -> set[str]:
+        return {f for _, i in self.objects for f in finalizers_of(i)}
+
+    def warnings(self) -> list[str]:
+        return [
+            FailedCheck(f"could not list {c.resource.qualified}: {c.error}") for c in self.unlisted
+        ]
 
 
 class NamespaceFacts(Facts):
@@ -74,13 +119,3 @@ class NamespaceFacts(Facts):
         complete = discovery is not None and discovery.complete
         seen = {c.resource.qualified for c in listed if not c.error}
         return Content(listed, covered | seen, complete)
-
-    @cached_property
-    def no_content(self) -> bool:
-        """Nothing left, as both the listing and the controller's conditions say. An empty
-        listing of only partly known types (a `kubectl get` file) counts only if the
-        controller's last pass found nothing either (NamespaceContentRemaining=False)."""
-        content = self.content
-        if content is None or not content.empty or says_content_remains(self.ns):
-            return False
-        return content.complete or found_no_content(self.ns)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from kubectl_terminating.causes import FINALIZER, NAMESPACE_FINALIZER
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
@@ -27,15 +26,11 @@ from kubectl_terminating.explain.namespace_conditions import (
     namespace_conditions,
     ns_ref,
 )
+from kubectl_terminating.explain.namespace_evidence import no_content
+from kubectl_terminating.explain.namespace_facts import KUBERNETES_FINALIZER, NamespaceFacts
 from kubectl_terminating.model import FINALIZER_ON, JSON, Blocker, Evidence, Remedy, Subject
 from kubectl_terminating.resources import NAMESPACES
 from kubectl_terminating.view import ClusterView
-
-if TYPE_CHECKING:
-    from kubectl_terminating.explain.namespace_facts import NamespaceFacts
-
-KUBERNETES_FINALIZER = "kubernetes"
-
 
 # -- the namespace's own finalizers ----------------------------------------------------------
 
@@ -115,7 +110,7 @@ def spec_finalizer_blockers(facts: NamespaceFacts) -> list[Blocker]:
             continue
         if finalizer != KUBERNETES_FINALIZER:
             blockers.append(foreign_spec_finalizer_blocker(ns, index, finalizer, view))
-        elif facts.no_content and not any(failure_reason(c) for c in namespace_conditions(ns)):
+        elif no_content(facts) and not any(failure_reason(c) for c in namespace_conditions(ns)):
             # a True failure condition is what holds it: the controller is not behind
             blockers.append(kubernetes_finalizer_blocker(ns, view))
     return blockers

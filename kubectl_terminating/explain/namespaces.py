@@ -1,19 +1,5 @@
-"""Why a namespace stays Terminating: controller conditions, broken APIs, content left, finalizers.
-
-The namespace controller (kube-controller-manager) deletes every object of every namespaced
-type, then removes `kubernetes` from spec.finalizers. It stops short when discovery fails (any
-unavailable APIService), when deletes are rejected (webhooks, conversion webhooks) and while
-objects keep finalizers. Each of those becomes a blocker with the objects that prove it.
-
-Phase first. While `kubernetes` is in spec.finalizers the controller deletes the content, and
-all of the above can hold the namespace. Once `kubernetes` is gone (the controller finished, or
-someone removed it through /finalize) the controller never looks at the namespace again: only
-its own finalizers (metadata.finalizers, other spec.finalizers) hold it, the conditions written
-earlier are history, and content still inside will be left in etcd without a namespace.
-
-The controller's conditions, APIServices and silence are in namespace_conditions, the content
-left (and conversion webhooks) in namespace_content, the namespace's own finalizers in
-namespace_finalizers; this module puts them together and raises remaining pods' blockers.
+"""Why a namespace stays Terminating: the content phase's causes while `kubernetes` is in
+spec.finalizers, then only the namespace's own finalizers (docs/explainers.md).
 """
 
 from __future__ import annotations
@@ -45,24 +31,25 @@ from kubectl_terminating.explain.namespace_conditions import (
 )
 from kubectl_terminating.explain.namespace_content import (
     MAX_MERGED,
-    Content,
     content_blockers,
     content_conversion_blockers,
     content_finalizer_blockers,
+    content_types,
     content_webhook_blockers,
     conversion_blocker,
     crd_serves,
-    finalizers_of,
     merge_blockers,
 )
 from kubectl_terminating.explain.namespace_evidence import condition_blockers_beyond_view
 from kubectl_terminating.explain.namespace_facts import (
     CONTENT_UNKNOWN,
+    KUBERNETES_FINALIZER,
     PHASE_UNKNOWN,
+    Content,
     NamespaceFacts,
+    finalizers_of,
 )
 from kubectl_terminating.explain.namespace_finalizers import (
-    KUBERNETES_FINALIZER,
     metadata_finalizer_blockers,
     spec_finalizer_blockers,
 )
@@ -289,7 +276,7 @@ def explain_namespace(ns: JSON, view: ClusterView, explain_pods: bool = True) ->
     facts = NamespaceFacts(ns, view, finding)
     content = facts.content
     if content is not None:
-        finding.remaining = content.types() if facts.content_known else None
+        finding.remaining = content_types(content) if facts.content_known else None
         for warning in content.warnings():
             add_warning(finding, warning)
     if facts.spec_missing:

@@ -1,17 +1,5 @@
-"""The kubelet's own word about a stuck pod, turned into its headline (pure: no I/O).
-
-With `--node-evidence` the live layer (nodeproxy.py) reads, through the API server's node
-proxy, the kubelet's log lines about the stuck pods of a node, its `stats/summary` and its own
-list of pods (`NodeEvidence`); `confirm` matches them against one pod's main blocker and,
-where a line names the cause, makes that line the headline's proof with a precise remedy.
-Without the flag (or when the node could not be read) `not_read` leaves the diagnosis as it
-was and says why the node was not asked.
-
-The lines are the ones a real kubelet v1.36.3 writes (tests/e2e/test_real_node.py):
-`UnmountVolume.TearDown failed ... unlinkat <path>: operation not permitted` (an immutable
-file), `... <path>: device or resource busy` (a mount still held), `driver name <d> not found
-in the list of registered CSI drivers`, `no space left on device`, and the runtime's
-`rpc error: code = <Code> desc = <message>`.
+"""The kubelet's own word about a stuck pod (`--node-evidence`) turned into its headline, or why
+it was not read; pure, over the real kubelet's lines (docs/node-evidence.md).
 """
 
 from __future__ import annotations
@@ -25,10 +13,8 @@ from kubectl_terminating.causes import (
     CONTAINERS_RUNNING,
     CSI_DRIVER_MISSING,
     DISK_FULL,
-    LIFECYCLE_HOOK,
-    NETWORK_TEARDOWN,
     RUNTIME_UNAVAILABLE,
-    VOLUMES_NOT_RECLAIMED,
+    cause_of,
 )
 from kubectl_terminating.explain.common import pods_on_node
 from kubectl_terminating.explain.pod_facts import node_ref, unique_remedies
@@ -43,19 +29,6 @@ from kubectl_terminating.nodeanswers import (
 # (remote_runtime.go: `"ListPodSandbox with filter from runtime service failed" err="rpc error:
 # code = Unavailable ... dial unix <socket>: connect: ..."`): the proof of a runtime down
 RUNTIME_FAILED = "from runtime service failed"
-# main blockers whose containers the runtime holds: its own log says why
-RUNTIME_SIDE = frozenset({CONTAINERS_RUNNING, RUNTIME_UNAVAILABLE})
-# main blockers on the node's side whose cause the kubelet's log can name
-NODE_SIDE = frozenset(
-    {
-        VOLUMES_NOT_RECLAIMED,
-        CSI_DRIVER_MISSING,
-        CONTAINERS_RUNNING,
-        RUNTIME_UNAVAILABLE,
-        LIFECYCLE_HOOK,
-        NETWORK_TEARDOWN,
-    }
-)
 
 
 def wants_evidence(finding: Finding, kubelet_alive: bool) -> bool:
@@ -66,7 +39,7 @@ def wants_evidence(finding: Finding, kubelet_alive: bool) -> bool:
         and finding.kind == "Pod"
         and finding.node
         and main is not None
-        and main.type in NODE_SIDE
+        and cause_of(main.type).node_log is not None
         and (finding.overdue_seconds or 0) > 0
     )
 
@@ -177,7 +150,7 @@ def _disk_remedies(node: str) -> tuple[Remedy, ...]:
 
 
 def _disk(found: re.Match[str], node: str, _uid: str) -> Said:
-    return Said(f"disk full on {node}", _disk_remedies(node), found, DISK_FULL)
+    return Said(f"disk full on {node}", _disk_remedies(node), found, type=DISK_FULL)
 
 
 def _csi_call(found: re.Match[str], node: str, _uid: str) -> Said:

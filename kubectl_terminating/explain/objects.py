@@ -1,8 +1,4 @@
-"""`kubectl terminating all --explain`: explain a terminating object of any kind.
-
-Namespaces and pods have their own explainers. Any other object is held by its finalizers, by
-a webhook that rejects the UPDATE removing them, or by a broken conversion webhook of its CRD.
-"""
+"""`kubectl terminating all --explain`: explain a terminating object of any kind."""
 
 from __future__ import annotations
 

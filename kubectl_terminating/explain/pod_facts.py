@@ -14,6 +14,7 @@ from datetime import datetime
 from functools import cached_property
 
 from kubectl_terminating import reads
+from kubectl_terminating.causes import HOOKS, TEARDOWN, cause_of
 from kubectl_terminating.explain.common import AGE_UNKNOWN, Facts, as_dict, list_of, meta, text
 from kubectl_terminating.model import JSON, Evidence, FailedCheck, Finding, ObjectRef, Remedy
 from kubectl_terminating.reads import NODE_LEASE_NAMESPACE
@@ -32,6 +33,8 @@ CONTAINERS_UNKNOWN = "container states unknown: the file has no status"
 # how volumes-not-reclaimed ends while the kubelet works on the teardown (pod_generation
 # rewords it when the kubelet has not processed the deletion at all)
 TEARDOWN_PENDING = "kubelet has not finished volume teardown"
+# instead, when the pod's phase shows the kubelet is not yet at the volumes (final_status)
+BEFORE_FINAL_STATUS = "kubelet has not finished the teardown before its final status"
 
 
 def spec_of(obj: JSON) -> JSON:
@@ -437,6 +440,36 @@ class PodFacts(Facts):
     def kubelet_overdue(self) -> bool:
         """Past the deadline, the kubelet's work not done, and no known node problem."""
         return self.kubelet_pending and self.past_deadline and not self.node.unhealthy
+
+    def reached(self, step: str) -> bool:
+        """The kubelet's teardown has got to step (causes.TEARDOWN): it is alive and overdue,
+        and no cause so far explains an earlier step; from the network on, every container is
+        known to be down (killPod stops them first)."""
+        if not self.kubelet_overdue:
+            return False
+        earlier = TEARDOWN[: TEARDOWN.index(step)]
+        if any(cause_of(b.type).stage in earlier for b in self.finding.blockers):
+            return False
+        if TEARDOWN.index(step) <= TEARDOWN.index(HOOKS):
+            return True
+        return (
+            not running_containers(self.finding) and CONTAINERS_UNKNOWN not in self.finding.unknowns
+        )
+
+    @property
+    def final_status(self) -> bool | None:
+        """Whether the kubelet wrote the pod's final status (a terminal phase): it does after
+        the containers, the network and the DRA claims, before the volumes (on the real v1.36
+        kubelet every volume teardown failure showed phase Failed). None where the evidence
+        cannot tell: no phase, a kubelet reporting no observedGeneration (before 1.33), or one
+        that has not processed the deletion yet (an earlier step)."""
+        status = status_of(self.pod)
+        observed, generation = status.get("observedGeneration"), meta(self.pod).get("generation")
+        if not isinstance(observed, int) or not isinstance(generation, int):
+            return None  # no generation tracking: the phase says less
+        if not self.finding.phase or observed < generation:
+            return None
+        return self.finding.phase in ("Succeeded", "Failed")
 
     @cached_property
     def node(self) -> NodeCheck:

@@ -1,28 +1,16 @@
-"""Has the kubelet processed the deletion? The first fork of a pod's diagnosis, with no
-permission beyond reading the pod (pod generation tracking, KEP-5067).
-
-The API server bumps a generational object's `metadata.generation` when it first marks it for
-deletion, and pods carry a generation since 1.33; the kubelet writes `status.observedGeneration`
-(the generation of the pod it synced) with each status. Measured on the harness's real
-kubelet v1.36.3 (tests/e2e/test_real_node.py, docs/explainers.md): generation goes 1 -> 2 at
-deletion; with the kubelet stopped, or its pod worker held in a postStart hook that never
-returns, observedGeneration stays 1; with the runtime down, a teardown failing (immutable file,
-busy mount, CSI driver gone) or a full runtime disk it is 2. So observedGeneration below
-generation says "the kubelet has not processed the deletion", equal says "it has, and is stuck
-doing it". A server or kubelet without the fields keeps the diagnosis as it was.
+"""Has the kubelet processed the deletion? The pod's `metadata.generation` against the kubelet's
+`status.observedGeneration` (1.33+), measured on the real kubelet (docs/explainers.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from kubectl_terminating.causes import CSI_DRIVER_MISSING, VOLUME_ATTACHMENT, cause_of
+from kubectl_terminating.causes import cause_of
 from kubectl_terminating.explain.common import meta
 from kubectl_terminating.explain.pod_facts import TEARDOWN_PENDING, status_of
 from kubectl_terminating.model import JSON, Blocker, Evidence, Finding, ObjectRef
 
-# blockers the kubelet acts on besides those on the node (causes.py): it waits for the driver
-KUBELET_WAITS = frozenset({CSI_DRIVER_MISSING, VOLUME_ATTACHMENT})
 # instead of TEARDOWN_PENDING when the kubelet has not even processed the deletion
 NOT_PROCESSED = "kubelet has not processed the deletion"
 
@@ -85,7 +73,7 @@ def fork_on_generation(finding: Finding, pod: JSON) -> Finding:
     if seen is None or not finding.blockers or not finding.node:
         return finding
     main = finding.blockers[0]
-    if main.type not in KUBELET_WAITS and not cause_of(main.type).on_node:
+    if not cause_of(main.type).kubelet:
         return finding
     ref = ObjectRef("Pod", finding.name, finding.namespace, "v1")
     finding.blockers[0] = _forked(main, seen, ref)

@@ -1,11 +1,5 @@
 """A postStart hook that never returns: the kubelet's pod worker waits on it, so the pod can
 neither start nor be torn down.
-
-Seen on a real kubelet (v1.36.3, containerd 1.6): the runtime started the container (events
-`Created`, `Started`), but its status stays `waiting: ContainerCreating` and the phase
-`Pending` while the hook runs; a delete leaves the pod Terminating until the hook ends. A
-preStop hook is different: the kubelet stops waiting for it at the deadline and kills the
-container, so a long preStop hook delays a deletion but never holds it.
 """
 
 from __future__ import annotations

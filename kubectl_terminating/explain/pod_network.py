@@ -1,13 +1,5 @@
-"""The pod's network cannot be torn down: the CNI plugin's DEL fails, so the runtime never
-removes the pod's sandbox and the kubelet never confirms the deletion.
-
-What the kubelet writes (pasted in public incident threads: multus-cni#669,
-spidernet-io/cni-plugins#47, projectcalico/calico#7272 and #7647): events `FailedKillPod`
-with `failed to "KillPodSandbox" ... KillPodSandboxError: "rpc error: ... failed to destroy
-network for sandbox \\"<id>\\": plugin type=\\"calico\\" failed (delete): ..."` (containerd;
-CRI-O and older containerd say "for pod sandbox"), or with dockershim `networkPlugin cni
-failed to teardown pod ... network: ...`. The containers have usually exited already, so
-without this the pod looks like it waits for volume teardown.
+"""The pod's network cannot be torn down: the CNI plugin's DEL fails (a `FailedKillPod` event),
+so the runtime never removes the sandbox (docs/explainers.md, `network-teardown`).
 """
 
 from __future__ import annotations

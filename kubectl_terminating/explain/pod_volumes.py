@@ -7,11 +7,17 @@ import shlex
 from dataclasses import dataclass, field
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import CSI_DRIVER_MISSING, VOLUME_ATTACHMENT, VOLUMES_NOT_RECLAIMED
+from kubectl_terminating.causes import (
+    CSI_DRIVER_MISSING,
+    NETWORK,
+    VOLUME_ATTACHMENT,
+    VOLUMES,
+    VOLUMES_NOT_RECLAIMED,
+)
 from kubectl_terminating.explain.common import as_dict, list_of, meta, pods_on_node, text
 from kubectl_terminating.explain.pod_containers import busy_remedies
 from kubectl_terminating.explain.pod_facts import (
-    CONTAINERS_UNKNOWN,
+    BEFORE_FINAL_STATUS,
     TEARDOWN_PENDING,
     PodFacts,
     event_evidence,
@@ -20,13 +26,10 @@ from kubectl_terminating.explain.pod_facts import (
     node_ref,
     past_text,
     pending_writes,
-    running_containers,
     spec_of,
     status_of,
     unique_remedies,
 )
-from kubectl_terminating.explain.pod_hooks import hung_post_start_hooks
-from kubectl_terminating.explain.pod_network import teardown_event
 from kubectl_terminating.explain.pod_node import (
     evicting_taints,
     taint_evidence,
@@ -34,7 +37,7 @@ from kubectl_terminating.explain.pod_node import (
     untaint,
 )
 from kubectl_terminating.explain.webhooks import matching_webhooks, unverified_webhooks
-from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy
+from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
 from kubectl_terminating.resources import PODS
 from kubectl_terminating.view import ReadFailed
 
@@ -135,6 +138,7 @@ def _check_driver(trace: VolumeTrace, facts: PodFacts) -> None:
             f"CSIDriver {driver} does not exist: the driver was uninstalled (or never registered)",
             ObjectRef("CSIDriver", driver, api_version="storage.k8s.io/v1"),
             {"driver": driver, "csiDriverExists": False},
+            about=Subject("CSIDriver", driver),
         )
         return
     csi_node = reads.csi_node(facts.view, facts.node_name)
@@ -152,6 +156,7 @@ def _check_driver(trace: VolumeTrace, facts: PodFacts) -> None:
                 "registeredDrivers": registered,
                 "csiNodeExists": csi_node is not None,
             },
+            about=Subject("CSIDriver", driver),
         )
 
 
@@ -405,9 +410,19 @@ def _volume_events(facts: PodFacts) -> list[JSON]:
 
 def _exited_evidence(facts: PodFacts) -> Evidence:
     phase = facts.finding.phase
+    # what the phase says of the kubelet's step, where it can tell (PodFacts.final_status)
+    written = facts.final_status
+    step = ""
+    if written is not None:
+        step = (
+            ": its final status is written, the volumes are what is left"
+            if written
+            else ": its final status is not written yet, which the kubelet does after the "
+            "network and the DRA claims, before the volumes"
+        )
     return Evidence(
         f"no container is running, yet the pod is still here{past_text(facts.overdue, 'its')} "
-        f"(phase {phase or '?'})",
+        f"(phase {phase or '?'}){step}",
         facts.ref,
         {
             "phase": phase,
@@ -463,6 +478,8 @@ def _reclaim_blocker(
         # nothing seen of the node: do not claim what its kubelet is doing
         named = f"; {to_tear_down(facts, traces)} to tear down" if traces else ""
         summary = f"{done}{named}; node {facts.node_name} not checked ({facts.node.unreadable})"
+    elif facts.final_status is False:
+        summary = f"{done}; {BEFORE_FINAL_STATUS} (phase {facts.finding.phase})"
     else:
         summary = f"{done}; {TEARDOWN_PENDING}"
     if not (in_use or events):  # a cause only the pod's events show (network teardown) unseen
@@ -514,24 +531,19 @@ def _attachment_blockers(
     ]
 
 
-def _network_explains(facts: PodFacts, traces: list[VolumeTrace]) -> bool:
-    """The pod's network teardown fails (pod_network) and no volume shows a problem of its
-    own: the kubelet waits for the sandbox, not for the volumes."""
-    volume_facts = _volume_events(facts) or any(
+def _volume_facts(facts: PodFacts, traces: list[VolumeTrace]) -> bool:
+    """A volume shows a problem of its own (an event, in use, its driver or attachment)."""
+    return bool(_volume_events(facts)) or any(
         t.in_use or t.driver_problem or t.attachment_problem for t in traces
     )
-    return not volume_facts and teardown_event(facts) is not None
 
 
 def explain_volumes(facts: PodFacts) -> list[Blocker]:
-    # Holds once every container is down (none running, none held by its postStart hook) and
-    # the kubelet, alive on a healthy node, has still not confirmed past the deadline.
-    if (
-        running_containers(facts.finding)
-        or not facts.kubelet_overdue
-        or hung_post_start_hooks(facts)
-        or CONTAINERS_UNKNOWN in facts.finding.unknowns  # unknown states are not "none running"
-    ):
+    # Holds once the kubelet, alive on a healthy node and past the deadline, is past its
+    # containers (PodFacts.reached). "Volume teardown pending" is the catch-all of its later
+    # steps: left out when a cause explains an earlier one (the network, a DRA claim) and no
+    # volume shows a problem of its own.
+    if not facts.reached(NETWORK):
         return []
     traces = [
         trace_volume(facts, as_dict(v))
@@ -539,8 +551,9 @@ def explain_volumes(facts: PodFacts) -> list[Blocker]:
         if _claim_of(as_dict(v), facts.name) or as_dict(as_dict(v).get("csi")).get("driver")
     ]
     remedies = volume_remedies(facts, traces)
+    pending = facts.reached(VOLUMES) or _volume_facts(facts, traces)
     return [
-        *([] if _network_explains(facts, traces) else [_reclaim_blocker(facts, traces, remedies)]),
+        *([_reclaim_blocker(facts, traces, remedies)] if pending else []),
         *_driver_blockers(facts, traces, remedies),
         *_attachment_blockers(facts, traces, remedies),
     ]

@@ -1,13 +1,5 @@
-"""Why a Pod stays Terminating: one small cause per way deletion breaks (docs/explainers.md).
-
-The kubelet of the pod's node must kill the containers, tear the volumes down and then delete
-the pod with grace period 0; finalizers must be removed by their controllers. Each cause looks
-for one way this chain breaks and proves it with what the API shows, reading related objects
-through PodFacts (pod_facts), which makes the reads they share once and turns a failed one
-into a warning. They are registered in POD_CAUSES.
-
-The causes for the node, running containers, hooks and volumes are in pod_node,
-pod_containers, pod_hooks and pod_volumes.
+"""Why a Pod stays Terminating: its causes in POD_CAUSES, each reading through PodFacts
+(docs/explainers.md).
 """
 
 from __future__ import annotations
@@ -44,6 +36,7 @@ from kubectl_terminating.explain.pod_generation import fork_on_generation
 from kubectl_terminating.explain.pod_hooks import explain_hooks
 from kubectl_terminating.explain.pod_network import explain_network
 from kubectl_terminating.explain.pod_node import explain_node
+from kubectl_terminating.explain.pod_resources import explain_resources
 from kubectl_terminating.explain.pod_volumes import explain_volumes
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
 from kubectl_terminating.model import JSON, Blocker, Evidence, Finding, ObjectRef, Remedy
@@ -167,6 +160,7 @@ POD_CAUSES: tuple[PodCause, ...] = (
     explain_containers,
     explain_hooks,
     explain_network,
+    explain_resources,
     explain_volumes,
     explain_webhooks,
     explain_namespace,

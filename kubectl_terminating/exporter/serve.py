@@ -1,10 +1,12 @@
-"""The exporter's loop: run the diagnosis every interval, serve the last run's metrics.
+"""The exporter's loop: run the diagnosis every interval, and as soon as the watch layer
+(watch.py, as `all -A -w` uses it) sees an object start terminating, what holds one change, or
+one go; serve the last run's metrics.
 
 Each run is the CLI's own pipeline (run.collect over a LiveSource, `all -A`), with a fresh
 client: the in-cluster token file and the kubeconfig are read again, and one run's memo never
-outlives it. The HTTP server and the runs are threads; the main thread only waits for
-SIGTERM or Ctrl-C, then stops serving and exits 0 without waiting for a run in progress
-(it only reads).
+outlives it. The watches only wake the loop: on a quiet cluster they are idle connections. The
+HTTP server, the runs and the watches are threads; the main thread only waits for SIGTERM or
+Ctrl-C, then stops serving and exits 0 without waiting for a run in progress (it only reads).
 """
 
 from __future__ import annotations
@@ -21,7 +23,15 @@ from kubectl_terminating.client import parse_duration
 from kubectl_terminating.connection import connect, error_line
 from kubectl_terminating.errors import TerminatingError, UsageError
 from kubectl_terminating.exporter.metrics import Metrics
+from kubectl_terminating.model import Finding
 from kubectl_terminating.options import Options, complete
+from kubectl_terminating.watch import Lines
+
+# After a change, wait this long for the rest of a burst (a node dies: all its pods at once),
+# and start runs at least MIN_GAP apart: an outage is one run or two, not one per pod.
+SETTLE_SECONDS = 1.0
+MIN_GAP_SECONDS = 5.0
+RETRY_WATCH_SECONDS = 30.0  # before setting up the watches again when that failed
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,57 @@ def run_once(options: Options, metrics: Metrics, err: IO[str]) -> None:
         print(f"run: {stuck} stuck, {stats.requests} requests in {seconds:.2f}s", file=err)
 
 
+class Wake(Lines):
+    """The watch layer's lines, turned into a wake-up of the diagnosis loop (with -v 1, the
+    change on err): what changed is what the next run measures."""
+
+    def __init__(self, options: Options, wake: threading.Event, err: IO[str]) -> None:
+        super().__init__(replace(options, output=None), io.StringIO(), with_kind=True)
+        self.wake, self.err, self.verbose = wake, err, options.verbosity >= 1
+
+    def emit(self, event: str, finding: Finding, text: str) -> None:
+        if self.verbose:
+            where = f"{finding.namespace}/" if finding.namespace else ""
+            print(f"change: {finding.kind} {where}{finding.name} {event}", file=self.err)
+        self.wake.set()
+
+
+def watch_changes(
+    options: Options, wake: threading.Event, stop: threading.Event, err: IO[str]
+) -> None:
+    """Follow the terminating objects as `all -w` does, waking the loop on each change; set
+    up again (after RETRY_WATCH_SECONDS) when the first reads fail."""
+    from kubectl_terminating.live import LiveSource
+    from kubectl_terminating.run import collect
+    from kubectl_terminating.watch import Session
+
+    while not stop.is_set():
+        try:
+            client = connect(options, err, interactive=False)
+            request = complete(options, client.connection.namespace)
+            source = LiveSource(client)
+            session = Session(client, source.view, request, Wake(options, wake, err), err)
+            found = collect(request, source, io.StringIO(), view_for=session.tracker.view_for)
+            session.tracker.start(found)
+            session.start()
+            print(f"watching {len(session.watchers)} types for changes", file=err, flush=True)
+        except TerminatingError as error:
+            print(f"watch: {error_line(error)}", file=err, flush=True)
+            stop.wait(RETRY_WATCH_SECONDS)
+            continue
+        session.follow()  # forever: the watches reconnect on their own
+
+
+def wait_for_next_run(
+    interval: float, started: float, wake: threading.Event, stop: threading.Event
+) -> None:
+    """Until interval after started, or a change woke us (then SETTLE_SECONDS more, and
+    MIN_GAP_SECONDS after started at least), or stop."""
+    remaining = started + interval - time.monotonic()
+    if remaining > 0 and wake.wait(remaining) and not stop.is_set():
+        stop.wait(max(SETTLE_SECONDS, started + MIN_GAP_SECONDS - time.monotonic()))
+
+
 def serve(options: Options, serving: ServeOptions, err: IO[str]) -> int:
     from prometheus_client import start_http_server
 
@@ -92,18 +153,23 @@ def serve(options: Options, serving: ServeOptions, err: IO[str]) -> int:
         file=err,
         flush=True,
     )
-    stop = threading.Event()
+    stop, wake = threading.Event(), threading.Event()
 
     def loop() -> None:
         while not stop.is_set():
+            wake.clear()  # a change seen from here on is measured by the next run
+            started = time.monotonic()
             run_once(options, metrics, err)
-            stop.wait(interval)
+            wait_for_next_run(interval, started, wake, stop)
 
     def on_signal(_signum: int, _frame: FrameType | None) -> None:
         stop.set()
+        wake.set()
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     threading.Thread(target=loop, name="diagnosis", daemon=True).start()
+    watching = (options, wake, stop, err)
+    threading.Thread(target=watch_changes, args=watching, name="watch", daemon=True).start()
     try:
         while not stop.wait(1.0):
             pass

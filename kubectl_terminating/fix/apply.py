@@ -1,9 +1,4 @@
-"""Carry out a confirmed plan: before each write, read its target and facts again.
-
-Anything that differs from what the plan showed (the target's resourceVersion, a fact that no
-longer holds) refuses that write and stops the run (exit 3); so does a conflict the server
-reports (a failed `test` op or precondition). A forbidden write stops it with one line (exit 1).
-"""
+"""Carry out a confirmed plan: before each write, read its target and facts again."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""The plan's digest: what `--confirm` binds the operator's consent to.
-
-It covers every write the plan would make: the target, its uid and resourceVersion, the action,
-the exact request, the blocker it answers and the facts read to prove it. Anything that changes
-one of them (the object is edited, a Lease appears, a Service comes back) changes the digest,
-so a digest copied from an earlier dry run no longer matches.
-"""
+"""The plan's digest: what `--confirm` binds the operator's consent to."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""Read what each proposal rests on: its target (uid, resourceVersion) and its Checks.
-
-The same reads run twice: when the plan is shown (their results go into the digest) and right
-before each write (any difference stops the run). Reads go straight to the API server, never
-through the explainers' memoised view: a fact must be as fresh as the write that relies on it.
-A read that fails (forbidden, unavailable) never counts as proof.
-"""
+"""Read what each proposal rests on: its target (uid, resourceVersion) and its Checks."""
 
 from __future__ import annotations
 

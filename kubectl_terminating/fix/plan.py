@@ -1,10 +1,4 @@
-"""The fix planner: a pure function from findings (what `--explain` knows) to a plan.
-
-Each blocker of a stuck object either becomes a Proposal (one narrow write and the facts,
-Checks, that make it safe; each fact is read again right before the write) or a Refusal (why
-it is not automated; its remedies stay printed for a human). No cluster reads here: the
-findings carry the diagnosis, the Checks name what observe.py reads to prove it.
-"""
+"""The fix planner: a pure function from findings (what `--explain` knows) to a plan."""
 
 from __future__ import annotations
 

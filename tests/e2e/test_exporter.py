@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -27,6 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.harness import scenarios
 from tests.harness.api import create_namespace, delete, remove_finalizers, unique_ns, wait_for
+from tests.harness.cli import start_serve
 from tests.harness.controlplane import ApiError, ControlPlane, _Proc, free_port
 from tests.harness.prometheus import (
     Parts,
@@ -37,7 +37,7 @@ from tests.harness.prometheus import (
     service_account_token,
 )
 from tests.harness.tiers import skip_or_fail
-from tests.harness.users import Users, rule
+from tests.harness.users import Users, rights_granted, rule
 
 pytestmark = [pytest.mark.e2e, pytest.mark.prometheus]
 
@@ -79,17 +79,6 @@ def deployment_args() -> list[str]:
     return list(container["args"])
 
 
-def can_i_list(cp: ControlPlane, *args: str) -> dict[str, set[str]]:
-    """`kubectl auth can-i --list`: each resource (or URL) and its verbs."""
-    out = cp.kubectl("auth", "can-i", "--list", "--no-headers", *args).stdout
-    rules: dict[str, set[str]] = {}
-    for line in out.splitlines():
-        resource = line.split()[0]
-        verbs = set(re.findall(r"\[([^\]]*)\]\s*$", line)[0].split())
-        rules.setdefault(resource, set()).update(verbs)
-    return rules
-
-
 def test_the_manifest_is_accepted_and_its_service_account_can_only_read(
     deployed: ControlPlane,
 ) -> None:
@@ -103,11 +92,7 @@ def test_the_manifest_is_accepted_and_its_service_account_can_only_read(
         ("service", "kubectl-terminating"),
     ]:
         cp.kubectl("get", kind, name, "-n", NAMESPACE)
-    # what every authenticated user may do (discovery, self reviews) is not the manifest's
-    baseline = can_i_list(cp, "--as=system:serviceaccount:default:default")
-    granted = can_i_list(cp, AS_EXPORTER)
-    added = {r: verbs - baseline.get(r, set()) for r, verbs in granted.items()}
-    added = {r: verbs for r, verbs in added.items() if verbs}
+    added = rights_granted(cp, AS_EXPORTER)
     assert added["*.*"] == {"list", "watch"}
     assert added["pods"] == {"get"}  # listed through "*.*"
     assert all(verbs <= READS for verbs in added.values()), added
@@ -318,20 +303,7 @@ def test_a_read_the_user_may_not_make_is_counted_for_its_resource(
         port = free_port()
         log_path = tmp_path / "serve.log"
         with open(log_path, "wb") as log:
-            proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "kubectl_terminating",
-                    "serve",
-                    "-v=1",
-                    "--interval=1s",
-                    f"--metrics-bind-address=127.0.0.1:{port}",
-                ],
-                env={**os.environ, "KUBECONFIG": str(user.kubeconfig), "PYTHONPATH": str(ROOT)},
-                stdout=log,
-                stderr=log,
-            )
+            proc = start_serve(user.kubeconfig, port, "1s", log)
         try:
             failed = eventually(lambda: failed_reads(port), lambda found: "nodes" in found)
         except AssertionError as error:

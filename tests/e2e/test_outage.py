@@ -95,7 +95,7 @@ def test_table_ends_with_the_causes(control_plane: ControlPlane, outage: Outage)
     assert summary.splitlines() == [
         "Summary: 42 pods, 3 causes",
         f"40 pods: node NotReady (4 nodes: {zone}-0, {zone}-1 ... {zone}-3)",
-        f"1 pod: CSI driver {scenarios.MISSING_DRIVER} not installed",
+        f"1 pod: CSI driver {scenarios.MISSING_DRIVER} not installed or not running",
         "1 pod: finalizer example.com/drain",
     ], result.stdout
     rows_only = run_cli(

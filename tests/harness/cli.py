@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,6 +32,26 @@ def run_cli(
         timeout=timeout,
         check=False,
         input=input,
+    )
+
+
+def start_serve(
+    kubeconfig: Path | str, port: int, interval: str, log: IO[bytes]
+) -> subprocess.Popen[bytes]:
+    """`serve -v=1` on 127.0.0.1:port, its stdout and stderr to log."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kubectl_terminating",
+            "serve",
+            "-v=1",
+            f"--interval={interval}",
+            f"--metrics-bind-address=127.0.0.1:{port}",
+        ],
+        env={**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONPATH": str(ROOT)},
+        stdout=log,
+        stderr=log,
     )
 
 

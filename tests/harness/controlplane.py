@@ -32,6 +32,7 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO_ROOT / "hack" / "build-control-plane.sh"
+GO_TOOL_SCRIPT = REPO_ROOT / "hack" / "build-go-tool.sh"
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kubectl")
 
 # nodelifecycle and podgc stay off: they would taint, evict or collect pods on fake nodes.
@@ -84,22 +85,39 @@ class KubectlError(subprocess.CalledProcessError):
 # --- binaries ----------------------------------------------------------------------------
 
 
-def build_binaries(script: Path = BUILD_SCRIPT) -> Path:
-    """Run the build script (a no-op once cached) and return the directory it prints."""
+def _run_build(script: Path, *args: str) -> Path:
+    """Run a build script (a no-op once cached) and return the path it prints last."""
     with open(os.devnull, "rb") as devnull:
         proc = subprocess.run(
-            ["bash", str(script)], stdin=devnull, capture_output=True, text=True, check=False
+            ["bash", str(script), *args],
+            stdin=devnull,
+            capture_output=True,
+            text=True,
+            check=False,
         )
     if proc.returncode != 0:
         raise ControlPlaneError(
             f"{script} failed with exit code {proc.returncode}:\n{_tail(proc.stderr, 60)}"
         )
     lines = proc.stdout.strip().splitlines()
-    bin_dir = Path(lines[-1]) if lines else Path()
+    return Path(lines[-1]) if lines else Path()
+
+
+def build_binaries(script: Path = BUILD_SCRIPT) -> Path:
+    """Run the build script (a no-op once cached) and return the directory it prints."""
+    bin_dir = _run_build(script)
     missing = [b for b in BINARIES if not (bin_dir / b).is_file()]
     if missing:
         raise ControlPlaneError(f"{script} printed {bin_dir!s}, which lacks {missing}")
     return bin_dir
+
+
+def go_tool(name: str) -> Path:
+    """helm or k9s, built once from the Go module proxy and cached (hack/build-go-tool.sh)."""
+    binary = _run_build(GO_TOOL_SCRIPT, name)
+    if not binary.is_file():
+        raise ControlPlaneError(f"{GO_TOOL_SCRIPT} printed {binary!s}, which is not a file")
+    return binary
 
 
 # --- small utilities ---------------------------------------------------------------------

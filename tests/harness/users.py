@@ -10,6 +10,7 @@ token` gets it.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,26 @@ class User:
     username: str  # as the audit log shows it
     token: str
     kubeconfig: Path
+
+
+def can_i_list(cp: ControlPlane, *args: str) -> dict[str, set[str]]:
+    """`kubectl auth can-i --list`: each resource (or URL) and its verbs."""
+    out = cp.kubectl("auth", "can-i", "--list", "--no-headers", *args).stdout
+    rules: dict[str, set[str]] = {}
+    for line in out.splitlines():
+        resource = line.split()[0]
+        verbs = set(re.findall(r"\[([^\]]*)\]\s*$", line)[0].split())
+        rules.setdefault(resource, set()).update(verbs)
+    return rules
+
+
+def rights_granted(cp: ControlPlane, as_user: str, *args: str) -> dict[str, set[str]]:
+    """What `--as=...` may do (`kubectl auth can-i --list`, in the namespace `args` name)
+    beyond any authenticated user (discovery, self reviews): each resource, its added verbs."""
+    baseline = can_i_list(cp, "--as=system:serviceaccount:default:default", *args)
+    granted = can_i_list(cp, as_user, *args)
+    added = {r: verbs - baseline.get(r, set()) for r, verbs in granted.items()}
+    return {r: verbs for r, verbs in added.items() if verbs}
 
 
 def binding_body(kind: str, name: str, role: str, subject: JSON) -> JSON:

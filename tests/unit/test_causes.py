@@ -11,8 +11,11 @@ import pkgutil
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 import kubectl_terminating
 from kubectl_terminating import causes, model
@@ -24,10 +27,13 @@ from kubectl_terminating.causes import (
     TABLE,
     cause_of,
 )
+from kubectl_terminating.explain.common import Facts, run_causes
 from kubectl_terminating.fix.plan import PROPOSERS, Refusal, plan
+from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.summary import group_by_cause
 from tests.unit.test_render_pods import network_teardown
 
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 ROOT = Path(__file__).resolve().parents[2]
 TYPE = re.compile(r"^[a-z]+(-[a-z]+)*$")
 
@@ -88,9 +94,86 @@ def test_every_type_used_anywhere_has_a_row() -> None:
 
 def test_every_type_constant_has_a_row_and_model_ranks_by_the_table() -> None:
     constants = {v for k, v in vars(causes).items() if k.isupper() and isinstance(v, str)}
-    assert {t for t in constants if TYPE.match(t)} == set(CAUSES)
+    other = {*causes.TEARDOWN, causes.KUBELET_LOG, causes.RUNTIME_LOG} - set(CAUSES)
+    assert {t for t in constants if TYPE.match(t)} - other == set(CAUSES)
     assert tuple(c.type for c in TABLE) == model.PRIORITY
     assert [model.priority(c.type) for c in TABLE] == list(range(len(TABLE)))
+
+
+def _type_names(module: Any, node: ast.AST) -> Iterator[str]:
+    """The blocker types named, through causes.py's constants, in node's direct parts."""
+    parts = [*getattr(node, "args", ()), *(k.value for k in getattr(node, "keywords", ()))]
+    parts += list(getattr(node, "elts", ()))
+    for expr in parts:
+        if isinstance(expr, ast.Name) and getattr(causes, expr.id, None) is not None:
+            value = getattr(module, expr.id, None)
+            if isinstance(value, str) and value in CAUSES:
+                yield value
+
+
+def _produced() -> set[str]:
+    """The types some call outside causes.py passes on (a Blocker, a line's type, ...)."""
+    found: set[str] = set()
+    for module, tree in _modules():
+        if module is causes:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") != "cause_of":
+                found.update(_type_names(module, node))
+    return found
+
+
+def test_every_row_is_produced_by_some_cause() -> None:
+    # a row no code produces is a type that can never be said
+    assert {c.type for c in TABLE} - _produced() == set()
+
+
+def test_no_hand_kept_set_of_types_outside_the_table() -> None:
+    # what varies by type is a field of its row: a set of types elsewhere drifts from it
+    kept = [
+        f"{module.__name__}:{node.lineno}: {sorted(named)}"
+        for module, tree in _modules()
+        if module is not causes
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Set | ast.Tuple | ast.List)
+        if (named := set(_type_names(module, node)))
+    ]
+    assert kept == []
+
+
+def _finding(kind: str) -> model.Finding:
+    return model.Finding(kind, "v1", "x", None, "u", "", 60, 60, [])
+
+
+def test_a_cause_returning_a_type_its_row_forbids_fails() -> None:
+    def content(_: Facts) -> list[model.Blocker]:
+        return [model.Blocker(causes.CONTENT_REMAINING, "objects left")]
+
+    with pytest.raises(TypeError, match="content-remaining cannot hold a Pod"):
+        run_causes(Facts({}, StaticView([], NOW), _finding("Pod")), [content])
+    assert run_causes(Facts({}, StaticView([], NOW), _finding("Namespace")), [content]).blockers
+
+
+def test_every_blocker_in_the_goldens_is_one_its_row_allows_for_its_object() -> None:
+    def items(value: Any) -> Iterator[dict[str, Any]]:
+        if isinstance(value, dict):
+            if isinstance(value.get("kind"), str) and isinstance(value.get("blockers"), list):
+                yield value
+            for inner in value.values():
+                yield from items(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                yield from items(inner)
+
+    seen = [
+        (item["kind"], blocker["type"])
+        for path in sorted((ROOT / "tests").rglob("*.json"))
+        for item in items(json.loads(path.read_text() or "null"))
+        for blocker in item["blockers"]
+        if isinstance(blocker, dict) and blocker.get("type") in CAUSES
+    ]
+    assert len(seen) > 20
+    assert [(k, t) for k, t in seen if not cause_of(t).holds(k)] == []
 
 
 def test_each_row_says_while_what_it_holds_in_one_line() -> None:

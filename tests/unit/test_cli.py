@@ -35,7 +35,7 @@ def parsed(monkeypatch: pytest.MonkeyPatch, *args: str) -> Options:
 
 
 def test_every_kind_has_its_command_and_its_registry_entry() -> None:
-    assert set(cli.commands) == {*KINDS, "dump", "fix", "options", "serve", "types"}
+    assert set(cli.commands) == {*KINDS, "dump", "fix", "mcp", "options", "serve", "types"}
     assert tuple(kind.command for kind in kinds.KINDS) == KINDS
 
 

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from kubectl_terminating.explain.pods import container_states, explain_pod
 from kubectl_terminating.kinds import json_extras
 from kubectl_terminating.model import JSON, Blocker, Finding, Remedy
+from kubectl_terminating.render.summary import summary_text
 from kubectl_terminating.staticview import StaticView
+from kubectl_terminating.summary import group_by_cause
 from tests.unit.builders import PODS_NOW as NOW  # the pod is 10m past its deadline
 from tests.unit.builders import explain_pod_among as explain
 from tests.unit.builders import healthy_cluster as cluster
@@ -657,3 +659,13 @@ def test_node_pasted_without_status_with_a_stale_lease_is_down() -> None:
     finding = explain(pod(), [node, lease, *cluster("node-worker-1", "lease-worker-1")])
     assert types(finding)[0] == "node-not-ready"
     assert finding.blockers[0].summary.startswith("node worker-1 lease not renewed for")
+
+
+def test_a_driver_not_running_on_its_node_is_grouped_by_driver_not_called_uninstalled() -> None:
+    # the summary groups by the row's subject kind, not by the first evidence object in order
+    csinode = load("csinode-worker-1")
+    csinode["spec"]["drivers"] = []
+    finding = explain(exited(), [csinode, *cluster("csinode-worker-1")])
+    [group] = group_by_cause([finding])
+    assert (group.subject_kind, group.subjects) == ("CSIDriver", ("ebs.csi.aws.com",))
+    assert "not installed or not running" in summary_text([finding])

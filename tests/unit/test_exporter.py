@@ -191,3 +191,24 @@ def test_serve_refuses_several_contexts() -> None:
     assert done.returncode == 2
     assert "serve reads one cluster: run one per context" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_change_starts_the_next_run_early_but_not_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import threading
+    import time
+
+    from kubectl_terminating.exporter import serve
+
+    monkeypatch.setattr(serve, "SETTLE_SECONDS", 0.2)
+    monkeypatch.setattr(serve, "MIN_GAP_SECONDS", 0.5)
+    wake, stop = threading.Event(), threading.Event()
+    wake.set()  # a change seen during the run that just started
+    started = time.monotonic()
+    serve.wait_for_next_run(3600.0, started, wake, stop)
+    waited = time.monotonic() - started
+    assert 0.5 <= waited < 5  # MIN_GAP after the run's start, not the interval
+    quiet = time.monotonic()
+    serve.wait_for_next_run(0.3, quiet, threading.Event(), stop)  # no change: the interval
+    assert 0.3 <= time.monotonic() - quiet < 5

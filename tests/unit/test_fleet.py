@@ -136,7 +136,8 @@ def test_summary_groups_one_cause_across_clusters() -> None:
     lines = fleet_summary_text(found).splitlines()
     assert lines == [
         "Summary: 12 pods in 7 clusters, 2 causes",
-        "CSI driver ebs.csi.aws.com not installed: 11 pods in 7 clusters: prod-eu-1 (4), "
+        "CSI driver ebs.csi.aws.com not installed or not running: 11 pods in 7 clusters: "
+        "prod-eu-1 (4), "
         "prod-us-2 (2), dev-0 (1), dev-1 (1), dev-2 (1), ... 2 more",
         "finalizer example.com/drain: 1 pod in 1 cluster: prod-us-2 (1)",
     ]

@@ -1,4 +1,4 @@
-"""integrations/k9s/plugins.yaml, checked the way k9s v0.50.9 loads it.
+"""integrations/k9s/plugins.yaml, checked the way k9s v0.50 loads it.
 
 k9s validates a plugins file against its JSON schema (internal/config/json/schemas/
 plugins.json in github.com/derailed/k9s) and refuses the whole file if it fails; SCHEMA below
@@ -11,6 +11,7 @@ k9s where it builds.
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +94,33 @@ def test_k9s_values_reach_the_shell_as_arguments_never_as_code() -> None:
         assert all(re.fullmatch(r"\$[A-Z]+", a) for a in positional[1:]), name
         used = {int(n) for n in re.findall(r"\$(\d)", script)}
         assert used == set(range(1, len(positional))), name
+
+
+def run_plugin(name: str, values: list[str], tmp_path: Path) -> list[str]:
+    """The plugin's script as k9s runs it (`sh -c SCRIPT sh VALUES...`), with a `kubectl`
+    that prints its arguments and a `less` that passes them through; the arguments."""
+    for tool, body in [("kubectl", 'printf "%s\\n" "$@"'), ("less", "cat")]:
+        (tmp_path / tool).write_text(f"#!/bin/sh\n{body}\n")
+        (tmp_path / tool).chmod(0o755)
+    script = plugins()[name]["args"][1]
+    done = subprocess.run(
+        ["sh", "-c", script, "sh", *values],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": f"{tmp_path}:/usr/bin:/bin"},
+    )
+    return done.stdout.splitlines()
+
+
+def test_terminating_here_reads_every_namespace_for_a_cluster_scoped_object(
+    tmp_path: Path,
+) -> None:
+    """k9s gives "-" as $NAMESPACE of a cluster-scoped object (client.ClusterScope), seen in
+    the real k9s (tests/e2e/test_k9s.py): that is every namespace, not one named "-"."""
+    for namespace, scope in [("-", "--all-namespaces"), ("", "--all-namespaces")]:
+        args = run_plugin("terminating-explain-any", [namespace, "ctx", "/kc"], tmp_path)
+        assert args[:3] == ["terminating", "all", scope], namespace
+    args = run_plugin("terminating-explain-any", ["shop", "ctx", "/kc"], tmp_path)
+    assert args[:3] == ["terminating", "all", "--namespace=shop"]
+    assert args[3:] == ["--context", "ctx", "--kubeconfig", "/kc", "--explain", "--color", "always"]

@@ -45,12 +45,27 @@ def test_kubelet_that_has_not_processed_the_deletion_is_the_headline() -> None:
 
 
 def test_kubelet_that_processed_the_deletion_is_stuck_in_teardown() -> None:
-    main = explained(2, 2).blockers[0]
+    # the real v1.36 kubelet writes phase Failed before the volumes (tests/fixtures/node-evidence)
+    pod = web_0(2, 2)
+    pod["status"]["phase"] = "Failed"
+    main = explain(pod, healthy_cluster()).blockers[0]
     assert main.summary == "containers exited; kubelet has not finished volume teardown"
+    assert "its final status is written, the volumes are what is left" in main.evidence[0].message
     assert main.evidence[-1].message.startswith(
         "the kubelet has processed the deletion (status.observedGeneration 2 = "
         "metadata.generation 2) and is stuck: volumes not reclaimed"
     )
+
+
+def test_a_non_terminal_phase_puts_the_kubelet_before_its_final_status() -> None:
+    # containers exited, the deletion processed, yet phase Running: the kubelet has not
+    # written its final status, so it is not at the volumes (the catch-all says so)
+    main = explained(2, 2).blockers[0]
+    assert main.summary == (
+        "containers exited; kubelet has not finished the teardown before its final status "
+        "(phase Running)"
+    )
+    assert "before the volumes" in main.evidence[0].message
 
 
 @pytest.mark.parametrize(("generation", "observed"), [(None, None), (2, None), (None, 1)])

@@ -43,7 +43,7 @@ from kubectl_terminating.model import (
     Remedy,
 )
 from kubectl_terminating.options import Options
-from kubectl_terminating.reads import RELATED
+from kubectl_terminating.reads import related_kinds
 from kubectl_terminating.render import explain, structured, table
 from kubectl_terminating.render.style import Style
 from kubectl_terminating.render.table import PrintOptions
@@ -58,8 +58,8 @@ WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
 EVENTS_V1 = Resource("events.k8s.io", "v1", "events", "Event")
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap")
 # every kind the explainers read, and two they never ask for by name
-CLUSTER_TYPES = tuple(r for r in RELATED if not r.namespaced)
-NAMESPACED_TYPES = (*(r for r in RELATED if r.namespaced), CONFIGMAPS, WIDGETS)
+CLUSTER_TYPES = tuple(r for r in related_kinds() if not r.namespaced)
+NAMESPACED_TYPES = (*(r for r in related_kinds() if r.namespaced), CONFIGMAPS, WIDGETS)
 ALL_TYPES = CLUSTER_TYPES + NAMESPACED_TYPES
 EXAMPLES = settings(
     max_examples=40,

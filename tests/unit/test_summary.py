@@ -88,7 +88,7 @@ def test_summary_lines(outage: list[Finding]) -> None:
         "Summary: 55 pods, 5 causes",
         "45 pods: node NotReady (12 nodes: zone-b-0, zone-b-1 ... zone-b-11)",
     ]
-    assert "1 pod: CSI driver ebs.csi.aws.com not installed" in text
+    assert "1 pod: CSI driver ebs.csi.aws.com not installed or not running" in text
     assert "4 pods: finalizer example.com/drain" in text
     assert_golden("summary/outage.txt", text)
 

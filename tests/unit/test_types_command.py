@@ -34,21 +34,26 @@ def rows(text: str) -> list[list[str]]:
 
 def test_the_table_lists_every_row_in_rank_order(capsys: pytest.CaptureFixture[str]) -> None:
     [header, *lines] = rows(types(capsys))
-    assert header == ["TYPE", "ON NODE", "FIX", "LABEL"]
+    assert header == ["TYPE", "STAGE", "GROUP BY", "FIX", "LABEL"]
     assert [line[0] for line in lines] == [cause.type for cause in TABLE]
-    assert [line[3] for line in lines] == [cause.label for cause in TABLE]
+    assert [line[4] for line in lines] == [cause.label for cause in TABLE]
     by_type = {line[0]: line for line in lines}
-    assert by_type["node-not-ready"][1:3] == ["true", "proposes"]
-    assert by_type["runtime-unavailable"][1:3] == ["true", "refuses"]
-    assert by_type["webhook"][1:3] == ["false", "proposes"]
-    assert by_type["grace-period"][1:3] == ["false", "context"]
-    assert by_type["namespace-terminating"][2] == "context"  # context, though it has no refusal
+    assert by_type["node-not-ready"][1:4] == ["deletion", "Node", "proposes"]
+    assert by_type["runtime-unavailable"][1:4] == ["containers", "Node", "refuses"]
+    assert by_type["csi-driver-missing"][1:4] == ["volumes", "CSIDriver", "refuses"]
+    assert by_type["webhook"][1:4] == [
+        "-",
+        "ValidatingWebhookConfiguration,MutatingWebhookConfiguration",
+        "proposes",
+    ]
+    assert by_type["grace-period"][1:4] == ["-", "-", "context"]
+    assert by_type["namespace-terminating"][3] == "context"  # context, though it has no refusal
 
 
 def test_wide_adds_while_what_each_holds(capsys: pytest.CaptureFixture[str]) -> None:
     [header, *lines] = rows(types(capsys, "-o", "wide"))
-    assert header == ["TYPE", "ON NODE", "FIX", "LABEL", "HOLDS WHILE"]
-    assert [line[4] for line in lines] == [cause.holds_while for cause in TABLE]
+    assert header == ["TYPE", "STAGE", "GROUP BY", "FIX", "LABEL", "HOLDS WHILE"]
+    assert [line[5] for line in lines] == [cause.holds_while for cause in TABLE]
     bare = [cells[0] for cells in rows(types(capsys, "--no-headers"))]
     assert bare == [cause.type for cause in TABLE]
 
@@ -65,7 +70,9 @@ def test_json_is_a_list_of_the_rows_in_rank_order(capsys: pytest.CaptureFixture[
             "rank": item["rank"],
             "label": cause.label,
             "holdsWhile": cause.holds_while,
-            "onNode": cause.on_node,
+            "stage": cause.stage,
+            "groupBy": list(cause.group),
+            "nodeLog": cause.node_log,
             "clusterWide": cause.cluster_wide,
             "context": cause.context,
             "fix": {
@@ -88,10 +95,10 @@ def test_name_prints_one_type_a_line(capsys: pytest.CaptureFixture[str]) -> None
 def test_a_row_added_to_the_table_is_listed_with_no_other_edit(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    new = Cause("kubelet-wedged", "kubelet wedged", "the kubelet renews nothing", on_node=True)
+    new = Cause("kubelet-wedged", "kubelet wedged", "the kubelet renews nothing", "deletion")
     monkeypatch.setattr(causes, "TABLE", (*TABLE[:2], new, *TABLE[2:]))
     [_, *lines] = rows(types(capsys))
-    assert lines[2] == ["kubelet-wedged", "true", "refuses", "kubelet wedged"]
+    assert lines[2] == ["kubelet-wedged", "deletion", "-", "refuses", "kubelet wedged"]
     assert len(lines) == len(TABLE) + 1
     [item] = [i for i in json.loads(types(capsys, "-o", "json"))["items"] if i["rank"] == 2]
     assert (item["type"], item["fix"]["refusal"]) == ("kubelet-wedged", causes.NOT_AUTOMATED)

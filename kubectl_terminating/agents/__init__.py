@@ -1,0 +1,1 @@
+"""Agents: the diagnosis as Model Context Protocol tools (`kubectl terminating mcp`)."""

@@ -1,0 +1,102 @@
+"""A DRA claim the kubelet cannot unprepare, its driver not registered on the pod's node
+(docs/explainers.md, `resource-claim`).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator
+
+from kubectl_terminating import reads
+from kubectl_terminating.causes import DRA_DRIVER, RESOURCE_CLAIM, RESOURCES
+from kubectl_terminating.explain.common import as_dict, list_of, pods_on_node, text
+from kubectl_terminating.explain.pod_facts import PodFacts, node_ref, spec_of, status_of
+from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
+
+TERMINAL = ("Succeeded", "Failed")  # written only once the claims are unprepared
+
+
+def claim_names(pod: JSON) -> Iterator[str]:
+    """The ResourceClaims the pod uses: named in its spec, or made from a template (named in
+    status.resourceClaimStatuses)."""
+    made = {
+        text(s.get("name")): text(s.get("resourceClaimName"))
+        for s in map(as_dict, list_of(status_of(pod).get("resourceClaimStatuses")))
+    }
+    for claim in map(as_dict, list_of(spec_of(pod).get("resourceClaims"))):
+        name = text(claim.get("resourceClaimName")) or made.get(text(claim.get("name")), "")
+        if name:
+            yield name
+
+
+def _devices(claim: JSON) -> list[JSON]:
+    allocation = as_dict(status_of(claim).get("allocation"))
+    return [as_dict(d) for d in list_of(as_dict(allocation.get("devices")).get("results"))]
+
+
+def _blocker(facts: PodFacts, claim: JSON, driver: str) -> Blocker:
+    name, node = text(as_dict(claim.get("metadata")).get("name")), facts.node_name
+    devices = [
+        f"{text(d.get('pool'))}/{text(d.get('device'))}"
+        for d in _devices(claim)
+        if d.get("driver") == driver
+    ]
+    slices = shlex.quote(f"spec.driver={driver},spec.nodeName={node}")
+    return Blocker(
+        RESOURCE_CLAIM,
+        f"DRA driver {driver} not registered on {node}: claim {name} cannot be unprepared",
+        (
+            Evidence(
+                f"ResourceClaim {name} is allocated ({driver}: {', '.join(devices)}) and still "
+                "reserved for the pod",
+                ObjectRef("ResourceClaim", name, facts.namespace, "resource.k8s.io/v1"),
+                {"driver": driver, "devices": devices, "reservedFor": facts.name},
+                about=Subject(DRA_DRIVER, driver),
+            ),
+            Evidence(
+                f"no ResourceSlice of {driver} for node {node}: the kubelet removes a driver's "
+                "slices once its plugin is gone from the node",
+                node_ref(node),
+                {"driver": driver, "nodeName": node, "resourceSlices": 0},
+            ),
+            Evidence(
+                f"phase {facts.finding.phase or '?'} with no container running: the kubelet "
+                "has not written the terminal status it writes after unpreparing the claims",
+                facts.ref,
+                {"phase": facts.finding.phase},
+            ),
+        ),
+        (
+            Remedy(
+                f"restore DRA driver {driver}'s kubelet plugin on {node} (its DaemonSet); the "
+                "kubelet then unprepares the claim and finishes by itself",
+                pods_on_node(shlex.quote(node)),
+            ),
+            Remedy(
+                "check that the driver registered again (its slices for the node come back)",
+                f"kubectl get resourceslices --field-selector {slices}",
+            ),
+            facts.kubelet_log("read the unprepare error the kubelet retries"),
+            facts.force_delete(
+                f"last, only after draining {node} (kubectl drain): the claim's devices are "
+                "still prepared there, and the claim is freed for another pod"
+            ),
+        ),
+    )
+
+
+def explain_resources(facts: PodFacts) -> list[Blocker]:
+    # Holds once the kubelet is past the containers and the network, while the phase is not
+    # terminal and a claim reserved for the pod has a driver with no slice on the node.
+    if not facts.reached(RESOURCES) or facts.finding.phase in TERMINAL:
+        return []
+    blockers = []
+    for name in claim_names(facts.pod):
+        claim = reads.resource_claim(facts.view, facts.namespace, name)
+        reserved = list_of(status_of(claim or {}).get("reservedFor"))
+        if claim is None or not any(as_dict(r).get("uid") == facts.uid for r in reserved):
+            continue
+        for driver in sorted({text(d.get("driver")) for d in _devices(claim)} - {""}):
+            if not reads.resource_slices(facts.view, driver, facts.node_name):
+                blockers.append(_blocker(facts, claim, driver))
+    return blockers

@@ -56,8 +56,9 @@ WEBHOOK_CONFIGS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfigurati
 KUBELET_LOG = "kubelet"
 RUNTIME_LOG = "runtime"
 
-# The kinds of object a type can hold (a namespace takes on the blockers of its stuck pods).
-POD = ("Pod", "Namespace")
+# The kinds of object a type can hold (a namespace, and a claim held by pvc-protection, take on
+# the blockers of their stuck pods).
+POD = ("Pod", "Namespace", "PersistentVolumeClaim")
 NAMESPACE = ("Namespace",)
 
 NOT_AUTOMATED = "not proven safe to automate"

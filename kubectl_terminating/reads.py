@@ -162,6 +162,12 @@ def events_for(view: ClusterView, namespace: str, uid: str) -> list[JSON]:
     return _list(view, EVENTS, namespace, Selectors(fields=selector))
 
 
+def events_with_reason(view: ClusterView, namespace: str, reason: str) -> list[JSON]:
+    """core/v1 Events of one namespace with one reason (another pod's FailedAttachVolume)."""
+    selector = f"reason={escape_field_value(reason)}"
+    return _list(view, EVENTS, namespace, Selectors(fields=selector))
+
+
 def webhook_configurations(view: ClusterView) -> list[JSON]:
     """Validating and mutating webhook configurations; each item carries its `kind`."""
     return _list(view, VALIDATING_WEBHOOKS) + _list(view, MUTATING_WEBHOOKS)

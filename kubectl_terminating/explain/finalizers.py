@@ -11,7 +11,7 @@ import json
 import re
 import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import TypeVar
 
@@ -645,6 +645,9 @@ def foreground_blocker(held: Held, view: ClusterView) -> Blocker | None:
     )
 
 
+PVC_PROTECTION = "kubernetes.io/pvc-protection"
+
+
 def claim_names(pod: JSON) -> set[str]:
     """Claims a scheduled pod holds, as the pvc-protection controller counts them."""
     spec = as_dict(pod.get("spec"))
@@ -693,6 +696,13 @@ def pvc_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
     if failure is not None:
         return finalizer_blocker(held, view, [failure])
     pods = [p for p in everyone or [] if held.name in claim_names(p)]
+    unknown = [text(meta(p).get("name")) for p in everyone or [] if "spec" not in p]
+    if not pods and unknown:  # pasted without spec: whether they use the claim is unknown
+        said = f"pods {', '.join(unknown[:MAX_LISTED])} are in the file without spec"
+        blocker = finalizer_blocker(
+            held, view, [Evidence(f"{said}: whether they use the claim is unknown")]
+        )
+        return replace(blocker, unchecked=f"{said} (which pods use the claim)")
     if not pods:
         return None  # unused: the controller should have removed it, explain it generically
     first = text(meta(pods[0]).get("name"))
@@ -795,7 +805,7 @@ def crd_cleanup_blocker(held: Held, view: ClusterView) -> Blocker | None:
 
 SPECIAL: dict[str, Callable[[Held, ClusterView], Blocker | None]] = {
     "foregroundDeletion": foreground_blocker,
-    "kubernetes.io/pvc-protection": pvc_protection_blocker,
+    PVC_PROTECTION: pvc_protection_blocker,
     "kubernetes.io/pv-protection": pv_protection_blocker,
     "customresourcecleanup.apiextensions.k8s.io": crd_cleanup_blocker,
 }

@@ -55,6 +55,30 @@ FAILED_CONVERSION = re.compile(
     r"conversion webhook for ([a-z0-9.-]+)/([a-z0-9]+), Kind=(\S+?) failed"
 )
 
+# The controller deleted every object of a type, none carries a finalizer, yet some are still
+# there (pkg/controller/namespace/deletion: "unexpected items still remain in namespace: %s for
+# gvr: %v", the gvr as "<group>/<version>, Resource=<plural>"): content left, typically pods
+# waiting on their kubelet, not a delete that was rejected.
+STILL_REMAIN = re.compile(
+    r"unexpected items still remain in namespace: \S+ for gvr: ([a-z0-9.-]*)/[a-z0-9]+, "
+    r"Resource=([a-z0-9-]+)"
+)
+
+
+def still_remaining(message: str) -> list[str]:
+    """The types (`pods`, `plural.group`) the message says are still there after deletion."""
+    found = (
+        f"{plural}.{group}" if group else plural for group, plural in STILL_REMAIN.findall(message)
+    )
+    return list(dict.fromkeys(found))
+
+
+def rejected_part(message: str) -> str:
+    """The message without the controller's boilerplate and its "still remain" errors: what
+    failed beyond content still being there ("" when nothing did)."""
+    rest = STILL_REMAIN.sub("", BOILERPLATE.sub("", message.strip()))
+    return rest.strip(" ,[]")
+
 
 def clip(line: str, width: int = SUMMARY_WIDTH) -> str:
     """line in at most width characters, cut between words (never mid-name) with an ellipsis."""
@@ -139,7 +163,11 @@ def condition_blockers(facts: NamespaceFacts) -> list[Blocker]:
         reason = failure_reason(condition)
         if reason is None:
             continue
-        message = text(condition.get("message"))
+        message = said = text(condition.get("message"))
+        if reason == "ContentDeletionFailed" and still_remaining(message):
+            said = rejected_part(message)
+            if not said:
+                continue  # content still there, not a failed delete: the content blockers say
         evidence = Evidence(
             f"{text(condition.get('type'))}={condition.get('status')} ({reason}): {message}",
             ns_ref(ns),
@@ -148,7 +176,7 @@ def condition_blockers(facts: NamespaceFacts) -> list[Blocker]:
         blockers.append(
             Blocker(
                 NAMESPACE_CONDITION,
-                condition_summary(reason, message),
+                condition_summary(reason, said),
                 (evidence,),
                 (CONDITION_REMEDIES[reason],),
             )

@@ -36,10 +36,12 @@ from kubectl_terminating.explain.namespace_conditions import (
     failure_reason,
     namespace_conditions,
     ns_ref,
+    still_remaining,
 )
 from kubectl_terminating.explain.namespace_facts import NamespaceFacts
-from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
+from kubectl_terminating.model import FINALIZER_ON, JSON, Blocker, Evidence, Remedy
 from kubectl_terminating.resources import (
+    CONTENT_FAILURE,
     CONTENT_REMAINING_CONDITION,
     FINALIZERS_REMAINING_CONDITION,
 )
@@ -88,6 +90,16 @@ def remaining_finalizers(ns: JSON) -> list[Named]:
         Named(finalizer, int(n), c)
         for c in _current(ns, FINALIZERS_REMAINING_CONDITION)
         for finalizer, n in REMAINING_FINALIZER.findall(text(c.get("message")))
+    ]
+
+
+def still_there(ns: JSON) -> list[Named]:
+    """Types the controller deleted and found still there, none with a finalizer ("unexpected
+    items still remain"), counted as 0 (the failure gives no count)."""
+    return [
+        Named(name, 0, c)
+        for c in _current(ns, CONTENT_FAILURE)
+        for name in still_remaining(text(c.get("message")))
     ]
 
 
@@ -158,7 +170,16 @@ def failing_conversions(ns: JSON) -> list[tuple[str, str, Named]]:
 
 
 def _covered(found: Sequence[Blocker], of_type: Callable[[str], bool], needle: str) -> bool:
-    return any(of_type(b.type) and needle in b.summary for b in found)
+    """A blocker of a type that names finalizers names it, in its summary or as the finalizer
+    it is about (pvc-protection's summary says "claim in use by pod X", not the finalizer)."""
+    return any(
+        of_type(b.type)
+        and (
+            needle in b.summary
+            or any(s.kind == FINALIZER_ON and s.name == needle for s in b.subjects)
+        )
+        for b in found
+    )
 
 
 def _names_finalizer(blocker_type: str) -> bool:
@@ -210,28 +231,50 @@ def _finalizer_blocker(named: Named, ns: JSON, view: ClusterView) -> Blocker:
     )
 
 
-def _content_blocker(missing: Sequence[Named], ns: JSON, covered: frozenset[str]) -> Blocker:
+def _content_blocker(
+    missing: Sequence[Named], ns: JSON, covered: frozenset[str], deleted: Sequence[Named] = ()
+) -> Blocker:
+    """What the controller counted (or found still there after deleting it) beyond the view;
+    types it deleted are followed to their objects' own blockers (pods to their kubelet)."""
     total = sum(n.count for n in missing)
-    types = ", ".join(f"{n.name} ({n.count})" for n in missing)
+    types = ", ".join(f"{n.name} ({n.count})" if n.count else n.name for n in missing)
     name = text(meta(ns).get("name"))
+    after = {n.name for n in deleted}
 
     def note(named: Named) -> str:
         if named.name in covered:
             return f"{named.name}: listed just now, none left; the controller counts again soon"
+        if named.name in after:
+            return (
+                f"{named.name}: deleted by the controller and still there with no finalizer: "
+                "each waits on its own blocker (a pod on its node's kubelet), no delete was "
+                "rejected; this view could not list them"
+            )
         return f"{named.name}: the controller's count; this view could not list the type"
 
+    if after and all(n.name in after for n in missing):
+        summary = f"{types} still there after the controller deleted them"
+    else:
+        summary = f"{total} object{'s' if total != 1 else ''} left (per the controller): {types}"
+    quoted = shlex.quote(name)
+    pods_left = "pods" in after and any(n.name == "pods" for n in missing)
+    follow = [
+        Remedy(
+            "see why the pods stay: each waits on its own blocker (node, runtime, volumes)",
+            f"kubectl terminating pods -n {quoted} --explain",
+        )
+    ][: int(pods_left)]
+    conditions = {id(n.condition): n for n in [*missing, *deleted]}.values()
     return Blocker(
         CONTENT_REMAINING,
-        clip(f"{total} object{'s' if total != 1 else ''} left (per the controller): {types}"),
+        clip(summary),
+        (*(n.evidence(ns) for n in conditions), *(Evidence(note(n)) for n in missing)),
         (
-            *(n.evidence(ns) for n in {id(n.condition): n for n in missing}.values()),
-            *(Evidence(note(n)) for n in missing),
-        ),
-        (
+            *follow,
             Remedy(
                 "the namespace controller deletes these by itself once nothing holds them; "
                 "list them with the permissions it has",
-                f"kubectl terminating all -n {shlex.quote(name)} --explain",
+                f"kubectl terminating all -n {quoted} --explain",
             ),
         ),
     )
@@ -320,9 +363,12 @@ def condition_blockers_beyond_view(
     that listing is partial (a file, a type it could not list): only then do the condition's
     finalizers count beyond it, a complete listing being fresher than the last pass."""
     blockers: list[Blocker] = []
-    missing = [n for n in remaining_types(ns) if n.name not in shown]
+    counted = remaining_types(ns)
+    deleted = [n for n in still_there(ns) if n.name not in shown]
+    types = [*counted, *(n for n in deleted if n.name not in {c.name for c in counted})]
+    missing = [n for n in types if n.name not in shown]
     if missing:
-        blockers.append(_content_blocker(missing, ns, covered))
+        blockers.append(_content_blocker(missing, ns, covered, deleted))
     unnamed = unnamed_remaining(ns)
     if (
         unnamed

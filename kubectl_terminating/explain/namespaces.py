@@ -11,6 +11,8 @@ from dataclasses import replace
 from kubectl_terminating import reads
 from kubectl_terminating.causes import GRACE_PERIOD, NAMESPACE_FINALIZER, UNKNOWN
 from kubectl_terminating.explain.common import (
+    AGE_UNKNOWN,
+    DELETION_TIME_UNKNOWN,
     add_warning,
     base_finding,
     meta,
@@ -77,7 +79,18 @@ def beyond_view(facts: NamespaceFacts) -> list[Blocker]:
 def stuck_pods(facts: NamespaceFacts) -> list[Blocker]:
     """The remaining pods, explained; their main blockers raised to the namespace."""
     facts.pods = remaining_pods(facts)
+    raise_unknowns(facts.finding, facts.pods)
     return stuck_pod_blockers(facts.name, facts.pods)
+
+
+def raise_unknowns(finding: Finding, pods: Sequence[Finding]) -> None:
+    """What the pods' evidence could not show (a Node pasted without status) holds for the
+    blockers raised from them too: said on the finding that raises them, once (not their age:
+    the finding has its own)."""
+    for pod in pods:
+        for unknown in pod.unknowns:
+            if unknown not in (*finding.unknowns, AGE_UNKNOWN, DELETION_TIME_UNKNOWN):
+                finding.unknowns.append(unknown)
 
 
 def left_behind(content: Content, namespace: str) -> tuple[str, Remedy] | None:
@@ -291,4 +304,6 @@ __all__ = [
     "explain_namespace",
     "finalizers_of",
     "merge_blockers",
+    "raise_unknowns",
+    "stuck_pod_blockers",
 ]

@@ -17,7 +17,9 @@ from kubectl_terminating.explain.common import (
 )
 from kubectl_terminating.explain.finalizers import (
     MAX_LISTED,
+    PVC_PROTECTION,
     Held,
+    claim_names,
     finalizer_blockers,
     find_dependents,
     kubectl_target,
@@ -28,6 +30,8 @@ from kubectl_terminating.explain.namespaces import (
     crd_serves,
     explain_namespace,
     finalizers_of,
+    raise_unknowns,
+    stuck_pod_blockers,
 )
 from kubectl_terminating.explain.pods import explain_pod
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
@@ -77,6 +81,27 @@ class ObjectFacts(Facts):
 
 def finalizers(facts: ObjectFacts) -> list[Blocker]:
     return finalizer_blockers(facts.obj, facts.resource, facts.view)
+
+
+def claim_users(facts: ObjectFacts) -> list[Blocker]:
+    """A claim held by pvc-protection while the pods that use it are stuck themselves: their
+    own main blockers, raised to the claim as a namespace raises its pods' (claim -> pod ->
+    node), so the headline names what holds the pod, not only the pod."""
+    if not facts.resource.is_core("persistentvolumeclaims"):
+        return []
+    if PVC_PROTECTION not in facts.finding.finalizers:
+        return []
+    namespace, name = facts.finding.namespace or "", facts.finding.name
+    pods, failure = try_read(lambda: reads.pods(facts.view, namespace))
+    if failure is not None:
+        return []  # the finalizer's blocker already says the pods could not be read
+    stuck = [p for p in pods or [] if meta(p).get("deletionTimestamp") and name in claim_names(p)]
+    stuck.sort(key=lambda p: text(meta(p).get("name")))
+    explained = [explain_pod(p, facts.view) for p in stuck[:MAX_LISTED]]
+    if facts.detailed:  # shown under the claim; `fix` plans their steps under the pods
+        facts.finding.children = explained
+    raise_unknowns(facts.finding, explained)
+    return stuck_pod_blockers(namespace, explained)
 
 
 def webhooks(facts: ObjectFacts) -> list[Blocker]:
@@ -154,12 +179,13 @@ def nothing_found(facts: ObjectFacts) -> list[Blocker]:
                     f"kubectl get {kubectl_target(facts.obj, facts.resource)} -o json",
                 ),
             ),
-            unchecked="; ".join(finding.warnings) or None,
+            # a copy may have left its finalizers out: not proven either way
+            unchecked="; ".join(finding.warnings) or "finalizers as read (a copy may omit them)",
         )
     ]
 
 
-OBJECT_CAUSES = (grace_period, finalizers, webhooks, conversion, nothing_found)
+OBJECT_CAUSES = (grace_period, finalizers, claim_users, webhooks, conversion, nothing_found)
 
 
 def explain_object(

@@ -266,6 +266,20 @@ def lease_renewed(name: str, lease: JSON | None, now: datetime) -> Evidence | No
     )
 
 
+def node_status_unknown(node: JSON) -> str:
+    """Why the Node's health cannot be read from it ("" when it can). A Node read from the API
+    always has status (the kubelet's daemonEndpoints and nodeInfo at least): one without it is
+    a paste (people paste a Node for its taints), and a status whose kubelet reported its
+    version but that has no conditions was cut. Unknown, not "never reported Ready"."""
+    status = node.get("status")
+    if not isinstance(status, dict):
+        return "the file has the Node without status"
+    reported = text(as_dict(status.get("nodeInfo")).get("kubeletVersion"))
+    if "conditions" not in status and reported:
+        return "the file has the Node's status without conditions"
+    return ""
+
+
 @dataclass(frozen=True)
 class NodeCheck:
     """What is known of the pod's node: missing, unhealthy (with why), healthy, or unreadable."""
@@ -281,6 +295,11 @@ class NodeCheck:
     @property
     def missing(self) -> bool:
         return bool(self.name) and not self.unreadable and self.node is None
+
+    @property
+    def partial(self) -> bool:
+        """The Node is in the file without the status its health is read from."""
+        return self.node is not None and bool(self.unreadable)
 
     @property
     def unhealthy(self) -> bool:
@@ -314,6 +333,13 @@ def _check_node(view: ClusterView, name: str) -> tuple[NodeCheck, tuple[str, ...
         return NodeCheck(name, unreadable=failed.reason), (str(failed),)
     if node is None:
         return NodeCheck(name), ()
+    unknown = node_status_unknown(node)
+    if unknown:  # a stale Lease still proves the kubelet stopped; anything else is unknown
+        try:
+            stale = lease_problem(name, reads.node_lease(view, name), view.now)
+        except ReadFailed:
+            stale = None
+        return NodeCheck(name, node, "" if stale else unknown, stale), ()
     problem = ready_problem(name, node, view.now)
     if problem is None:
         try:
@@ -450,6 +476,10 @@ class PodFacts(Facts):
         check, warnings = node_check(self.view, self.node_name)
         for warning in warnings:
             self.warn(FailedCheck(warning))  # each a read of the node check that failed
+        if check.partial:
+            said = f"health of node {check.name} unknown: {check.unreadable}"
+            if said not in self.finding.unknowns:
+                self.finding.unknowns.append(said)
         return check
 
     @cached_property
@@ -459,10 +489,16 @@ class PodFacts(Facts):
             return [], None  # events are matched by uid; without one any match would be wrong
         uid = self.finding.uid
         try:
-            return [as_dict(e) for e in reads.events_for(self.view, self.namespace, uid)], None
+            events = [as_dict(e) for e in reads.events_for(self.view, self.namespace, uid)]
         except ReadFailed as failed:
             self.warn(failed)
             return [], str(failed)
+        cut = sum(1 for e in events if not text(e.get("reason")) or "message" not in e)
+        if cut:  # the kubelet writes both: these were cut from a paste
+            self.finding.unknowns.append(
+                f"{cut} of the pod's events unknown: the file has them without reason or message"
+            )
+        return events, None
 
     @property
     def events(self) -> list[JSON]:

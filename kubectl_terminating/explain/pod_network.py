@@ -10,6 +10,7 @@ import shlex
 from kubectl_terminating.causes import NETWORK_TEARDOWN
 from kubectl_terminating.explain.common import pods_on_node, text
 from kubectl_terminating.explain.pod_facts import PodFacts, event_evidence, newest_event
+from kubectl_terminating.explain.pod_node import evicting_taints, taint_evidence, untaint
 from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
 
 TEARDOWN_PHRASES = ("failed to destroy network for", "failed to teardown pod")
@@ -31,6 +32,15 @@ def explain_network(facts: PodFacts) -> list[Blocker]:
     found = _PLUGIN.search(text(event.get("message")))
     plugin = f"CNI plugin {found.group(1)}" if found else "the CNI plugin"
     node = shlex.quote(facts.node_name)
+    # a NoExecute taint evicts the CNI agent (a DaemonSet pod) with the workloads
+    taints = evicting_taints(facts.node.node)
+    agent = f"the agent of {plugin}"
+    tainted = (
+        [taint_evidence(facts.node_name, taints, f"{agent} with them unless it tolerates it")]
+        if taints
+        else []
+    )
+    untainted = [untaint(facts.node_name, taints, agent)] if taints else []
     return [
         Blocker(
             NETWORK_TEARDOWN,
@@ -42,8 +52,10 @@ def explain_network(facts: PodFacts) -> list[Blocker]:
                     facts.ref,
                 ),
                 event_evidence(event),
+                *tainted,
             ),
             (
+                *untainted,
                 Remedy(
                     f"repair {plugin} on {facts.node_name} (its agent pod there, its config in "
                     "/etc/cni/net.d); the kubelet retries the teardown by itself",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 from kubectl_terminating.causes import NODE_MISSING, NODE_NOT_READY, RUNTIME_UNAVAILABLE
-from kubectl_terminating.explain.common import as_dict, list_of
+from kubectl_terminating.explain.common import as_dict, list_of, text
 from kubectl_terminating.explain.pod_facts import (
     NodeProblem,
     PodFacts,
@@ -17,6 +17,48 @@ from kubectl_terminating.explain.pod_facts import (
 from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
 
 OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"
+# The NoExecute taints the DaemonSet controller makes every daemon pod tolerate (with
+# disk/memory/pid-pressure, unschedulable and network-unavailable, all NoSchedule): any other
+# NoExecute taint evicts the daemon pods that do not tolerate it, CSI node plugins and CNI
+# agents among them (`kubectl taint node N maintenance=true:NoExecute`).
+DAEMON_TOLERATED = frozenset({"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"})
+
+
+def taint_text(taint: JSON) -> str:
+    """`key=value:Effect`, as `kubectl taint` takes it."""
+    key, value, effect = (text(taint.get(k)) for k in ("key", "value", "effect"))
+    return f"{key}{'=' + value if value else ''}:{effect}"
+
+
+def evicting_taints(node: JSON | None) -> list[JSON]:
+    """The node's NoExecute taints that evict daemon pods not tolerating them."""
+    return [
+        as_dict(t)
+        for t in list_of(spec_of(node or {}).get("taints"))
+        if as_dict(t).get("effect") == "NoExecute"
+        and as_dict(t).get("key") not in DAEMON_TOLERATED | {OUT_OF_SERVICE_TAINT}
+    ]
+
+
+def taint_evidence(node: str, taints: list[JSON], what: str) -> Evidence:
+    """The node's evicting taints as evidence of what they evict (`what`)."""
+    said = ", ".join(taint_text(t) for t in taints)
+    return Evidence(
+        f"node {node} has taint {said}: it evicts every daemon pod that does not tolerate it, "
+        f"{what}",
+        node_ref(node),
+        {"taints": [taint_text(t) for t in taints]},
+    )
+
+
+def untaint(node: str, taints: list[JSON], what: str) -> Remedy:
+    """Remove the taints (or tolerate them in the DaemonSet of `what`)."""
+    quoted = " ".join(shlex.quote(taint_text(t) + "-") for t in taints)
+    return Remedy(
+        f"let {what} run on {node} again: remove the taint (or add a toleration for it to its "
+        "DaemonSet); the kubelet then finishes the teardown by itself",
+        f"kubectl taint nodes {shlex.quote(node)} {quoted}",
+    )
 
 
 # -- node missing / not ready ------------------------------------------------------------------

@@ -30,6 +30,12 @@ from kubectl_terminating.explain.pod_facts import (
     status_of,
     unique_remedies,
 )
+from kubectl_terminating.explain.pod_node import (
+    evicting_taints,
+    taint_evidence,
+    taint_text,
+    untaint,
+)
 from kubectl_terminating.explain.webhooks import matching_webhooks, unverified_webhooks
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
 from kubectl_terminating.resources import PODS
@@ -60,6 +66,8 @@ class VolumeTrace:
     attachment: JSON | None = None
     attachment_problem: Evidence | None = None
     in_use: bool = False
+    registered: bool | None = None  # on the node's CSINode (None: not checked)
+    taints: list[JSON] = field(default_factory=list)  # evicting the driver's node plugin
 
     @property
     def unique_name(self) -> str:
@@ -120,7 +128,12 @@ def _check_driver(trace: VolumeTrace, facts: PodFacts) -> None:
     if not trace.driver:
         return
     driver = trace.driver
-    if reads.csi_driver(facts.view, driver) is None:
+    try:
+        installed: bool | None = reads.csi_driver(facts.view, driver) is not None
+    except ReadFailed as failed:  # the node's CSINode may still tell
+        facts.warn(failed)
+        installed = None
+    if installed is False:
         trace.driver_problem = Evidence(
             f"CSIDriver {driver} does not exist: the driver was uninstalled (or never registered)",
             ObjectRef("CSIDriver", driver, api_version="storage.k8s.io/v1"),
@@ -132,6 +145,7 @@ def _check_driver(trace: VolumeTrace, facts: PodFacts) -> None:
     registered = [
         text(as_dict(d).get("name")) for d in list_of(spec_of(csi_node or {}).get("drivers"))
     ]
+    trace.registered = driver in registered
     if driver not in registered:
         trace.driver_problem = Evidence(
             f"driver {driver} is not registered on node {facts.node_name} (its node plugin is "
@@ -176,6 +190,7 @@ def _check_attachment(trace: VolumeTrace, facts: PodFacts) -> None:
     if attachment is None:
         return
     trace.attachment = attachment
+    trace.driver = trace.driver or text(spec_of(attachment).get("attacher"))
     name = text(meta(attachment).get("name"))
     status = status_of(attachment)
     error = as_dict(status.get("detachError"))
@@ -205,6 +220,45 @@ def _check_attachment(trace: VolumeTrace, facts: PodFacts) -> None:
         )
 
 
+# What the attach/detach controller says of the replacement pod while the volume stays
+# attached to the old node (pkg/controller/volume/attachdetach/reconciler): "Multi-Attach error
+# for volume "<pv>" Volume is already exclusively attached to one node and can't be attached to
+# another" or "... Volume is already used by pod(s) <pods>".
+MULTI_ATTACH = "Multi-Attach error for volume"
+
+
+def _check_taint(trace: VolumeTrace, facts: PodFacts) -> None:
+    """A NoExecute taint the driver's node plugin (a DaemonSet pod) does not tolerate evicts it
+    with the workloads: the kubelet can no longer reach the driver to unmount ("driver name X
+    not found in the list of registered CSI drivers"), the VolumeAttachment stays, and the
+    replacement pod waits on Multi-Attach. Said when the node's CSINode did not show the
+    driver registered (a registered driver tolerates the taint)."""
+    taints = evicting_taints(facts.node.node)
+    gone = trace.driver_problem is not None and trace.registered is None  # not installed
+    if not trace.driver or gone or trace.registered or not taints:
+        return
+    driver = trace.driver
+    said = taint_evidence(
+        facts.node_name,
+        taints,
+        f"the node plugin of CSI driver {driver} with them unless it tolerates the taint (the "
+        f"kubelet then logs 'driver name {driver} not found in the list of registered CSI "
+        "drivers' on each unmount retry)",
+    )
+    if trace.driver_problem is None:  # the node's CSINode not read: the taint is the evidence
+        trace.driver_problem = said
+    else:  # CSINode shows the driver gone from the node: the taint says why
+        trace.evidence.insert(0, said)
+    trace.taints = taints
+    if trace.pv:
+        waiting = reads.events_with_reason(facts.view, facts.namespace, "FailedAttachVolume")
+        trace.evidence += [
+            event_evidence(e)
+            for e in waiting
+            if MULTI_ATTACH in text(e.get("message")) and f'"{trace.pv}"' in text(e.get("message"))
+        ][:2]
+
+
 def trace_volume(facts: PodFacts, volume: JSON) -> VolumeTrace:
     name = text(volume.get("name"))
     trace = VolumeTrace(name, claim=_claim_of(volume, facts.name))
@@ -218,11 +272,11 @@ def trace_volume(facts: PodFacts, volume: JSON) -> VolumeTrace:
                 {"volume": name, "driver": inline},
             )
         )
-    try:
-        for step in (_follow_claim, _check_driver, _check_in_use, _check_attachment):
+    for step in (_follow_claim, _check_attachment, _check_driver, _check_in_use, _check_taint):
+        try:
             step(trace, facts)
-    except ReadFailed as failed:
-        facts.warn(failed)  # keep what was found before the read that failed
+        except ReadFailed as failed:
+            facts.warn(failed)  # keep what the other steps find (a file lacks some kinds)
     return trace
 
 
@@ -238,10 +292,16 @@ def volume_remedies(facts: PodFacts, traces: list[VolumeTrace]) -> tuple[Remedy,
     node = facts.node_name
     steps: list[Remedy] = []
     broken = sorted({t.driver for t in traces if t.driver_problem is not None})
-    if broken:
+    gone = sorted({t.driver for t in traces if t.driver_problem is not None and not t.taints})
+    steps += [
+        untaint(node, t.taints, f"the node plugin of CSI driver {t.driver}")
+        for t in traces
+        if t.taints
+    ][:1]
+    if gone:
         steps.append(
             Remedy(
-                f"restore CSI driver {', '.join(broken)} (reinstall it; its node plugin must "
+                f"restore CSI driver {', '.join(gone)} (reinstall it; its node plugin must "
                 f"run on {node}); the kubelet then finishes the unmount itself",
                 pods_on_node(node),
             )
@@ -373,6 +433,33 @@ def _exited_evidence(facts: PodFacts) -> Evidence:
     )
 
 
+def _block_devices(pod: JSON) -> set[str]:
+    """The volumes the pod's containers use as raw block devices (volumeDevices)."""
+    spec = spec_of(pod)
+    containers = [
+        as_dict(c)
+        for key in ("initContainers", "containers", "ephemeralContainers")
+        for c in list_of(spec.get(key))
+    ]
+    return {
+        text(as_dict(d).get("name")) for c in containers for d in list_of(c.get("volumeDevices"))
+    }
+
+
+def to_tear_down(facts: PodFacts, traces: list[VolumeTrace], most: int = 2) -> str:
+    """The volumes the kubelet still has to tear down, as the pod spec names them: `volume
+    data (PVC data-web-0, block, CSI ebs.csi.aws.com)`; past `most`, how many more."""
+    block = _block_devices(facts.pod)
+    named = []
+    for t in traces:
+        parts = [f"PVC {t.claim}"] if t.claim else []
+        parts += ["block"] if t.volume in block else []
+        parts += [f"CSI {t.driver}"] if t.driver else []
+        named.append(f"{t.volume} ({', '.join(parts)})" if parts else t.volume)
+    more = f" and {len(named) - most} more" if len(named) > most else ""
+    return f"volume{'s' if len(named) > 1 else ''} {', '.join(named[:most])}{more}"
+
+
 def _reclaim_blocker(
     facts: PodFacts, traces: list[VolumeTrace], remedies: tuple[Remedy, ...]
 ) -> Blocker:
@@ -381,6 +468,7 @@ def _reclaim_blocker(
     states = {c["state"] for c in facts.finding.containers}
     # "exited" only when the kubelet reported every container terminated
     done = "containers exited" if states == {"terminated"} else "no container running"
+    unchecked: str | None = None
     if in_use:
         what = f"volume {in_use[0]}" if len(in_use) == 1 else f"{len(in_use)} volumes"
         summary = f"{done}; {what} still in use on {facts.node_name}"
@@ -388,11 +476,14 @@ def _reclaim_blocker(
         summary = f"{done}; volume teardown failing ({text(events[0].get('reason'))})"
     elif facts.node.unreadable:
         # nothing seen of the node: do not claim what its kubelet is doing
-        summary = f"{done}; node {facts.node_name} not checked ({facts.node.unreadable})"
+        named = f"; {to_tear_down(facts, traces)} to tear down" if traces else ""
+        summary = f"{done}{named}; node {facts.node_name} not checked ({facts.node.unreadable})"
     elif facts.final_status is False:
         summary = f"{done}; {BEFORE_FINAL_STATUS} (phase {facts.finding.phase})"
     else:
         summary = f"{done}; {TEARDOWN_PENDING}"
+    if not (in_use or events):  # a cause only the pod's events show (network teardown) unseen
+        unchecked = facts.events_unread
     evidence = [
         _exited_evidence(facts),
         *facts.node.unknown_evidence(),
@@ -400,7 +491,7 @@ def _reclaim_blocker(
         *(event_evidence(e) for e in events[:3]),
         *([] if in_use or events else _url_webhooks(facts)),
     ]
-    return Blocker(VOLUMES_NOT_RECLAIMED, summary, tuple(evidence), remedies)
+    return Blocker(VOLUMES_NOT_RECLAIMED, summary, tuple(evidence), remedies, unchecked=unchecked)
 
 
 def _driver_blockers(
@@ -412,10 +503,12 @@ def _driver_blockers(
             continue
         gone = t.driver_problem.fields.get("csiDriverExists") is False
         where = "not installed" if gone else f"not running on {facts.node_name}"
+        if t.taints:  # the taint, the chain, the attachment left and who waits on it
+            where = f"evicted from {facts.node_name} by taint {taint_text(t.taints[0])}"
         blockers[t.driver] = Blocker(
             CSI_DRIVER_MISSING,
             f"CSI driver {t.driver} {where}",
-            (t.driver_problem, *t.evidence[:1]),
+            (t.driver_problem, *(t.evidence if t.taints else t.evidence[:1])),
             remedies,
         )
     return list(blockers.values())

@@ -68,6 +68,7 @@ SCENARIOS: dict[str, tuple[Builder, bool]] = {
     "nodriver": (scenarios.pod_with_unreclaimed_volume, True),
     "unregistered": (scenarios.pod_with_unregistered_driver, True),
     "detach": (scenarios.pod_with_failing_detach, True),
+    "taint": (scenarios.pod_with_driver_evicted_by_taint, True),
     "job": (scenarios.pod_with_job_tracking_finalizer, True),
     "custom": (scenarios.pod_with_finalizer, True),
     "foreground": (scenarios.pod_with_foreground_dependents, True),
@@ -351,6 +352,25 @@ def test_csi_driver_not_registered_on_node(
     assert csi["evidence"][0]["object"]["kind"] == "CSINode"
     reclaim = blocker(found, "volumes-not-reclaimed")
     assert "still in use" in reclaim["summary"]
+
+
+def test_csi_node_plugin_evicted_by_a_taint(
+    cluster: Cluster, report: dict[tuple[str, str], Item]
+) -> None:
+    """The taint is the evidence of why the driver left the node; the replacement pod's
+    Multi-Attach event (read by reason from the namespace's events) shows who waits on it."""
+    found = item(cluster, report, "taint")
+    ns, node = found["namespace"], cluster.pods["taint"].node
+    driver = f"{ns}.csi.example.com"
+    assert types(found)[0] == "csi-driver-missing"
+    csi = blocker(found, "csi-driver-missing")
+    assert csi["summary"] == (
+        f"CSI driver {driver} evicted from {node} by taint maintenance=true:NoExecute"
+    )
+    assert {"taints": ["maintenance=true:NoExecute"]} in evidence_fields(csi)
+    attach = [f for f in evidence_fields(csi) if f.get("reason") == "FailedAttachVolume"]
+    assert attach and attach[0]["message"].startswith(f'Multi-Attach error for volume "pv-{ns}"')
+    assert commands(csi)[0] == f"kubectl taint nodes {node} maintenance=true:NoExecute-"
 
 
 def test_volume_attachment_detach_error(

@@ -236,7 +236,11 @@ def test_user_who_may_not_read_nodes_events_webhooks_apiservices(
     volumes = next(
         b for b in items[unmounted.name]["blockers"] if b["type"] == "volumes-not-reclaimed"
     )
-    assert volumes["summary"] == f"containers exited; node {unmounted.node} not checked (forbidden)"
+    # and names the volumes the kubelet still has to tear down, from the pod spec (issue 32)
+    assert volumes["summary"] == (
+        "containers exited; volume data (PVC data, CSI ebs.csi.example.com) to tear down; "
+        f"node {unmounted.node} not checked (forbidden)"
+    )
     # each check not made is named, and only those: nothing else was lost on the way
     forbidden = {
         "could not read nodes: forbidden",

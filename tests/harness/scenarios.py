@@ -284,21 +284,64 @@ def pod_with_unregistered_driver(cp: ControlPlane, ns: str, name: str = "db-1") 
     return Stuck(ns, name, node)
 
 
-DETACH_ERROR = "rpc error: code = DeadlineExceeded desc = context deadline exceeded"
+MAINTENANCE_TAINT = {"key": "maintenance", "value": "true", "effect": "NoExecute"}
 
 
-def pod_with_failing_detach(cp: ControlPlane, ns: str, name: str = "db-2") -> Stuck:
-    """Driver installed and registered, containers exited, but detaching the volume fails."""
-    node = f"{ns}-att"
+def _attached_volume(
+    cp: ControlPlane,
+    ns: str,
+    node: str,
+    registered: bool = True,
+    taints: list[JSON] | None = None,
+    detach_error: str | None = None,
+) -> str:
+    """Claim `data` bound to a CSI volume of driver <ns>.csi.example.com (installed), in use
+    and attached on `node` (made with `taints`), the driver registered on its CSINode or not;
+    the PV's name."""
     driver = f"{ns}.csi.example.com"
     handle = f"vol-{ns}"
     pv = f"pv-{ns}"
     create_csidriver(cp, driver)
     create_bound_volume(cp, ns, "data", pv, driver, handle)
     unique = csi_volume_name(driver, handle)
-    create_node(cp, node, volumes_in_use=[unique], volumes_attached=[unique])
-    create_csinode(cp, node, drivers=[driver])
-    create_volume_attachment(cp, None, node, pv, attacher=driver, detach_error=DETACH_ERROR)
+    create_node(cp, node, volumes_in_use=[unique], volumes_attached=[unique], taints=taints or [])
+    create_csinode(cp, node, drivers=[driver] if registered else [])
+    create_volume_attachment(cp, None, node, pv, attacher=driver, detach_error=detach_error)
+    return pv
+
+
+def pod_with_driver_evicted_by_taint(cp: ControlPlane, ns: str, name: str = "db-3") -> Stuck:
+    """`kubectl taint node N maintenance=true:NoExecute` evicted the CSI node plugin with the
+    workloads: the driver is gone from the node's CSINode, its volume still attached there,
+    and the replacement pod waits on the attach/detach controller's Multi-Attach error."""
+    node = f"{ns}-taint"
+    # deregistered from the node's CSINode when its plugin pod was evicted
+    pv = _attached_volume(cp, ns, node, registered=False, taints=[MAINTENANCE_TAINT])
+    volumes = [pvc_volume("data", "data")]
+    _, deleted = _deleted_pod(
+        cp, ns, name, "terminated:0", node=node, volumes=volumes, grace_period=1
+    )
+    replacement = create_pod(cp, ns, f"{name}-new", node=f"{ns}-other", volumes=volumes)
+    create_event(  # the attach/detach controller's words (pkg/controller/volume/attachdetach)
+        cp,
+        ns,
+        _involved(replacement),
+        "FailedAttachVolume",
+        f'Multi-Attach error for volume "{pv}" Volume is already exclusively attached to one '
+        "node and can't be attached to another",
+        component="attachdetach-controller",
+    )
+    wait_past_deadline(deleted)
+    return Stuck(ns, name, node)
+
+
+DETACH_ERROR = "rpc error: code = DeadlineExceeded desc = context deadline exceeded"
+
+
+def pod_with_failing_detach(cp: ControlPlane, ns: str, name: str = "db-2") -> Stuck:
+    """Driver installed and registered, containers exited, but detaching the volume fails."""
+    node = f"{ns}-att"
+    _attached_volume(cp, ns, node, detach_error=DETACH_ERROR)
     _, deleted = _deleted_pod(
         cp,
         ns,

@@ -1,14 +1,17 @@
 """The general guard of partial evidence: every real object we hold, with one part a person
 might leave out of a paste taken away, still gets an honest answer through `--from-file`.
 
-For every file of tests/fixtures/corpus, tests/fixtures/snapshots, tests/fixtures/real-node and
-tests/fixtures/node-evidence (those with the kubelet's lines, read with --node-evidence),
-each removal in turn (spec, status, status.conditions, metadata.finalizers,
-metadata.creationTimestamp, the capture time, managedFields, events) is applied to the file's
-terminating objects, and the run must: exit 0; list each of them; give as main blocker the one
-of the full object or one that names what is missing (an `unknowns` entry on the finding, or an
-`unchecked` blocker); never print "none found"; never print "Remaining: nothing" for content the
-file does not list; never call an object of unknown age "inside its grace period".
+For every file of tests/fixtures/corpus, tests/fixtures/snapshots, tests/fixtures/real-node,
+tests/fixtures/related and tests/fixtures/node-evidence (those with the kubelet's lines, read
+with --node-evidence), each removal in turn (spec, status, status.conditions,
+metadata.finalizers, metadata.creationTimestamp, the capture time, managedFields, events) is
+applied to the file's terminating objects, and each part a paste leaves out of the related
+objects beside them (a Node's status or spec, a PV's, PVC's or VolumeAttachment's spec or
+status, an Event's reason or message, a Lease's spec, a webhook configuration's webhooks:
+RELATED_PARTS), and the run must: exit 0; list each of them; give as main blocker the one of
+the full object or one that names what is missing (an `unknowns` entry on the finding, or an
+`unchecked` blocker); never print "none found"; never print "Remaining: nothing" for content
+the file does not list; never call an object of unknown age "inside its grace period".
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ SOURCES = sorted(
     + list((FIXTURES / "real-node").glob("*.json"))
     + [p for p in (FIXTURES / "node-evidence").glob("*.json") if p.name != "stats-summary.json"]
     + list((FIXTURES / "snapshots").iterdir())
+    + list((FIXTURES / "related").glob("*.json"))
 )
 
 
@@ -56,6 +60,34 @@ def _without_events(objects: list[JSON]) -> list[JSON]:
     return [o for o in objects if o.get("kind") != "Event"]
 
 
+# The related objects a file carries beside its terminating ones, and the part of each that a
+# paste leaves out most (a Node pasted for its taints has no status; a PVC or PV copied from
+# `describe` loses its spec; a webhook configuration its webhooks).
+RELATED_PARTS = {
+    "Node": ("status", "spec"),
+    "PersistentVolume": ("spec", "status"),
+    "PersistentVolumeClaim": ("spec", "status"),
+    "VolumeAttachment": ("spec", "status"),
+    "Event": ("message", "reason"),
+    "Lease": ("spec",),
+    "ValidatingWebhookConfiguration": ("webhooks",),
+    "MutatingWebhookConfiguration": ("webhooks",),
+}
+
+
+def _on_related(index: int) -> Callable[[list[JSON]], list[JSON]]:
+    """The index-th part of RELATED_PARTS taken from every related object that has one."""
+
+    def remove(objects: list[JSON]) -> list[JSON]:
+        for obj in objects:
+            parts = RELATED_PARTS.get(str(obj.get("kind")), ())
+            if not is_terminating(obj) and index < len(parts):
+                _drop(obj, parts[index])
+        return objects
+
+    return remove
+
+
 REMOVALS: dict[str, Callable[[list[JSON]], list[JSON]]] = {
     "spec": _on_targets("spec"),
     "status": _on_targets("status"),
@@ -64,6 +96,8 @@ REMOVALS: dict[str, Callable[[list[JSON]], list[JSON]]] = {
     "metadata.creationTimestamp": _on_targets("metadata.creationTimestamp"),
     "metadata.managedFields": _on_targets("metadata.managedFields"),
     "events": _without_events,
+    "related: main part": _on_related(0),
+    "related: second part": _on_related(1),
     "capture time": lambda objects: objects,  # said by how the file is written and run
 }
 
@@ -118,8 +152,22 @@ def _names_what_is_missing(item: JSON) -> bool:
     return bool(item.get("unknowns")) or main.get("unchecked") is not None
 
 
-@pytest.mark.parametrize("removal", list(REMOVALS))
-@pytest.mark.parametrize("source", SOURCES, ids=[p.stem for p in SOURCES])
+def _has_related(source: Path) -> bool:
+    return any(
+        str(o.get("kind")) in RELATED_PARTS and not is_terminating(o)
+        for o in load(str(source)).objects
+    )
+
+
+CASES = [
+    pytest.param(source, removal, id=f"{source.stem}-{removal}")
+    for source in SOURCES
+    for removal in REMOVALS
+    if not removal.startswith("related") or _has_related(source)
+]
+
+
+@pytest.mark.parametrize(("source", "removal"), CASES)
 def test_a_paste_without_a_part_still_names_the_blocker(
     source: Path, removal: str, tmp_path: Path
 ) -> None:

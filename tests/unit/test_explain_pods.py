@@ -622,11 +622,43 @@ def test_never_reported_containers_are_not_called_exited() -> None:
 
 
 def test_node_without_ready_condition_is_not_ready() -> None:
-    bare = load("node-worker-1")
-    del bare["status"]["conditions"]
+    bare = load("node-worker-1")  # registered by hand: no kubelet ever wrote its status
+    bare["status"] = {"daemonEndpoints": {"kubeletEndpoint": {"Port": 0}}, "nodeInfo": {}}
     finding = explain(pod(), [bare, *cluster("node-worker-1")])
     assert types(finding) == ["node-not-ready"]
     assert finding.blockers[0].summary == "node worker-1 has never reported Ready"
+
+
+@pytest.mark.parametrize(
+    ("cut", "why"),
+    [
+        ("status", "the file has the Node without status"),
+        ("status.conditions", "the file has the Node's status without conditions"),
+    ],
+)
+def test_node_pasted_without_its_status_is_unknown_not_never_ready(cut: str, why: str) -> None:
+    """People paste a Node for its taints: its kubelet reported (nodeInfo), its conditions are
+    not in the paste. Its health is unknown, not 'never reported Ready' (issue 32, class 1)."""
+    node = load("node-worker-1")
+    if cut == "status":
+        del node["status"]
+    else:
+        del node["status"]["conditions"]
+    lease = load("lease-worker-1")
+    lease["spec"]["renewTime"] = "2026-01-01T11:59:55.000000Z"  # fresh: no proof either way
+    finding = explain(pod(), [node, lease, *cluster("node-worker-1", "lease-worker-1")])
+    assert "node-not-ready" not in types(finding)
+    assert f"health of node worker-1 unknown: {why}" in finding.unknowns
+
+
+def test_node_pasted_without_status_with_a_stale_lease_is_down() -> None:
+    node = load("node-worker-1")
+    del node["status"]
+    lease = load("lease-worker-1")
+    lease["spec"]["renewTime"] = "2026-01-01T10:00:00.000000Z"
+    finding = explain(pod(), [node, lease, *cluster("node-worker-1", "lease-worker-1")])
+    assert types(finding)[0] == "node-not-ready"
+    assert finding.blockers[0].summary.startswith("node worker-1 lease not renewed for")
 
 
 def test_a_driver_not_running_on_its_node_is_grouped_by_driver_not_called_uninstalled() -> None:

@@ -118,7 +118,8 @@ TABLE: tuple[Cause, ...] = (
     Cause(
         RUNTIME_UNAVAILABLE,
         "container runtime down",
-        "the kubelet has not confirmed and its node says the runtime is down",
+        "the kubelet has not confirmed and its node says the runtime is down, or its kill timed "
+        "out in the runtime",
         stage=CONTAINERS,
         group=(NODE,),
         node_log=RUNTIME_LOG,

@@ -9,6 +9,7 @@ from kubectl_terminating.explain.common import as_dict, list_of, text
 from kubectl_terminating.explain.pod_facts import (
     NodeProblem,
     PodFacts,
+    container_states,
     event_evidence,
     newest_event,
     node_ref,
@@ -136,21 +137,30 @@ def _node_not_ready(facts: PodFacts, problem: NodeProblem) -> Blocker:
 
 # The kubelet's events when it cannot reach the runtime to kill the pod's containers.
 RUNTIME_EVENT_REASONS = ("FailedKillPod", "FailedSync")
+# A runtime that answers but never finishes stopping the pod (hung containerd or dockerd): the
+# kubelet's FailedKillPod event carries the CRI's `code = DeadlineExceeded`, while the node
+# may stay Ready (METR/vivaria#537, containerd#6080).
+RUNTIME_TIMEOUT = "DeadlineExceeded"
 
 
-def _runtime_unavailable(facts: PodFacts, problem: NodeProblem, alive: Evidence) -> Blocker:
-    """The kubelet is alive (it renews its Lease) but its runtime is down: the kubelet will
-    kill the containers and confirm the deletion once the runtime answers again. The node is
-    not shut down, so neither the out-of-service taint nor a force delete is safe: the
-    containers are still running."""
-    name = facts.node_name
-    evidence = [problem.evidence, alive]
-    event = newest_event(facts.events, RUNTIME_EVENT_REASONS)
-    if event is not None:
-        evidence.append(event_evidence(event))
+def _runtime_timed_out(facts: PodFacts) -> JSON | None:
+    """The kubelet's kill timed out in the runtime, while the pod's status does not show its
+    containers: one seen running is containers-running's (it names the same hung runtime), and
+    all seen terminated make the event history (teardown went on past it)."""
+    states = {c["state"] for c in container_states(facts.pod)}
+    if "running" in states or states == {"terminated"}:
+        return None
+    event = newest_event(facts.events, ("FailedKillPod",))
+    return event if event is not None and RUNTIME_TIMEOUT in text(event.get("message")) else None
+
+
+def _runtime_blocker(facts: PodFacts, summary: str, evidence: list[Evidence]) -> Blocker:
+    """The kubelet will kill the containers and confirm the deletion once the runtime answers
+    again. The node is not shut down, so neither the out-of-service taint nor a force delete is
+    safe: the containers are still running."""
     return Blocker(
         RUNTIME_UNAVAILABLE,
-        f"container runtime on {name} is down (the kubelet is alive)",
+        summary,
         tuple(evidence),
         (
             Remedy(
@@ -169,6 +179,27 @@ def _runtime_unavailable(facts: PodFacts, problem: NodeProblem, alive: Evidence)
     )
 
 
+def _runtime_unavailable(facts: PodFacts, problem: NodeProblem, alive: Evidence) -> Blocker:
+    """The kubelet is alive (it renews its Lease) but its node says the runtime is down."""
+    evidence = [problem.evidence, alive]
+    event = newest_event(facts.events, RUNTIME_EVENT_REASONS)
+    if event is not None:
+        evidence.append(event_evidence(event))
+    return _runtime_blocker(
+        facts, f"container runtime on {facts.node_name} is down (the kubelet is alive)", evidence
+    )
+
+
+def _runtime_hung(facts: PodFacts, event: JSON) -> Blocker:
+    """The node did not say the runtime is down, but the kubelet's kill timed out in it."""
+    return _runtime_blocker(
+        facts,
+        f"container runtime on {facts.node_name} timed out stopping the pod "
+        f"(FailedKillPod: {RUNTIME_TIMEOUT})",
+        [event_evidence(event)],
+    )
+
+
 def explain_node(facts: PodFacts) -> list[Blocker]:
     # Holds while the kubelet has not confirmed the deletion (deletionGracePeriodSeconds != 0).
     if not facts.kubelet_pending:
@@ -180,4 +211,5 @@ def explain_node(facts: PodFacts) -> list[Blocker]:
         return [_runtime_unavailable(facts, check.problem, check.kubelet_alive)]
     if check.problem is not None:
         return [_node_not_ready(facts, check.problem)]
-    return []
+    event = _runtime_timed_out(facts)
+    return [_runtime_hung(facts, event)] if event is not None else []

@@ -669,3 +669,25 @@ def test_a_driver_not_running_on_its_node_is_grouped_by_driver_not_called_uninst
     [group] = group_by_cause([finding])
     assert (group.subject_kind, group.subjects) == ("CSIDriver", ("ebs.csi.aws.com",))
     assert "not installed or not running" in summary_text([finding])
+
+
+def test_a_kill_that_timed_out_in_the_runtime_is_the_runtime_while_no_status_shows_it() -> None:
+    # The kubelet's event as pasted in METR/vivaria#537: the pod's status was not in the paste.
+    message = (
+        'error killing pod: failed to "KillPodSandbox" for "web-0" with KillPodSandboxError: '
+        '"rpc error: code = DeadlineExceeded desc = context deadline exceeded"'
+    )
+    unknown = pod(status__containerStatuses=[])
+    b = blocker(
+        explain(unknown, [*cluster(), event("FailedKillPod", message)]), "runtime-unavailable"
+    )
+    assert "timed out stopping the pod" in b.summary
+    assert FORCE not in commands(b.remedy)
+    # seen running: containers-running names the hung runtime with the containers
+    running = explain(pod(), [*cluster(), event("FailedKillPod", message)])
+    assert types(running)[0] == "containers-running"
+    # seen terminated: the event is history, the runtime is not what holds the pod now
+    done = terminated(pod(), 0, "Completed", "2026-01-01T11:57:00Z")
+    assert "runtime-unavailable" not in types(
+        explain(done, [*cluster(), event("FailedKillPod", message)])
+    )

@@ -105,9 +105,11 @@ fi
 
 if wanted etcd && [ ! -x "$out/etcd" ]; then
   mkdir "$work/etcd"
-  etcd_mod="$(go env GOMODCACHE)/cache/download/go.etcd.io/etcd/server/v3/@v/$ETCD_VERSION.mod"
   go mod download -json "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null
-  etcd_go=$(awk '/^go [0-9]/{print $2; exit}' "$etcd_mod")
+  etcd_mod="$(go env GOMODCACHE)/cache/download/go.etcd.io/etcd/server/v3/@v/$ETCD_VERSION.mod"
+  # the newer of etcd's toolchain and Kubernetes's: no second download for the pinned version
+  etcd_go=$(printf '%s\n' "$go_line" "$(awk '/^go [0-9]/{print $2; exit}' "$etcd_mod")" \
+    | sort -V | tail -n 1)
   printf 'module etcdbuild\ngo %s\nrequire go.etcd.io/etcd/server/v3 %s\n' "$etcd_go" "$ETCD_VERSION" \
     > "$work/etcd/go.mod"
   printf '//go:build tools\n\npackage tools\n\nimport _ "go.etcd.io/etcd/server/v3"\n' \

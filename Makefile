@@ -7,10 +7,12 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= .demo
 PYTEST_ARGS ?=
 
-.PHONY: help venv lint test unit e2e test-k9s demo demo-down control-plane clean deploy-manifests
+.PHONY: help venv lint test test-matrix unit e2e test-k9s demo demo-down control-plane clean \
+	deploy-manifests
 
 help:
 	@echo "make test      lint + unit + end-to-end tests (builds the test control plane once)"
+	@echo "make test-matrix  the end-to-end scenarios on the oldest and newest Kubernetes tested"
 	@echo "make test-k9s  the k9s plugin in a real k9s in tmux (builds k9s once: ~11 min cold)"
 	@echo "make demo      start a local control plane with stuck pods/namespaces and explain them"
 	@echo "make demo-down stop the demo control plane and its real node"
@@ -58,6 +60,19 @@ test-k9s: $(STAMP) control-plane
 	  else echo "test-k9s needs:$$missing" >&2; exit 1; fi; \
 	fi
 	$(BIN)/pytest -m k9s tests/e2e/test_k9s.py $(PYTEST_ARGS)
+
+# The e2e scenarios (tests/conftest.py MATRIX) on the oldest and the newest Kubernetes the Go
+# module proxy lets hack/build-control-plane.sh build, besides the v1.36.3 of `make test`; each
+# built once without the kubelet (etcd copied from v1.36.3's), cached by version. CI runs it.
+MATRIX_VERSIONS ?= v1.30.14 v1.37.2
+MATRIX_BINARIES := etcd kube-apiserver kube-controller-manager kubectl
+
+test-matrix: $(STAMP)
+	@set -e; for v in $(MATRIX_VERSIONS); do \
+	  echo "make test-matrix: Kubernetes $$v"; \
+	  K8S_VERSION=$$v BINARIES="$(MATRIX_BINARIES)" bash hack/build-control-plane.sh >/dev/null; \
+	  K8S_VERSION=$$v $(BIN)/pytest -m e2e $(PYTEST_ARGS) tests/e2e; \
+	done
 
 demo: $(STAMP) control-plane
 	$(BIN)/python -m tests.harness.demo up --state-dir $(DEMO_DIR)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectl_terminating import __version__
-from kubectl_terminating.bounded import DEFAULT_MAX_BYTES, TooLarge, json_documents, read_file
+from kubectl_terminating.bounded import DEFAULT_MAX_BYTES, TooLarge, read_json
 from kubectl_terminating.errors import ConfigError
 from kubectl_terminating.gather import Gathered
 from kubectl_terminating.model import JSON
@@ -401,9 +401,8 @@ def _from_directory(path: Path, max_bytes: int) -> Loaded:
     gathered, warnings, used = Gathered(), [], 0
     for file in files:
         try:
-            data = read_file(file, max_bytes - used)
-            used += len(data)
-            decoded = json_documents(data, str(file))
+            decoded = read_json(file, max_bytes - used)
+            used += decoded.size
         except TooLarge:
             raise TooLarge(str(path), max_bytes) from None
         except ConfigError as error:
@@ -452,7 +451,7 @@ def load(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Loaded:
     source = Path(path)
     if source.is_dir():
         return _from_directory(source, max_bytes)
-    decoded = json_documents(read_file(source, max_bytes), str(source))
+    decoded = read_json(source, max_bytes)
     loaded = _from_documents(decoded.documents, source)
     loaded.warnings[:0] = decoded.warnings
     return loaded

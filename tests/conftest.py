@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.harness.controlplane import ControlPlane, build_binaries
+from tests.harness.controlplane import K8S_VERSION_ENV, ControlPlane, build_binaries
 
 E2E_DIR = Path(__file__).parent / "e2e"
+# What `make test-matrix` runs on every Kubernetes it tests besides the pinned one: the
+# scenarios users rely on (pods, namespaces, other kinds, fix, fleet, watch, exporter, types a
+# server does not serve). The real node, the benchmarks' sizes and the rest stay on the pinned.
+MATRIX = frozenset(
+    {
+        "test_pods.py",
+        "test_namespaces.py",
+        "test_all.py",
+        "test_fix.py",
+        "test_fleet.py",
+        "test_watch.py",
+        "test_exporter.py",
+        "test_not_served.py",
+        "test_versions.py",
+    }
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -21,11 +38,24 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "k9s: a real k9s in tmux (make test-k9s)")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Everything under tests/e2e is e2e, so `-m "not e2e"` runs the fast suite only."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Everything under tests/e2e is e2e, so `-m "not e2e"` runs the fast suite only. With
+    K8S_VERSION set (make test-matrix), only the MATRIX modules' e2e tests run, none marked
+    node (the real node runs the pinned kubelet only)."""
+    matrix = bool(os.environ.get(K8S_VERSION_ENV))
+    kept, dropped = [], []
     for item in items:
-        if E2E_DIR in Path(str(item.path)).parents:
+        path = Path(str(item.path))
+        e2e = E2E_DIR in path.parents
+        if e2e:
             item.add_marker(pytest.mark.e2e)
+        if matrix and not (e2e and path.name in MATRIX and item.get_closest_marker("node") is None):
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.fixture(scope="session")

@@ -34,6 +34,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO_ROOT / "hack" / "build-control-plane.sh"
 GO_TOOL_SCRIPT = REPO_ROOT / "hack" / "build-go-tool.sh"
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kubectl")
+# Another Kubernetes than the pinned one (make test-matrix): the script's K8S_VERSION. The
+# control plane is built without the kubelet then (the real node runs on the pinned one only).
+K8S_VERSION_ENV = "K8S_VERSION"
 
 # nodelifecycle and podgc stay off: they would taint, evict or collect pods on fake nodes.
 DEFAULT_CONTROLLERS = (
@@ -85,7 +88,7 @@ class KubectlError(subprocess.CalledProcessError):
 # --- binaries ----------------------------------------------------------------------------
 
 
-def _run_build(script: Path, *args: str) -> Path:
+def _run_build(script: Path, *args: str, env: dict[str, str] | None = None) -> Path:
     """Run a build script (a no-op once cached) and return the path it prints last."""
     with open(os.devnull, "rb") as devnull:
         proc = subprocess.run(
@@ -94,6 +97,7 @@ def _run_build(script: Path, *args: str) -> Path:
             capture_output=True,
             text=True,
             check=False,
+            env=env,
         )
     if proc.returncode != 0:
         raise ControlPlaneError(
@@ -105,7 +109,10 @@ def _run_build(script: Path, *args: str) -> Path:
 
 def build_binaries(script: Path = BUILD_SCRIPT) -> Path:
     """Run the build script (a no-op once cached) and return the directory it prints."""
-    bin_dir = _run_build(script)
+    env = dict(os.environ)
+    if env.get(K8S_VERSION_ENV):
+        env.setdefault("BINARIES", " ".join(BINARIES))
+    bin_dir = _run_build(script, env=env)
     missing = [b for b in BINARIES if not (bin_dir / b).is_file()]
     if missing:
         raise ControlPlaneError(f"{script} printed {bin_dir!s}, which lacks {missing}")
@@ -352,6 +359,7 @@ class ControlPlane:
         self.tokens: dict[str, str] = {}
         self._procs: dict[str, _Proc] = {}
         self._http: urllib3.PoolManager | None = None
+        self._version: tuple[int, int] | None = None
 
     # -- public attributes --
 
@@ -366,6 +374,15 @@ class ControlPlane:
     @property
     def ca_data_b64(self) -> str:
         return base64.b64encode(self.ca_file.read_bytes()).decode()
+
+    @property
+    def version(self) -> tuple[int, int]:
+        """The server's (major, minor), from /version's gitVersion (the build script sets only
+        that): what a test that differs by version compares (`cp.version >= (1, 33)`)."""
+        if self._version is None:
+            major, minor = str(self.api("GET", "/version")["gitVersion"]).lstrip("v").split(".")[:2]
+            self._version = (int(major), int(minor))
+        return self._version
 
     @property
     def pids(self) -> dict[str, int]:

@@ -4,6 +4,7 @@ be made is ReadFailed, a warning, and losing the server stays an error.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -108,9 +109,7 @@ class LiveView:
             version = self.client.get("/version", deadline=self.client.check_deadline)
         except ApiError:
             return "version unknown"
-        major, minor = str(version.get("major", "")), str(version.get("minor", ""))
-        # minor may carry a `+` (managed clusters: "36+")
-        return f"v{major}.{minor.rstrip('+')}" if major and minor else "version unknown"
+        return version_of(version)
 
     def _get_or_none(self, resource: Resource, namespace: str | None, name: str) -> JSON | None:
         try:
@@ -283,3 +282,19 @@ class LiveSource:
         evidence, warnings = NodeProxy(self.client).read_nodes(subjects)
         self.node_evidence_read.update(evidence)  # what `dump --node-evidence` saves
         return evidence, warnings
+
+
+def version_numbers(answer: JSON) -> tuple[int, int] | None:
+    """(major, minor) from /version: its major and minor, else its gitVersion (a build that
+    did not stamp them, as Kubernetes before 1.33 built without its own scripts)."""
+    major, minor = (re.sub(r"\D", "", str(answer.get(k, ""))) for k in ("major", "minor"))
+    if not (major and minor):  # minor may carry a `+` (managed clusters: "36+")
+        found = re.match(r"v?(\d+)\.(\d+)", str(answer.get("gitVersion", "")))
+        major, minor = found.groups() if found else ("", "")
+    return (int(major), int(minor)) if major and minor else None
+
+
+def version_of(answer: JSON) -> str:
+    """`vX.Y`, as the server's answer to /version says it."""
+    numbers = version_numbers(answer)
+    return f"v{numbers[0]}.{numbers[1]}" if numbers else "version unknown"

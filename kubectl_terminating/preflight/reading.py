@@ -14,11 +14,6 @@ from kubectl_terminating.preflight.report import Report
 FIRST_ORDERED_MINOR = 33  # KEP-5080: ordered namespace deletion on by default
 
 
-def _minor(version: dict[str, object]) -> int | None:
-    digits = "".join(c for c in str(version.get("minor", "")) if c.isdigit())
-    return int(digits) if digits else None
-
-
 def snapshot_report(options: Options, path: str, target: Target) -> Report:
     """A snapshot (`kubectl get -o json` of what the deletion touches, a dump): what the file
     lacks is a check not made. Its server's version is unknown: no `certain` from ordered
@@ -37,18 +32,19 @@ def snapshot_report(options: Options, path: str, target: Target) -> Report:
 def live_report(
     options: Options, target: Target, manifest: tuple[JSON, ...], err: IO[str]
 ) -> Report:
-    from kubectl_terminating.live import LiveView
+    from kubectl_terminating.live import LiveView, version_numbers
     from kubectl_terminating.preflight.sources import helm_release_manifest
 
     with connected(options, err) as client:
         namespace = options.namespace or client.connection.namespace or "default"
-        minor = _minor(client.get("/version"))
+        # an unknown version gives no `certain` from ordered namespace deletion
+        version = version_numbers(client.get("/version"))
         if target.release:
             manifest = helm_release_manifest(client, target.release, namespace)
         target = replace(
             target,
             manifest=manifest,
             namespace=namespace,
-            ordered_namespace_deletion=minor is None or minor >= FIRST_ORDERED_MINOR,
+            ordered_namespace_deletion=version is not None and version >= (1, FIRST_ORDERED_MINOR),
         )
         return build_report(LiveView(client), target)

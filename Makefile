@@ -7,13 +7,14 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= .demo
 PYTEST_ARGS ?=
 
-.PHONY: help venv lint test unit e2e demo demo-down control-plane clean
+.PHONY: help venv lint test unit e2e fuzz demo demo-down control-plane clean
 
 help:
 	@echo "make test      lint + unit + end-to-end tests (builds the test control plane once)"
 	@echo "make demo      start a local control plane with stuck pods/namespaces and explain them"
 	@echo "make demo-down stop the demo control plane and its real node"
 	@echo "make lint      ruff (check and format) + mypy --strict"
+	@echo "make fuzz      the property tests with random seeds and 25 times the examples (CI's are fixed)"
 	@echo "make dist      the single-file executable and its archive (dist/)"
 	@echo "make krew-install  install that archive with real krew into build/krew-root"
 	@echo "make smoke     the krew-installed binary through real kubectl (CI runs it after test)"
@@ -40,6 +41,11 @@ unit: $(STAMP)
 
 e2e: $(STAMP) control-plane
 	$(BIN)/pytest -m e2e $(PYTEST_ARGS)
+
+# CI runs the property tests derandomized (tests/profiles.py); exploring is this target's job.
+# A failure it finds is printed with its reproduce blob and kept in .hypothesis/ to replay.
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest -m "hypothesis and not e2e" --hypothesis-show-statistics $(PYTEST_ARGS)
 
 test: lint $(STAMP) control-plane
 	$(BIN)/pytest $(PYTEST_ARGS)

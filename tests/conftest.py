@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from tests import profiles
 from tests.harness.controlplane import ControlPlane, build_binaries
 
 E2E_DIR = Path(__file__).parent / "e2e"
+
+profiles.load()  # before any test module applies its @settings
 
 
 def pytest_configure(config: pytest.Config) -> None:

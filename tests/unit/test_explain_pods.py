@@ -14,6 +14,7 @@ from kubectl_terminating.explain.pods import container_states, explain_pod
 from kubectl_terminating.kinds import json_extras
 from kubectl_terminating.model import JSON, Blocker, Finding, Remedy
 from kubectl_terminating.staticview import StaticView
+from tests.profiles import examples
 from tests.unit.builders import PODS_NOW as NOW  # the pod is 10m past its deadline
 from tests.unit.builders import explain_pod_among as explain
 from tests.unit.builders import healthy_cluster as cluster
@@ -593,7 +594,7 @@ JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     metadata=st.dictionaries(
         st.sampled_from(["name", "deletionTimestamp", "finalizers", "uid"]), JSON_VALUES

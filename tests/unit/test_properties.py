@@ -51,6 +51,7 @@ from kubectl_terminating.resources import Resource
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.timeutil import parse_time
 from kubectl_terminating.view import Discovery, ReadFailed
+from tests.profiles import examples
 from tests.unit.builders import FIXTURES
 from tests.unit.builders import NAMESPACES_NOW as NOW
 
@@ -62,7 +63,7 @@ CLUSTER_TYPES = tuple(r for r in RELATED if not r.namespaced)
 NAMESPACED_TYPES = (*(r for r in RELATED if r.namespaced), CONFIGMAPS, WIDGETS)
 ALL_TYPES = CLUSTER_TYPES + NAMESPACED_TYPES
 EXAMPLES = settings(
-    max_examples=40,
+    max_examples=examples(40),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

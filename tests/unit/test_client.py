@@ -8,6 +8,7 @@ server (RBAC, a restart, a slow aggregated API) are in tests/e2e/test_reliabilit
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import gzip
 import io
@@ -15,11 +16,13 @@ import json
 import re
 import socket
 import struct
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -658,3 +661,63 @@ def test_a_cut_that_leaves_no_json_falls_back_to_the_whole_body(server: FaultSer
     server.on("/api/v1/namespaces/ns/pods/a", Step(body=_compact(pod)))
     client = make_client(server)
     assert client.get("/api/v1/namespaces/ns/pods/a", prune=drop_managed_fields) == pod
+
+
+# -- credentials: an exec plugin and what the kubeconfig or the flags give -------------------
+
+
+def self_signed(tmp_path: Path) -> tuple[bytes, bytes]:
+    """A client certificate and its key (PEM), made by openssl as the control plane's are."""
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+         "-nodes", "-keyout", "client.key", "-out", "client.crt", "-days", "1",
+         "-subj", "/CN=alice"],
+        cwd=tmp_path, check=True, capture_output=True,
+    )  # fmt: skip
+    return (tmp_path / "client.crt").read_bytes(), (tmp_path / "client.key").read_bytes()
+
+
+@pytest.mark.parametrize("given", ["nothing", "token", "certificate", "basic"])
+def test_credentials_given_win_over_the_exec_plugin(
+    server: FaultServer, tmp_path: Path, given: str
+) -> None:
+    """As client-go: the exec plugin runs only when no token, client certificate or basic
+    auth is given (--token on a context whose user has an exec plugin is used, not ignored)."""
+    ran = tmp_path / "ran"
+    credential = {
+        "apiVersion": "client.authentication.k8s.io/v1",
+        "kind": "ExecCredential",
+        "status": {"token": "token-from-the-plugin"},
+    }
+    plugin = tmp_path / "plugin"
+    plugin.write_text(f"#!/bin/sh\ntouch {ran}\ncat <<'EOF'\n{json.dumps(credential)}\nEOF\n")
+    plugin.chmod(0o755)
+    cert, key = self_signed(tmp_path)
+    credentials: dict[str, Any] = {
+        "nothing": {},
+        "token": {"token": TOKEN},
+        "certificate": {"client_cert_data": cert, "client_key_data": key},
+        "basic": {"username": "alice", "password": "s3cr3t"},
+    }[given]
+    exec_config = {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin)}
+    connection = Connection(
+        server=f"http://127.0.0.1:{server.port}",
+        context="c",
+        namespace="default",
+        exec_config=exec_config,
+        interactive=False,
+        **credentials,
+    )
+    server.on("/api/v1/x", Step(200, OK))
+    assert Client(connection).get("/api/v1/x") == OK
+    sent = {k.lower(): v for k, v in server.seen[0].headers.items()}.get("authorization")
+    assert ran.exists() == (given == "nothing")
+    assert (
+        sent
+        == {
+            "nothing": "Bearer token-from-the-plugin",
+            "token": f"Bearer {TOKEN}",
+            "certificate": None,
+            "basic": "Basic " + base64.b64encode(b"alice:s3cr3t").decode(),
+        }[given]
+    )

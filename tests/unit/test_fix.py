@@ -11,6 +11,7 @@ import io
 import json
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -657,3 +658,15 @@ def test_the_plan_reads_typed_subjects_not_evidence_wording_fields_or_order(
     before = _plan_shape(plan(findings, resolve=resolve))
     assert before and any(step[0] != "refused" for step in before) == proposes
     assert _plan_shape(plan([_reworded(f) for f in findings], resolve=resolve)) == before
+
+
+def test_the_audit_file_keeps_earlier_runs(tmp_path: Path) -> None:
+    """--audit-file is a trail: each run appends its lines after those of earlier runs."""
+    path = tmp_path / "audit.jsonl"
+    path.write_text('{"run":0}\n')
+    for run in (1, 2):
+        log = AuditLog(io.StringIO(), str(path))
+        log.write({"run": run, "line": 1})
+        log.write({"run": run, "line": 2})
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines == [{"run": 0}] + [{"run": r, "line": n} for r in (1, 2) for n in (1, 2)]

@@ -4,15 +4,20 @@ which explanation, and its lines. Watching a real API server: tests/e2e/test_wat
 from __future__ import annotations
 
 import copy
+import dataclasses
 import io
 import json
 
 import pytest
 
-from kubectl_terminating.options import Options
-from kubectl_terminating.resources import NODES, SERVICES
+from kubectl_terminating import kinds
+from kubectl_terminating.client import Client
+from kubectl_terminating.kubeconfig import Connection
+from kubectl_terminating.options import Options, Request
+from kubectl_terminating.resources import NODES, PODS, SERVICES
+from kubectl_terminating.run import Result
 from kubectl_terminating.staticview import StaticView
-from kubectl_terminating.watch import DependencyView, Lines, depends_on, holds
+from kubectl_terminating.watch import DependencyView, Lines, Tracker, depends_on, holds
 from tests.unit.builders import PODS_NOW, healthy_cluster, pod_fixture
 from tests.unit.test_fleet import assert_usage_error
 from tests.unit.test_render_pods import volumes_stuck
@@ -79,3 +84,24 @@ def test_lines_as_text_and_as_json_events() -> None:
     event = json.loads(out.getvalue())
     assert event["type"] == "MODIFIED"
     assert event["object"]["name"] == "db-0"
+
+
+def test_the_end_of_a_grace_period_is_looked_at_when_it_comes() -> None:
+    """Nothing is written when a pod's grace period ends: the tracker sets itself a timer
+    for then (a second after), and none for a pod already past it."""
+    options = Options(kind="pods", color="never")
+    unused = Client(Connection(server="http://127.0.0.1:9", context="c", namespace="shop"))
+    tracker = Tracker(
+        Request(options, "shop"),
+        kinds.by_command("pods"),
+        [PODS],
+        unused,
+        Lines(options, io.StringIO()),
+    )
+    in_grace = dataclasses.replace(volumes_stuck(), overdue_seconds=-30)
+    overdue = dataclasses.replace(volumes_stuck(), name="db-1", overdue_seconds=12)
+    assert tracker.wait() is None
+    tracker.start(Result([overdue, in_grace]))
+    assert [key[2] for _, key in tracker.timers] == ["db-0"]
+    wait = tracker.wait()
+    assert wait is not None and 30 < wait <= 31

@@ -43,8 +43,8 @@ from kubectl_terminating.errors import (
 from kubectl_terminating.find import UNBOUND, NodeTally, drop_managed_fields, scan_table
 from kubectl_terminating.kubeconfig import Connection
 from kubectl_terminating.live import LiveView
-from kubectl_terminating.nodeanswers import Subject
-from kubectl_terminating.nodeproxy import NodeProxy
+from kubectl_terminating.nodeanswers import NodeEvidenceRefused, Subject
+from kubectl_terminating.nodeproxy import SSAR_PATH, NodeProxy
 from kubectl_terminating.view import ReadFailed
 
 TOKEN = "kt-fault-injector-secret-token-7f3a9c"
@@ -68,6 +68,8 @@ class Seen:
     path: str
     at: float
     headers: dict[str, str]
+    method: str = "GET"
+    body: bytes = b""
 
 
 class FaultServer:
@@ -89,9 +91,15 @@ class FaultServer:
                 super().setup()
                 server.connections.add(self.connection)
 
-            def do_GET(self) -> None:
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                self.do_GET(body)
+
+            def do_GET(self, body: bytes = b"") -> None:
                 path = self.path.split("?")[0]
-                server.seen.append(Seen(self.path, time.monotonic(), dict(self.headers)))
+                seen = Seen(self.path, time.monotonic(), dict(self.headers), self.command, body)
+                server.seen.append(seen)
                 steps = server.script.get(path) or [Step(404, {"kind": "Status", "code": 404})]
                 step = steps.pop(0) if len(steps) > 1 else steps[0]
                 try:
@@ -575,6 +583,34 @@ def test_a_kubelet_answer_nested_too_deeply_is_a_problem_of_its_node(server: Fau
         "stats/summary: cannot read stats/summary of node n1: the JSON " "is nested too deeply",
     )
     assert warnings == [f"node evidence of n1: could not read {evidence.problems[0]}"]
+
+
+@pytest.mark.parametrize("allowed", [True, False])
+def test_node_proxy_reads_only_after_the_permission_is_granted(
+    server: FaultServer, allowed: bool
+) -> None:
+    """`get nodes/proxy` is exec-equivalent: a SelfSubjectAccessReview for it comes first,
+    and nothing is sent to a node proxy unless its answer is allowed."""
+    proxy = "/api/v1/nodes/n1/proxy/"
+    review = {"kind": "SelfSubjectAccessReview", "status": {"allowed": allowed}}
+    server.on(SSAR_PATH, Step(201, review))
+    server.on(proxy + "logs/", Step(body=b"E1124 kubelet.go:1] pod uid-1 failed\n"))
+    server.on(proxy + "stats/summary", Step(body={"node": {}}))
+    server.on(proxy + "pods", Step(body={"kind": "PodList", "items": []}))
+    reading = NodeProxy(make_client(server))
+    read = outcome(reading.read_nodes, {"n1": Subject(("uid-1",))})
+    first = server.seen[0]
+    assert (first.method, first.path) == ("POST", SSAR_PATH)
+    spec = json.loads(first.body)["spec"]["resourceAttributes"]
+    assert spec == {"verb": "get", "resource": "nodes", "subresource": "proxy"}
+    to_node = [s.path for s in server.seen if s.path.startswith(proxy)]
+    if allowed:
+        evidence, _ = read
+        assert evidence["n1"].lines == ("E1124 kubelet.go:1] pod uid-1 failed",)
+        assert to_node
+    else:
+        assert isinstance(read, NodeEvidenceRefused)
+        assert "nodes/proxy is not allowed" in str(read) and to_node == []
 
 
 def test_disable_compression_in_the_kubeconfig_is_honoured(server: FaultServer) -> None:

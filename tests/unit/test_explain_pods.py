@@ -441,7 +441,7 @@ def test_webhook_rejecting_finalizer_removal() -> None:
     obj["metadata"]["finalizers"] = ["example.com/audit"]
     objects = [*cluster(), load("webhook-policy"), load("service-policy-webhook")]
     finding = explain(obj, objects)
-    assert {"finalizer", "webhook"} <= set(types(finding))
+    assert types(finding) == ["webhook", "volumes-not-reclaimed", "finalizer"]
     assert blocker(finding, "webhook").evidence[0].fields["operations"] == ["UPDATE"]
 
 

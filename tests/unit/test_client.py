@@ -20,7 +20,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -486,17 +486,38 @@ def test_live_view_read_failures(server: FaultServer, monkeypatch: pytest.Monkey
 # -- secrets ---------------------------------------------------------------------------------
 
 
-def test_credentials_echoed_by_a_broken_proxy_are_redacted(server: FaultServer) -> None:
-    echo = f"bad gateway; request was: GET /api/v1/x Authorization: Bearer {TOKEN}".encode()
-    server.on("/api/v1/x", Step(400, echo))
+@pytest.mark.parametrize(
+    "credentials",
+    [
+        {"token": TOKEN},
+        {"token": "sha256~Xk3PqR7s-Tu_vW/AbC+dEf=="},  # OpenShift's, base64 characters
+        {"token": "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"},  # a JWT
+        {"username": "alice", "password": "p@ss w0rd:!"},  # basic: base64 on the wire
+    ],
+    ids=["token", "sha256", "jwt", "basic"],
+)
+def test_credentials_echoed_by_a_broken_proxy_are_redacted(
+    server: FaultServer, credentials: dict[str, str]
+) -> None:
+    connection = Connection(
+        server=f"http://127.0.0.1:{server.port}", context="faulty", namespace="default"
+    )
     log = io.StringIO()
-    client = make_client(server, verbosity=6, log=log)
+    client = Client(replace(connection, **credentials), verbosity=6, log=log)
+    secret = credentials.get("token") or credentials["password"]
+    scheme, sent = "Bearer", secret
+    if "username" in credentials:
+        scheme, sent = "Basic", base64.b64encode(f"alice:{secret}".encode()).decode()
+    echo = f"bad gateway; request was: GET /api/v1/x Authorization: {scheme} {sent}; {secret}"
+    server.on("/api/v1/x", Step(400, echo.encode()))
     error = outcome(client.get, "/api/v1/x")
     assert isinstance(error, ApiError)
-    assert TOKEN not in str(error) and "<redacted>" in str(error)
-    assert "GET http://127.0.0.1" in log.getvalue() and TOKEN not in log.getvalue()
-    assert server.seen[0].headers["Authorization"] == f"Bearer {TOKEN}"  # it was sent
-    assert TOKEN not in repr(client.connection)
+    said = str(error)
+    assert secret not in said and sent not in said and "<redacted>" in said, said
+    assert "GET http://127.0.0.1" in log.getvalue() and secret not in log.getvalue()
+    headers = {k.lower(): v for k, v in server.seen[0].headers.items()}
+    assert headers["authorization"] == f"{scheme} {sent}"  # it was sent
+    assert secret not in repr(client.connection)
 
 
 # -- compression ------------------------------------------------------------------------------

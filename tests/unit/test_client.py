@@ -497,7 +497,7 @@ def test_live_view_read_failures(server: FaultServer, monkeypatch: pytest.Monkey
     ids=["token", "sha256", "jwt", "basic"],
 )
 def test_credentials_echoed_by_a_broken_proxy_are_redacted(
-    server: FaultServer, credentials: dict[str, str]
+    server: FaultServer, credentials: dict[str, Any]
 ) -> None:
     connection = Connection(
         server=f"http://127.0.0.1:{server.port}", context="faulty", namespace="default"
@@ -750,12 +750,13 @@ def test_credentials_given_win_over_the_exec_plugin(
     plugin.write_text(f"#!/bin/sh\ntouch {ran}\ncat <<'EOF'\n{json.dumps(credential)}\nEOF\n")
     plugin.chmod(0o755)
     cert, key = self_signed(tmp_path)
-    credentials: dict[str, Any] = {
+    given_by: dict[str, dict[str, Any]] = {
         "nothing": {},
         "token": {"token": TOKEN},
         "certificate": {"client_cert_data": cert, "client_key_data": key},
         "basic": {"username": "alice", "password": "s3cr3t"},
-    }[given]
+    }
+    credentials = given_by[given]
     exec_config = {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin)}
     connection = Connection(
         server=f"http://127.0.0.1:{server.port}",

@@ -7,8 +7,8 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= .demo
 PYTEST_ARGS ?=
 
-.PHONY: help venv lint test test-matrix unit e2e test-k9s demo demo-down control-plane clean \
-	deploy-manifests
+.PHONY: help venv lint test test-matrix unit e2e fuzz test-k9s demo demo-down control-plane \
+	clean deploy-manifests
 
 help:
 	@echo "make test      lint + unit + end-to-end tests (builds the test control plane once)"
@@ -18,6 +18,7 @@ help:
 	@echo "make demo-down stop the demo control plane and its real node"
 	@echo "make lint      ruff (check and format) + mypy --strict"
 	@echo "make deploy-manifests  render deploy/*.yaml from the Helm chart deploy/chart"
+	@echo "make fuzz      the property tests with random seeds and 25 times the examples (CI's are fixed)"
 	@echo "make dist      the single-file executable and its archive (dist/)"
 	@echo "make krew-install  install that archive with real krew into build/krew-root"
 	@echo "make smoke     the krew-installed binary through real kubectl (CI runs it after test)"
@@ -44,6 +45,11 @@ unit: $(STAMP)
 
 e2e: $(STAMP) control-plane
 	$(BIN)/pytest -m "e2e and not k9s" $(PYTEST_ARGS)
+
+# CI runs the property tests derandomized (tests/profiles.py); exploring is this target's job.
+# A failure it finds is printed with its reproduce blob and kept in .hypothesis/ to replay.
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest -m "hypothesis and not e2e" --hypothesis-show-statistics $(PYTEST_ARGS)
 
 test: lint $(STAMP) control-plane
 	$(BIN)/pytest -m "not k9s" $(PYTEST_ARGS)

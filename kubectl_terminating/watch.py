@@ -319,9 +319,12 @@ class Tracker:
             # a forced deletion moves deletionTimestamp to now: the first request counts
             since = before.since if since is None else min(since, before.since)
         self.objects[key] = Tracked(finding, read, str(meta(obj).get("resourceVersion")), since)
-        if finding.overdue_seconds is not None and finding.overdue_seconds < 0:
-            # nothing will be written when the grace period ends: look again then
-            heapq.heappush(self.timers, (time.monotonic() - finding.overdue_seconds + 1, key))
+        if finding.overdue_seconds is not None and finding.overdue_seconds <= 0:
+            # nothing will be written when the grace period ends: look again then. The
+            # seconds are whole (-14.9 reads -14) and the explainers call a pod past its
+            # deadline from 1s on (at 0s nothing holds it yet): 2s more, or the line says
+            # "unknown" and, with no timer left, stays so
+            heapq.heappush(self.timers, (time.monotonic() - finding.overdue_seconds + 2, key))
 
     def wanted(self, key: Key) -> bool:
         names = self.request.options.names

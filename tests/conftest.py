@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import profiles
 from tests.harness.controlplane import K8S_VERSION_ENV, ControlPlane, build_binaries
 
 E2E_DIR = Path(__file__).parent / "e2e"
@@ -27,6 +28,8 @@ MATRIX = frozenset(
         "test_versions.py",
     }
 )
+
+profiles.load()  # before any test module applies its @settings
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import stat
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -216,14 +217,40 @@ def test_wrong_certificate_authority_is_tls_error(
     assert "TLS certificate verification failed" in line
 
 
+def client_certificate(cp: ControlPlane, d: Path) -> dict[str, str]:
+    """A client certificate of the system:masters group signed by the cluster's CA (PEM), as
+    an exec plugin's status gives it."""
+    key, csr, crt = d / "exec.key", d / "exec.csr", d / "exec.crt"
+    subprocess.run(
+        ["openssl", "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+         "-nodes", "-keyout", str(key), "-out", str(csr),
+         "-subj", "/O=system:masters/CN=kt-exec-plugin"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    subprocess.run(
+        ["openssl", "x509", "-req", "-in", str(csr), "-CA", str(cp.pki_dir / "ca.crt"),
+         "-CAkey", str(cp.pki_dir / "ca.key"), "-CAcreateserial", "-CAserial", str(d / "serial"),
+         "-days", "1", "-out", str(crt)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return {"clientCertificateData": crt.read_text(), "clientKeyData": key.read_text()}
+
+
+@pytest.mark.parametrize("returns", ["token", "certificate"])
 def test_exec_credential_plugin(
-    control_plane: ControlPlane, stuck_pod: tuple[str, str], tmp_path: Path
+    control_plane: ControlPlane, stuck_pod: tuple[str, str], tmp_path: Path, returns: str
 ) -> None:
+    """The plugin's token or client certificate (the only credential of the user) is used."""
     plugin = tmp_path / "credential-plugin"
+    status = (
+        {"token": control_plane.admin_token}
+        if returns == "token"
+        else client_certificate(control_plane, tmp_path)
+    )
     credential = {
         "apiVersion": "client.authentication.k8s.io/v1",
         "kind": "ExecCredential",
-        "status": {"token": control_plane.admin_token},
+        "status": status,
     }
     plugin.write_text(f"#!/bin/sh\ncat <<'EOF'\n{json.dumps(credential)}\nEOF\n")
     plugin.chmod(plugin.stat().st_mode | stat.S_IEXEC)

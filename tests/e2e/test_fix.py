@@ -125,6 +125,8 @@ def test_pod_on_deleted_node_is_force_deleted(control_plane: ControlPlane, tmp_p
     assert get_or_none(cp, pod_path(stuck.namespace, stuck.name)) is not None  # dry run
 
     audit_file = tmp_path / "audit.jsonl"
+    earlier = '{"result":"done","note":"an earlier run"}'
+    audit_file.write_text(earlier + "\n")  # a trail: kept, the new record appended
     result = run_cli(
         "fix",
         "pods",
@@ -141,7 +143,9 @@ def test_pod_on_deleted_node_is_force_deleted(control_plane: ControlPlane, tmp_p
     assert result.returncode == 0, result.stderr
     assert "force delete Pod" in result.stdout and ": done (200)" in result.stdout
     assert get_or_none(cp, pod_path(stuck.namespace, stuck.name)) is None
-    [record] = [json.loads(line) for line in audit_file.read_text().splitlines()]
+    first, *added = audit_file.read_text().splitlines()
+    assert first == earlier
+    [record] = [json.loads(line) for line in added]
     assert record["user"] == "admin"
     assert record["action"] == "force-delete-pod" and record["result"] == "done"
     assert record["request"]["path"] == pod_path(stuck.namespace, stuck.name)
@@ -150,7 +154,7 @@ def test_pod_on_deleted_node_is_force_deleted(control_plane: ControlPlane, tmp_p
         f"Node {stuck.node} does not exist",
         f"no VolumeAttachment attaches a volume to node {stuck.node}",
     ]
-    assert f"audit: {audit_file.read_text().strip()}" in result.stderr
+    assert f"audit: {added[0]}" in result.stderr
 
 
 def test_pod_with_volume_still_attached_is_refused(control_plane: ControlPlane) -> None:

@@ -341,7 +341,7 @@ def test_finalizer_in_the_namespace_metadata(built: Built, explained: dict[str, 
     assert remove["destructive"]
     assert remove["command"].startswith(f"kubectl patch namespaces {ns} --type=json")
     # the controller finished the content and wrote nothing alarming
-    assert all(c["status"] == "False" for c in item["conditions"])
+    assert item["conditions"] and all(c["status"] == "False" for c in item["conditions"])
 
 
 def test_spec_finalizer_left_after_the_content_is_gone(

@@ -732,8 +732,11 @@ def test_a_recorded_node_is_stopped_from_another_process(
         ns = unique_ns("real")
         create_namespace(node.cp, ns)
         start_pod(detached, ns, "hooked", "sleep 3600", post_start="sleep 3602", host_pid=True)
+        # the Started event comes before the kubelet execs the hook: wait for its process
+        hook = ["sleep", "3602"]
+        wait_until("the postStart hook's sleep 3602", lambda: detached.processes(hook))
         delete_pod(detached, ns, "hooked")
-        assert detached.processes(["sleep", "3602"])
+        assert detached.processes(hook)
         if runtime_down:
             detached.stop_containerd()
         down = "import sys; from pathlib import Path; "

@@ -223,3 +223,29 @@ def test_watch_all_follows_any_kind(control_plane: ControlPlane, watching: list[
     assert code == 130, err
     api.remove_finalizers(cp, f"/api/v1/namespaces/{ns}/configmaps/cm-1")
     api.delete(cp, f"/api/v1/namespaces/{ns}")
+
+
+def test_watch_says_when_a_grace_period_ends(
+    control_plane: ControlPlane, watching: list[Watching]
+) -> None:
+    """Nothing is written to a pod when its grace period ends (here no kubelet acts on it):
+    the watch still prints that it is now overdue, from a timer of its own."""
+    cp = control_plane
+    ns = api.unique_ns("watch-grace")
+    api.create_namespace(cp, ns)
+    node = f"{ns}-ok"
+    create_node(cp, node)
+    renew_lease(cp, node)
+    create_pod(cp, ns, "slow-0", node=node, grace_period=15)
+    set_pod_status(cp, ns, "slow-0", "Running", {"app": "running"})
+    mark = cp.audit_offset()
+    watch = Watching(cp.kubeconfig_path, "pods", "-n", ns, "-w")
+    watching.append(watch)
+    wait_watching(cp, ns, mark)
+    api.delete(cp, f"/api/v1/namespaces/{ns}/pods/slow-0")
+    first = watch.expect(rf"^{ns}/slow-0 terminating: ")
+    later = watch.expect(rf"^{ns}/slow-0 now: ")
+    # a second past it, not at it: at 0s the explainers see nothing that holds it ("unknown")
+    assert "inside its grace period" in first and "past deadline" in later, watch.seen
+    code, err = watch.interrupt()
+    assert code == 130, err

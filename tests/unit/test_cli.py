@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 from dataclasses import fields, replace
@@ -194,3 +195,57 @@ def test_help_ends_with_kubectls_pointers(capsys: pytest.CaptureFixture[str]) ->
         'Use "kubectl terminating options" for a list of global command-line options '
         "(applies to all commands).",
     ]
+
+
+# -- what users script on, through the command line (the e2e twins: tests/e2e/test_pods.py) ----
+
+KUBECTL_GET = (
+    Path(__file__).parent.parent / "fixtures" / "snapshots" / "kubectl-get-pods-nodes.json"
+)
+
+
+def cli_run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int | str | None, str]:
+    """`kubectl terminating ARGS`: its exit status and stdout."""
+    with pytest.raises(SystemExit) as exited:
+        main(list(args))
+    return exited.value.code, capsys.readouterr().out
+
+
+def in_grace(tmp_path: Path) -> str:
+    """A file whose only pod is deleted, its grace period not over (with --now)."""
+    pod = {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "metadata": {
+            "name": "slow-0",
+            "namespace": "shop",
+            "deletionTimestamp": "2099-01-01T00:00:00Z",
+        },
+        "spec": {"nodeName": "worker-1", "terminationGracePeriodSeconds": 30},
+    }
+    path = tmp_path / "grace.json"
+    path.write_text(json.dumps({"kind": "List", "items": [pod]}))
+    return str(path)
+
+
+def test_exit_code_is_3_only_when_something_is_stuck(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    stuck = ["pods", "--from-file", str(KUBECTL_GET)]
+    assert cli_run(capsys, *stuck)[0] == 0
+    code, out = cli_run(capsys, *stuck, "--exit-code")
+    assert code == 3 and "web-1" in out
+    code, out = cli_run(capsys, "pods", "--from-file", in_grace(tmp_path), "--now", "--exit-code")
+    assert code == 0 and "slow-0" in out
+
+
+def test_no_headers_prints_the_rows_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    for extra in ([], ["-o", "wide"]):
+        code, table = cli_run(capsys, "pods", "--from-file", str(KUBECTL_GET), *extra)
+        assert code == 0 and table.startswith("NAMESPACE ")
+        code, bare = cli_run(
+            capsys, "pods", "--from-file", str(KUBECTL_GET), "--no-headers", *extra
+        )
+        rows = [line.split() for line in table.splitlines()[1:]]
+        assert code == 0 and [line.split() for line in bare.splitlines()] == rows
+        assert len(rows) == 2

@@ -8,6 +8,7 @@ server (RBAC, a restart, a slow aggregated API) are in tests/e2e/test_reliabilit
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import gzip
 import io
@@ -15,11 +16,13 @@ import json
 import re
 import socket
 import struct
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -40,8 +43,8 @@ from kubectl_terminating.errors import (
 from kubectl_terminating.find import UNBOUND, NodeTally, drop_managed_fields, scan_table
 from kubectl_terminating.kubeconfig import Connection
 from kubectl_terminating.live import LiveView
-from kubectl_terminating.nodeanswers import Subject
-from kubectl_terminating.nodeproxy import NodeProxy
+from kubectl_terminating.nodeanswers import NodeEvidenceRefused, Subject
+from kubectl_terminating.nodeproxy import SSAR_PATH, NodeProxy
 from kubectl_terminating.view import ReadFailed
 
 TOKEN = "kt-fault-injector-secret-token-7f3a9c"
@@ -65,6 +68,8 @@ class Seen:
     path: str
     at: float
     headers: dict[str, str]
+    method: str = "GET"
+    body: bytes = b""
 
 
 class FaultServer:
@@ -90,9 +95,15 @@ class FaultServer:
                 super().setup()
                 server.connections.add(self.connection)
 
-            def do_GET(self) -> None:
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                self.do_GET(body)
+
+            def do_GET(self, body: bytes = b"") -> None:
                 path = self.path.split("?")[0]
-                server.seen.append(Seen(self.path, time.monotonic(), dict(self.headers)))
+                seen = Seen(self.path, time.monotonic(), dict(self.headers), self.command, body)
+                server.seen.append(seen)
                 steps = server.script.get(path) or [Step(404, {"kind": "Status", "code": 404})]
                 step = steps.pop(0) if len(steps) > 1 else steps[0]
                 try:
@@ -479,17 +490,38 @@ def test_live_view_read_failures(server: FaultServer, monkeypatch: pytest.Monkey
 # -- secrets ---------------------------------------------------------------------------------
 
 
-def test_credentials_echoed_by_a_broken_proxy_are_redacted(server: FaultServer) -> None:
-    echo = f"bad gateway; request was: GET /api/v1/x Authorization: Bearer {TOKEN}".encode()
-    server.on("/api/v1/x", Step(400, echo))
+@pytest.mark.parametrize(
+    "credentials",
+    [
+        {"token": TOKEN},
+        {"token": "sha256~Xk3PqR7s-Tu_vW/AbC+dEf=="},  # OpenShift's, base64 characters
+        {"token": "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"},  # a JWT
+        {"username": "alice", "password": "p@ss w0rd:!"},  # basic: base64 on the wire
+    ],
+    ids=["token", "sha256", "jwt", "basic"],
+)
+def test_credentials_echoed_by_a_broken_proxy_are_redacted(
+    server: FaultServer, credentials: dict[str, Any]
+) -> None:
+    connection = Connection(
+        server=f"http://127.0.0.1:{server.port}", context="faulty", namespace="default"
+    )
     log = io.StringIO()
-    client = make_client(server, verbosity=6, log=log)
+    client = Client(replace(connection, **credentials), verbosity=6, log=log)
+    secret = credentials.get("token") or credentials["password"]
+    scheme, sent = "Bearer", secret
+    if "username" in credentials:
+        scheme, sent = "Basic", base64.b64encode(f"alice:{secret}".encode()).decode()
+    echo = f"bad gateway; request was: GET /api/v1/x Authorization: {scheme} {sent}; {secret}"
+    server.on("/api/v1/x", Step(400, echo.encode()))
     error = outcome(client.get, "/api/v1/x")
     assert isinstance(error, ApiError)
-    assert TOKEN not in str(error) and "<redacted>" in str(error)
-    assert "GET http://127.0.0.1" in log.getvalue() and TOKEN not in log.getvalue()
-    assert server.seen[0].headers["Authorization"] == f"Bearer {TOKEN}"  # it was sent
-    assert TOKEN not in repr(client.connection)
+    said = str(error)
+    assert secret not in said and sent not in said and "<redacted>" in said, said
+    assert "GET http://127.0.0.1" in log.getvalue() and secret not in log.getvalue()
+    headers = {k.lower(): v for k, v in server.seen[0].headers.items()}
+    assert headers["authorization"] == f"{scheme} {sent}"  # it was sent
+    assert secret not in repr(client.connection)
 
 
 # -- compression ------------------------------------------------------------------------------
@@ -578,6 +610,34 @@ def test_a_kubelet_answer_nested_too_deeply_is_a_problem_of_its_node(server: Fau
     assert warnings == [f"node evidence of n1: could not read {evidence.problems[0]}"]
 
 
+@pytest.mark.parametrize("allowed", [True, False])
+def test_node_proxy_reads_only_after_the_permission_is_granted(
+    server: FaultServer, allowed: bool
+) -> None:
+    """`get nodes/proxy` is exec-equivalent: a SelfSubjectAccessReview for it comes first,
+    and nothing is sent to a node proxy unless its answer is allowed."""
+    proxy = "/api/v1/nodes/n1/proxy/"
+    review = {"kind": "SelfSubjectAccessReview", "status": {"allowed": allowed}}
+    server.on(SSAR_PATH, Step(201, review))
+    server.on(proxy + "logs/", Step(body=b"E1124 kubelet.go:1] pod uid-1 failed\n"))
+    server.on(proxy + "stats/summary", Step(body={"node": {}}))
+    server.on(proxy + "pods", Step(body={"kind": "PodList", "items": []}))
+    reading = NodeProxy(make_client(server))
+    read = outcome(reading.read_nodes, {"n1": Subject(("uid-1",))})
+    first = server.seen[0]
+    assert (first.method, first.path) == ("POST", SSAR_PATH)
+    spec = json.loads(first.body)["spec"]["resourceAttributes"]
+    assert spec == {"verb": "get", "resource": "nodes", "subresource": "proxy"}
+    to_node = [s.path for s in server.seen if s.path.startswith(proxy)]
+    if allowed:
+        evidence, _ = read
+        assert evidence["n1"].lines == ("E1124 kubelet.go:1] pod uid-1 failed",)
+        assert to_node
+    else:
+        assert isinstance(read, NodeEvidenceRefused)
+        assert "nodes/proxy is not allowed" in str(read) and to_node == []
+
+
 def test_disable_compression_in_the_kubeconfig_is_honoured(server: FaultServer) -> None:
     server.on("/api/v1/x", Step())
     connection = Connection(
@@ -662,3 +722,64 @@ def test_a_cut_that_leaves_no_json_falls_back_to_the_whole_body(server: FaultSer
     server.on("/api/v1/namespaces/ns/pods/a", Step(body=_compact(pod)))
     client = make_client(server)
     assert client.get("/api/v1/namespaces/ns/pods/a", prune=drop_managed_fields) == pod
+
+
+# -- credentials: an exec plugin and what the kubeconfig or the flags give -------------------
+
+
+def self_signed(tmp_path: Path) -> tuple[bytes, bytes]:
+    """A client certificate and its key (PEM), made by openssl as the control plane's are."""
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+         "-nodes", "-keyout", "client.key", "-out", "client.crt", "-days", "1",
+         "-subj", "/CN=alice"],
+        cwd=tmp_path, check=True, capture_output=True,
+    )  # fmt: skip
+    return (tmp_path / "client.crt").read_bytes(), (tmp_path / "client.key").read_bytes()
+
+
+@pytest.mark.parametrize("given", ["nothing", "token", "certificate", "basic"])
+def test_credentials_given_win_over_the_exec_plugin(
+    server: FaultServer, tmp_path: Path, given: str
+) -> None:
+    """As client-go: the exec plugin runs only when no token, client certificate or basic
+    auth is given (--token on a context whose user has an exec plugin is used, not ignored)."""
+    ran = tmp_path / "ran"
+    credential = {
+        "apiVersion": "client.authentication.k8s.io/v1",
+        "kind": "ExecCredential",
+        "status": {"token": "token-from-the-plugin"},
+    }
+    plugin = tmp_path / "plugin"
+    plugin.write_text(f"#!/bin/sh\ntouch {ran}\ncat <<'EOF'\n{json.dumps(credential)}\nEOF\n")
+    plugin.chmod(0o755)
+    cert, key = self_signed(tmp_path)
+    given_by: dict[str, dict[str, Any]] = {
+        "nothing": {},
+        "token": {"token": TOKEN},
+        "certificate": {"client_cert_data": cert, "client_key_data": key},
+        "basic": {"username": "alice", "password": "s3cr3t"},
+    }
+    credentials = given_by[given]
+    exec_config = {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin)}
+    connection = Connection(
+        server=f"http://127.0.0.1:{server.port}",
+        context="c",
+        namespace="default",
+        exec_config=exec_config,
+        interactive=False,
+        **credentials,
+    )
+    server.on("/api/v1/x", Step(200, OK))
+    assert Client(connection).get("/api/v1/x") == OK
+    sent = {k.lower(): v for k, v in server.seen[0].headers.items()}.get("authorization")
+    assert ran.exists() == (given == "nothing")
+    assert (
+        sent
+        == {
+            "nothing": "Bearer token-from-the-plugin",
+            "token": f"Bearer {TOKEN}",
+            "certificate": None,
+            "basic": "Basic " + base64.b64encode(b"alice:s3cr3t").decode(),
+        }[given]
+    )

@@ -278,7 +278,7 @@ def test_silent_namespace_controller() -> None:
     assert finding.main_blocker is controller
     assert controller.summary == "no conditions 20m after delete: namespace controller down?"
     assert "not renewed for" in messages(controller)
-    assert all(not r.destructive for r in controller.remedy)
+    assert controller.remedy and all(not r.destructive for r in controller.remedy)
 
 
 def test_a_fresh_delete_without_conditions_is_not_blamed_on_the_controller() -> None:

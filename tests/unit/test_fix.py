@@ -11,6 +11,7 @@ import io
 import json
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,7 +27,9 @@ from kubectl_terminating.errors import ApiError, Forbidden
 from kubectl_terminating.explain.namespaces import explain_namespace
 from kubectl_terminating.fix.apply import CHANGED, DONE, FORBIDDEN, NOT_CONFIRMED, apply_plan
 from kubectl_terminating.fix.audit import Actor, AuditLog
+from kubectl_terminating.fix.command import _confirmation_refused
 from kubectl_terminating.fix.digest import digest
+from kubectl_terminating.fix.flags import FixOptions
 from kubectl_terminating.fix.observe import (
     Planned,
     judge,
@@ -661,3 +664,43 @@ def test_the_plan_reads_typed_subjects_not_evidence_wording_fields_or_order(
     before = _plan_shape(plan(findings, resolve=resolve))
     assert before and any(step[0] != "refused" for step in before) == proposes
     assert _plan_shape(plan([_reworded(f) for f in findings], resolve=resolve)) == before
+
+
+def test_the_audit_file_keeps_earlier_runs(tmp_path: Path) -> None:
+    """--audit-file is a trail: each run appends its lines after those of earlier runs."""
+    path = tmp_path / "audit.jsonl"
+    path.write_text('{"run":0}\n')
+    for run in (1, 2):
+        log = AuditLog(io.StringIO(), str(path))
+        log.write({"run": run, "line": 1})
+        log.write({"run": run, "line": 2})
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines == [{"run": 0}] + [{"run": r, "line": n} for r in (1, 2) for n in (1, 2)]
+
+
+class Typed(io.StringIO):
+    """stdin as a terminal (the prompt may ask) or not."""
+
+    def __init__(self, tty: bool) -> None:
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def test_apply_goes_ahead_only_on_the_digest_shown_or_at_a_terminal() -> None:
+    """The digest check of `fix --apply --confirm DIGEST` (e2e: test_fix.py
+    test_digest_from_before_a_change_is_refused): the plan shown is the plan applied."""
+    shown = digest(planned_pod(FakeCluster([pod_object()])))
+    refused = _confirmation_refused(FixOptions(apply=True, confirm="0123abcd"), shown, Typed(True))
+    assert refused == (
+        f"the plan changed since digest 0123abcd was shown (it is now {shown}); "
+        "run the dry run again and check it"
+    )
+    assert _confirmation_refused(FixOptions(apply=True, confirm=shown), shown, Typed(False)) == ""
+    unconfirmed = FixOptions(apply=True)
+    assert _confirmation_refused(unconfirmed, shown, Typed(True)) == ""  # the prompt asks
+    assert _confirmation_refused(unconfirmed, shown, Typed(False)) == (
+        "--apply without --confirm DIGEST and no terminal to confirm on"
+    )

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_terminating.cli import main
-from kubectl_terminating.fleet import Part, gather, run_snapshots
+from kubectl_terminating.fleet import Part, gather, report_fleet, run_snapshots
 from kubectl_terminating.kinds import json_extras
 from kubectl_terminating.model import Finding
 from kubectl_terminating.options import Options
@@ -163,23 +163,23 @@ def test_a_single_context_run_has_no_context_keys() -> None:
 # -- one file for several contexts --------------------------------------------------------------
 
 
-def test_a_snapshot_list_is_explained_per_context(tmp_path: Path) -> None:
-    """Two contexts' snapshots in one file: each explained against its own objects (the same
-    pod name in both, a CSI driver installed in one only)."""
+def snapshot(context: str, objects: list[dict[str, object]]) -> dict[str, object]:
+    return {
+        "apiVersion": "terminating.kubectl.io/v1",
+        "kind": "Snapshot",
+        "header": {"context": context, "capturedAt": "2026-01-01T12:00:00Z"},
+        "objects": objects,
+    }
+
+
+def two_contexts(tmp_path: Path) -> Path:
+    """A `dump --contexts` file: eu and us hold the same stuck pod, a CSI driver installed in
+    eu only; context "down" could not be saved."""
     from tests.unit.builders import healthy_cluster, pod_fixture, terminated
 
     pod = terminated(pod_fixture("pod-web-0"), 143, "Error", "2026-01-01T11:49:45Z")
     uninstalled = pod_fixture("csinode-worker-1")
     uninstalled["spec"]["drivers"] = []
-
-    def snapshot(context: str, objects: list[dict[str, object]]) -> dict[str, object]:
-        return {
-            "apiVersion": "terminating.kubectl.io/v1",
-            "kind": "Snapshot",
-            "header": {"context": context, "capturedAt": "2026-01-01T12:00:00Z"},
-            "objects": objects,
-        }
-
     eu = [pod, uninstalled, *healthy_cluster("csidriver-ebs", "csinode-worker-1")]
     path = tmp_path / "fleet.json.gz"
     write_bundle(
@@ -189,6 +189,13 @@ def test_a_snapshot_list_is_explained_per_context(tmp_path: Path) -> None:
             ['context "down": unable to connect'],
         ),
     )
+    return path
+
+
+def test_a_snapshot_list_is_explained_per_context(tmp_path: Path) -> None:
+    """Two contexts' snapshots in one file: each explained against its own objects (the same
+    pod name in both, a CSI driver installed in one only)."""
+    path = two_contexts(tmp_path)
     loaded = load(str(path))
     assert [c for c, _ in loaded.contexts] == ["eu", "us"]
     out, err = io.StringIO(), io.StringIO()
@@ -200,6 +207,27 @@ def test_a_snapshot_list_is_explained_per_context(tmp_path: Path) -> None:
     assert "csi-driver-missing" in eu_blockers
     assert "csi-driver-missing" not in us_blockers
     assert 'Warning: context "down": unable to connect' in err.getvalue()
+
+
+def test_fleet_exit_status(tmp_path: Path) -> None:
+    """As test_exit_1_only_when_no_context_could_be_read (e2e): 1 only when no context could
+    be read; one is enough for 0, and --exit-code says 3 when something is stuck there."""
+    out, err = io.StringIO(), io.StringIO()
+    down = [Part("gamma", error="unable to connect"), Part("beta", error="forbidden")]
+    assert report_fleet(down, out, err) == 1
+    assert out.getvalue() == ""
+    assert err.getvalue().splitlines() == [
+        'Warning: context "gamma": unable to connect',
+        'Warning: context "beta": forbidden',
+        "error: none of the 2 contexts could be read",
+    ]
+    path = two_contexts(tmp_path)
+    for exit_code, expected in ((False, 0), (True, 3)):
+        options = Options(kind="pods", from_file=str(path), exit_code=exit_code)
+        out, err = io.StringIO(), io.StringIO()
+        assert run_snapshots(options, load(str(path)), out, err) == expected
+        assert 'Warning: context "down": unable to connect' in err.getvalue()
+        assert "web-0" in out.getvalue()
 
 
 # -- exec credential plugins never prompt in a fleet run ---------------------------------------

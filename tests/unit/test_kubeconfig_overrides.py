@@ -150,3 +150,54 @@ def test_server_flag_works_without_any_kubeconfig(tmp_path: Path) -> None:
         True,
         "default",
     )
+
+
+def _config(current: str, server: str, token: str, namespace: str) -> dict[str, Any]:
+    """A kubeconfig whose cluster, user and context named `shared` point at server."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {"name": "shared", "cluster": {"server": server, "insecure-skip-tls-verify": True}}
+        ],
+        "users": [{"name": "shared", "user": {"token": token}}],
+        "contexts": [
+            {
+                "name": "shared",
+                "context": {"cluster": "shared", "user": "shared", "namespace": namespace},
+            },
+            {"name": current, "context": {"cluster": "shared", "user": "shared"}},
+        ],
+        "current-context": current,
+    }
+
+
+def test_kubeconfig_files_merge_in_order_the_first_to_set_a_value_wins(tmp_path: Path) -> None:
+    """KUBECONFIG=a:b as kubectl merges it (clientcmd's precedence; e2e twin:
+    tests/e2e/test_connection.py): the first file to set current-context or to name an entry
+    wins, entries only in a later file are there too, a missing file is skipped, and
+    --kubeconfig reads its file alone."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.write_text(yaml.safe_dump(_config("from-a", "https://a:1", "token-a", "ns-a")))
+    later = _config("from-b", "https://b:2", "token-b", "ns-b")
+    later["clusters"].append(
+        {
+            "name": "only-b",
+            "cluster": {"server": "https://only-b:3", "insecure-skip-tls-verify": True},
+        }
+    )
+    later["contexts"].append({"name": "only-b", "context": {"cluster": "only-b", "user": "shared"}})
+    second.write_text(yaml.safe_dump(later))
+    environ = {"KUBECONFIG": f"{first}:{tmp_path / 'missing'}:{second}", "HOME": str(tmp_path)}
+
+    def connect(**selection: Any) -> tuple[str, str, str | None, str]:
+        conn = resolve(Selection(**selection), environ)
+        return conn.context, conn.server, conn.token, conn.namespace
+
+    assert connect() == ("from-a", "https://a:1", "token-a", "default")
+    assert connect(context="shared") == ("shared", "https://a:1", "token-a", "ns-a")
+    assert connect(context="only-b") == ("only-b", "https://only-b:3", "token-a", "default")
+    assert connect(context="from-b") == ("from-b", "https://a:1", "token-a", "default")
+    environ["KUBECONFIG"] = f"{second}:{first}"
+    assert connect() == ("from-b", "https://b:2", "token-b", "default")
+    assert connect(kubeconfig=str(first)) == ("from-a", "https://a:1", "token-a", "default")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shlex
 from typing import Any
 
@@ -196,6 +197,29 @@ def test_credentials_in_lines_are_redacted() -> None:
     kept = matching([line, "unrelated token=zzz"], (UID,))
     assert kept == [redact(line)]
     assert "abc.def" not in kept[0] and "s3cr3t" not in kept[0] and "eyJhbGciOi" not in kept[0]
+
+
+@pytest.mark.parametrize(
+    ("said", "secret"),
+    [
+        ("Authorization: Bearer {}", "sha256~Xk3PqR7s-Tu_vW/AbC+dEf=="),  # OpenShift, base64
+        ("Bearer {}", "eyJhbGciOiJSUzI1NiJ9.e30.c2ln"),  # a service account's JWT
+        ("Authorization: Basic {}", "YWxpY2U6czNjcjN0"),
+        ("token={}", "abc.def/ghi+jkl=="),
+        ('"token": "{}"', "k8s-aws-v1.aHR0cHM6Ly9zdHM"),
+        ("password: {}", "p@ss:w0rd!#$%^&*()"),
+        ("client_secret='{}'", "a~b.c/d"),
+        ("AUTHORIZATION={}", "bearer xyz-123"),
+    ],
+)
+def test_credentials_of_any_shape_are_redacted_whole(said: str, secret: str) -> None:
+    """A credential is cut at the first space, quote or comma, never earlier: no part of
+    it is left (`\\w+` would stop at its first ~, / or +)."""
+    line = f'{UID} level=error msg="{said.format(secret)}" next=field'
+    [kept] = matching([line], (UID,))
+    assert "<redacted>" in kept and kept.endswith('" next=field'), kept
+    for part in re.split(r"[^0-9A-Za-z]+", secret.removeprefix("bearer ")):
+        assert len(part) < 3 or part not in kept, (part, kept)
 
 
 def test_keys_are_the_uid_and_container_ids_only() -> None:

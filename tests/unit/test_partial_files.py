@@ -76,7 +76,7 @@ def test_pod_of_unknown_age_gets_the_answer_it_gets_with_now() -> None:
 
 def test_unknown_age_is_never_inside_the_grace_period() -> None:
     item = explained("pod-no-capture-time")
-    assert all(b["type"] != "grace-period" for b in item["blockers"])
+    assert item["blockers"] and all(b["type"] != "grace-period" for b in item["blockers"])
 
 
 # -- 2. a namespace pasted without spec --------------------------------------------------------

@@ -9,15 +9,20 @@ from pathlib import Path
 import pytest
 
 from kubectl_terminating.errors import ConfigError, UsageError
+from kubectl_terminating.resources import Resource
 from kubectl_terminating.selectors import escape_field_value, parse_field_selector, parse_selector
-from kubectl_terminating.snapshot import load, scrub
+from kubectl_terminating.snapshot import Capture, RecordingView, load, scrub
+from kubectl_terminating.staticview import StaticView
+from kubectl_terminating.view import ContentListing
 from tests.unit.builders import FIXTURES as ALL_FIXTURES
-from tests.unit.builders import run_captured
+from tests.unit.builders import NAMESPACES_NOW, run_captured
 from tests.unit.golden import assert_golden
 
 FIXTURES = ALL_FIXTURES / "snapshots"
 KUBECTL_GET = FIXTURES / "kubectl-get-pods-nodes.json"
 CLUSTER_INFO_DUMP = FIXTURES / "cluster-info-dump"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+SECRETS = Resource("", "v1", "secrets", "Secret")
 
 
 def test_kubectl_get_json_is_explained_like_a_live_cluster() -> None:
@@ -54,7 +59,7 @@ def test_ages_come_from_the_newest_timestamp_unless_now(tmp_path: Path) -> None:
     assert all(i["unknowns"] == ["age unknown: the file has no capture time"] for i in items)
     _, out_now, _ = run_captured(from_file=str(KUBECTL_GET), output="json", now=True)
     overdue_now = [i["overdueSeconds"] for i in json.loads(out_now)["items"]]
-    assert all(isinstance(o, int) and o > 0 for o in overdue_now)
+    assert len(overdue_now) == 2 and all(isinstance(o, int) and o > 0 for o in overdue_now)
 
 
 def test_concatenated_documents_and_namespace_filter(tmp_path: Path) -> None:
@@ -136,6 +141,27 @@ def test_secret_and_configmap_payloads_are_never_kept() -> None:
     assert "binaryData" not in scrub(
         {"kind": "ConfigMap", "metadata": {}, "binaryData": {"x": "eA=="}}
     )
+
+
+def test_a_terminating_namespaces_secrets_are_recorded_without_their_data() -> None:
+    """`dump` lists what is left in a terminating namespace (metadata only): a Secret applied
+    with kubectl keeps its data in clear in the last-applied-configuration annotation."""
+    applied = '{"apiVersion":"v1","data":{"password":"c2VjcmV0"},"kind":"Secret"}'
+    secret = {
+        "metadata": {
+            "name": "db-password",
+            "namespace": "vault",
+            "finalizers": ["example.com/keep"],
+            "annotations": {LAST_APPLIED: applied, "team": "db"},
+        },
+    }
+    capture = Capture()
+    inner = StaticView([], NAMESPACES_NOW, content={"vault": [ContentListing(SECRETS, (secret,))]})
+    RecordingView(inner, capture).namespace_content("vault")
+    [listing] = capture.content["vault"]
+    [kept] = listing.items
+    assert kept["kind"] == "Secret" and kept["metadata"]["annotations"] == {"team": "db"}
+    assert "c2VjcmV0" not in json.dumps(kept)
 
 
 @pytest.mark.parametrize(

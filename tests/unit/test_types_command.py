@@ -18,6 +18,7 @@ from kubectl_terminating.causes import PROPOSED, TABLE, Cause
 from kubectl_terminating.cli import cli, main
 from kubectl_terminating.completion import complete
 from kubectl_terminating.model import API_VERSION
+from tests.unit.golden import assert_golden
 
 
 def types(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -30,6 +31,17 @@ def types(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 def rows(text: str) -> list[list[str]]:
     """The table's cells (columns are three spaces apart; a cell has at most single spaces)."""
     return [[c.strip() for c in line.split("   ") if c.strip()] for line in text.splitlines()]
+
+
+@pytest.mark.parametrize("output", [None, "wide", "name"])
+def test_the_types_users_script_on_are_those_reviewed(
+    capsys: pytest.CaptureFixture[str], output: str | None
+) -> None:
+    """The type names are an interface (`-o json` items, alert labels, `fix` refusals): the
+    output is compared with a reviewed copy, not with the table it is printed from, so that a
+    renamed or dropped type fails here."""
+    text = types(capsys, *(["-o", output] if output else []))
+    assert_golden(f"types/{output or 'table'}.txt", text)
 
 
 def test_the_table_lists_every_row_in_rank_order(capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,16 +4,34 @@ which explanation, and its lines. Watching a real API server: tests/e2e/test_wat
 from __future__ import annotations
 
 import copy
+import dataclasses
 import io
 import json
+import queue
+import time
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from kubectl_terminating.options import Options
-from kubectl_terminating.resources import NODES, SERVICES
+from kubectl_terminating import kinds
+from kubectl_terminating.client import Client
+from kubectl_terminating.kubeconfig import Connection
+from kubectl_terminating.options import Options, Request
+from kubectl_terminating.resources import NODES, PODS, SERVICES, meta
+from kubectl_terminating.run import Result
 from kubectl_terminating.staticview import StaticView
-from kubectl_terminating.watch import DependencyView, Lines, depends_on, holds
+from kubectl_terminating.view import EVERYTHING
+from kubectl_terminating.watch import (
+    Change,
+    DependencyView,
+    Lines,
+    Tracker,
+    Watcher,
+    depends_on,
+    holds,
+)
 from tests.unit.builders import PODS_NOW, healthy_cluster, pod_fixture
+from tests.unit.test_client import FaultServer, Step, make_client
 from tests.unit.test_fleet import assert_usage_error
 from tests.unit.test_render_pods import volumes_stuck
 
@@ -79,3 +97,59 @@ def test_lines_as_text_and_as_json_events() -> None:
     event = json.loads(out.getvalue())
     assert event["type"] == "MODIFIED"
     assert event["object"]["name"] == "db-0"
+
+
+def test_the_end_of_a_grace_period_is_looked_at_when_it_comes() -> None:
+    """Nothing is written when a pod's grace period ends: the tracker sets itself a timer
+    for then (a second after), and none for a pod already past it."""
+    options = Options(kind="pods", color="never")
+    unused = Client(Connection(server="http://127.0.0.1:9", context="c", namespace="shop"))
+    tracker = Tracker(
+        Request(options, "shop"),
+        kinds.by_command("pods"),
+        [PODS],
+        unused,
+        Lines(options, io.StringIO()),
+    )
+    in_grace = dataclasses.replace(volumes_stuck(), overdue_seconds=-30)
+    at_deadline = dataclasses.replace(volumes_stuck(), name="db-2", overdue_seconds=0)
+    overdue = dataclasses.replace(volumes_stuck(), name="db-1", overdue_seconds=1)
+    assert tracker.wait() is None
+    before = time.monotonic()
+    tracker.start(Result([overdue, in_grace, at_deadline]))
+    after = time.monotonic()
+    # -30 is from -30.99 to -30 (whole seconds): 32s on is surely 1s past, the explainers'
+    # "past deadline"; at 0 (not yet past for them) 2s on
+    timers = {key[2]: at for at, key in tracker.timers}
+    assert timers.keys() == {"db-0", "db-2"}
+    assert before + 32 <= timers["db-0"] <= after + 32
+    assert before + 2 <= timers["db-2"] <= after + 2
+
+
+def test_a_watch_too_old_for_the_server_lists_again_and_goes_on_from_there() -> None:
+    """410 Gone (the API server restarted, its watch cache moved on): the pods are listed
+    again (RELISTED with what is there now) and watched from the list's resourceVersion (e2e
+    twin: test_watch_follows_blockers_as_they_change_and_survives_a_restart)."""
+    path = "/api/v1/namespaces/shop/pods"
+    gone = {"kind": "Status", "code": 410, "message": "too old resource version: 10 (20)"}
+    pod = {"metadata": {"name": "web-0", "namespace": "shop", "resourceVersion": "21"}}
+    server = FaultServer()
+    server.on(
+        path,
+        Step(body=json.dumps({"type": "ERROR", "object": gone}).encode() + b"\n"),
+        Step(body={"kind": "PodList", "metadata": {"resourceVersion": "20"}, "items": [pod]}),
+        Step(body=json.dumps({"type": "MODIFIED", "object": pod}).encode() + b"\n"),
+        Step(delay=3600),  # the watch from 21 stays open
+    )
+    changes: queue.Queue[Change] = queue.Queue()
+    try:
+        Watcher(make_client(server), PODS, "shop", EVERYTHING, changes, True).start("10")
+        relisted, modified = changes.get(timeout=30), changes.get(timeout=30)
+        asked = [parse_qs(urlsplit(s.path).query) for s in server.requests(path)]
+    finally:
+        server.stop()
+    assert (relisted.event, [meta(i)["name"] for i in relisted.items]) == ("RELISTED", ["web-0"])
+    assert relisted.items[0]["kind"] == "Pod"
+    assert (modified.event, meta(modified.obj)["resourceVersion"]) == ("MODIFIED", "21")
+    watched = [(q.get("watch"), q.get("resourceVersion")) for q in asked]
+    assert watched[:3] == [(["true"], ["10"]), (None, None), (["true"], ["20"])]

@@ -104,7 +104,7 @@ def steady(value: Any) -> Any:
         return {
             k: steady(v)
             for k, v in value.items()
-            if k not in ("overdueSeconds", "terminatingSeconds")
+            if k not in ("overdueSeconds", "terminatingSeconds", "ageSeconds")
         }
     if isinstance(value, list):
         return [steady(v) for v in value]

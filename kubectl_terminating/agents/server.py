@@ -25,6 +25,7 @@ Diagnoses Kubernetes objects stuck in Terminating: for each one, its blockers (s
 a one-line `summary`, the `evidence` that proves it, and `remedy` steps ordered safest first,
 destructive ones marked `destructive: true` with the condition under which they are safe).
 Start with terminating_summary or terminating_list, then terminating_explain on one object.
+Before deleting something, call terminating_preflight to learn whether it would get stuck.
 Every tool only reads. Never remove a finalizer, force-delete a pod or call /finalize on your
 own: the remedies say when that is safe, and terminating_fix_plan gives the plan a human can
 review and apply with `kubectl terminating fix ... --apply --confirm DIGEST`.
@@ -77,6 +78,19 @@ each stuck object, the writes the evidence proves safe (each with its proofs and
 request) and the blockers it refuses to touch, with why, plus the plan's `digest`. Nothing is
 ever applied by this tool: `apply.command` is the command a human runs after reviewing the plan
 (`kubectl terminating fix ... --apply --confirm DIGEST`). Show it to the user; do not run it."""
+
+PREFLIGHT = """\
+BEFORE a deletion (kubectl delete, helm uninstall), predict whether it will get stuck in
+Terminating, and why. It computes what the deletion takes with it (a namespace's content,
+garbage-collector dependents, a CRD's objects, a release's objects), then judges finalizer
+owners, webhook and APIService backends and nodes on the cluster as it will be without them.
+Returns `kubectl terminating preflight -o json`: `verdict` (clear, blocked, or undecided: some
+check could not be made, listed in `unchecked`), `doomed` (counts per kind), and `predictions`,
+each with a `type` from terminating_types (the blocker it will show once stuck), a
+`confidence` (certain, likely, possible), the `object`, `evidence`, `prevent` steps and
+`remedy`. A `blocked` verdict means: do the `prevent` steps first (e.g. delete the custom
+resources before the operator that removes their finalizers), then delete. This tool never
+deletes anything; at most 50 predictions, `truncated` says what was cut."""
 
 
 def _result(document: JSON) -> CallToolResult:
@@ -145,9 +159,35 @@ def build(tools: Tools) -> MCPServer:
     ) -> CallToolResult:
         return answer(tools.fix_plan, kind, name, namespace)
 
-    # SEAM(issue 31, preflight): `terminating_preflight` is registered here once the preflight
-    # report lands: a read-only tool over the preflight command's own -o json document, added
-    # to tools.Tools like the others (and to the e2e tool list in tests/e2e/test_mcp.py).
+    @server.tool(description=PREFLIGHT, annotations=read_only("Preflight a deletion"))
+    def terminating_preflight(
+        target: Annotated[
+            list[str],
+            Field(
+                description='What would be deleted, as kubectl words: ["ns", "shop"] (one or '
+                'more namespaces), ["deployment/operator", "crd/widgets.example.com"] '
+                '(TYPE/NAME objects, in namespace), or ["helm", "my-release"] (a Helm '
+                "release, judged in Helm's uninstall order).",
+                min_length=1,
+            ),
+        ],
+        namespace: Annotated[
+            str | None,
+            Field(
+                description="Namespace of TYPE/NAME objects and of a Helm release (default: "
+                "the kubeconfig context's namespace)."
+            ),
+        ] = None,
+        cascade: Annotated[
+            Literal["background", "foreground", "orphan"],
+            Field(description="As kubectl delete --cascade: whether dependents go too."),
+        ] = "background",
+        fail_on: Annotated[
+            Literal["certain", "likely", "possible"],
+            Field(description="The weakest confidence that makes the verdict blocked."),
+        ] = "likely",
+    ) -> CallToolResult:
+        return answer(tools.preflight, target, namespace, cascade, fail_on)
 
     @server.resource(
         "terminating://types",

@@ -1,6 +1,6 @@
 """What each MCP tool answers: the CLI's own `-o json` run (commands.run, fix's dry run,
-typelist), its document bounded for a model's context. No second diagnosis lives here, and no
-MCP import: server.py wires these to the SDK.
+preflight, typelist), its document bounded for a model's context. No second diagnosis lives
+here, and no MCP import: server.py wires these to the SDK.
 
 A call that the CLI would end with an error line (exit 1 or 2) raises ToolFailed with that
 very line (`Error from server (NotFound): pods "x" not found`), which the server returns as an
@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from kubectl_terminating.errors import ExitStatus, UsageError
@@ -27,6 +28,9 @@ APPLY_NOTE = (
     "Applying it is a human's decision: they review the plan, then run `{command}` "
     "themselves, which refuses if anything the plan covers has changed."
 )
+
+# preflight's verdicts clear, blocked and undecided: each is a report, not a failure
+PREFLIGHT_ANSWERS = (ExitStatus.OK, ExitStatus.STUCK, ExitStatus.UNDECIDED)
 
 
 class ToolFailed(Exception):
@@ -120,6 +124,37 @@ class Tools:
         }
         return bounded(document, self.limits, "objects", "the digest covers them all")
 
+    def preflight(
+        self,
+        target: Sequence[str],  # (`list` here is the method above)
+        namespace: str | None = None,
+        cascade: str = "background",
+        fail_on: str = "likely",
+    ) -> JSON:
+        """preflight's -o json report for target's words (`ns NAME...`, TYPE/NAME...,
+        `helm RELEASE`); clear, blocked and undecided are all answers, its verdict says which."""
+        from kubectl_terminating.preflight.command import PreflightFlags, run_preflight
+
+        if not target or any(word.startswith("-") for word in target):
+            # no -f and no flags among the words: a file is not the agent's to name
+            raise ToolFailed(
+                "error: target names what would be deleted: "
+                '["ns", NAME...], ["TYPE/NAME", ...] or ["helm", RELEASE]'
+            )
+        options = replace(
+            self.base,
+            kind="all",
+            names=(),
+            namespace=namespace or self.base.namespace,
+            all_namespaces=False,
+            selector=None,
+        )
+        flags = PreflightFlags(tuple(target), (), cascade, None, fail_on, "json", False)
+        out, err = io.StringIO(), io.StringIO()
+        code = run_preflight(options, flags, out, err)
+        document = _document(code, out, err, PREFLIGHT_ANSWERS)
+        return bounded(document, self.limits, "predictions", "the verdict covers them all")
+
     def command_line(self, options: Options) -> str:
         """`kubectl terminating fix KIND [NAME] -n NS`, with the connection the server uses."""
         words = ["kubectl", "terminating"]
@@ -150,9 +185,15 @@ def _run_json(options: Options) -> JSON:
     return _document(run(options, out, err), out, err)
 
 
-def _document(code: int, out: io.StringIO, err: io.StringIO) -> JSON:
-    """The -o json document a run printed; the run's error line when it failed."""
-    if code not in (ExitStatus.OK, ExitStatus.STUCK) or not out.getvalue():
+def _document(
+    code: int,
+    out: io.StringIO,
+    err: io.StringIO,
+    answers: tuple[int, ...] = (ExitStatus.OK, ExitStatus.STUCK),
+) -> JSON:
+    """The -o json document a run printed (answers: the exit codes that are answers); the
+    run's error line when it failed."""
+    if code not in answers or not out.getvalue():
         raise ToolFailed(_error_line(err.getvalue()) or f"error: exit status {code}")
     document: JSON = json.loads(out.getvalue())
     return document

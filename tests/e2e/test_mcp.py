@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import sys
 import time
 from collections import Counter
@@ -26,14 +27,17 @@ from mcp.types import CallToolResult, TextContent, TextResourceContents
 
 from tests.e2e.test_readonly import READ_ONLY, WRITES, audited
 from tests.harness.api import (
+    MERGE,
     create_namespace,
     delete,
     get_or_none,
+    micro_time,
     namespace_conditions,
     remove_finalizers,
     unique_ns,
     wait_for,
 )
+from tests.harness.api_extensions import create_crd, create_custom_object
 from tests.harness.cli import ROOT, run_cli, run_json
 from tests.harness.controlplane import ApiError, ControlPlane
 from tests.harness.scenarios import (
@@ -55,7 +59,9 @@ TOOLS = {
     "terminating_summary",
     "terminating_types",
     "terminating_fix_plan",
+    "terminating_preflight",
 }
+NO_KIND = ("terminating_types", "terminating_preflight")
 Session = Callable[[Client], Awaitable[None]]
 
 
@@ -98,7 +104,7 @@ def steady(value: Any) -> Any:
         return {
             k: steady(v)
             for k, v in value.items()
-            if k not in ("overdueSeconds", "terminatingSeconds")
+            if k not in ("overdueSeconds", "terminatingSeconds", "ageSeconds")
         }
     if isinstance(value, list):
         return [steady(v) for v in value]
@@ -150,7 +156,7 @@ def test_tools_answer_as_the_cli(
             assert tool.annotations.destructive_hint is False
             assert tool.description and len(tool.description) > 100  # written for a model
             assert tool.input_schema["type"] == "object"
-            if tool.name != "terminating_types":
+            if tool.name not in NO_KIND:
                 assert tool.input_schema["properties"]["kind"]["enum"] == [
                     "pods",
                     "namespaces",
@@ -300,13 +306,97 @@ def test_cluster_gone_mid_session_is_an_error_result(
 
 
 @pytest.fixture(scope="module")
+def doomed(control_plane: ControlPlane) -> Iterator[tuple[str, str]]:
+    """A namespace holding a CR whose finalizer only a dead operator removes (its Lease long
+    expired), and a plain namespace; neither is deleted."""
+    cp = control_plane
+    group = f"dead-{secrets.token_hex(3)}.mcp.test"
+    create_crd(cp, group, "Widget", "widgets")
+    held = create_namespace(cp, unique_ns("mcp-pf-held"))["metadata"]["name"]
+    create_custom_object(cp, group, "v1", "widgets", "Widget", "w1", held, [f"{group}/cleanup"])
+    leases = f"/apis/coordination.k8s.io/v1/namespaces/{held}/leases"
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": f"abc.{group}"},
+        "spec": {"holderIdentity": "gone_1", "leaseDurationSeconds": 15, "renewTime": micro_time()},
+    }
+    cp.api("POST", leases, lease)
+    stale = {"spec": {"renewTime": "2020-01-01T00:00:00.000000Z"}}
+    cp.api("PATCH", f"{leases}/abc.{group}", stale, MERGE)
+    plain = create_namespace(cp, unique_ns("mcp-pf-plain"))["metadata"]["name"]
+    cp.api(
+        "POST",
+        f"/api/v1/namespaces/{plain}/configmaps",
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}},
+    )
+    yield held, plain
+    with contextlib.suppress(ApiError):
+        remove_finalizers(cp, f"/apis/{group}/v1/namespaces/{held}/widgets/w1")
+    for path in (
+        f"/api/v1/namespaces/{held}",
+        f"/api/v1/namespaces/{plain}",
+        f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}",
+    ):
+        with contextlib.suppress(ApiError):
+            delete(cp, path)
+
+
+def test_preflight_answers_as_the_cli(control_plane: ControlPlane, doomed: tuple[str, str]) -> None:
+    """Blocked and clear are both answers, each the CLI's `preflight -o json` document; a
+    target that does not exist is an error result with kubectl's line."""
+    held, plain = doomed
+    config = control_plane.kubeconfig_path
+    seen: dict[str, CallToolResult] = {}
+
+    async def body(client: Client) -> None:
+        calls: dict[str, JSON] = {
+            "held": {"target": ["ns", held]},
+            "plain": {"target": ["ns", plain], "fail_on": "possible"},
+            "missing": {"target": ["deployment/no-such-operator"], "namespace": plain},
+            "file": {"target": ["-f", "chart.yaml"]},
+        }
+        for key, arguments in calls.items():
+            seen[key] = await client.call_tool("terminating_preflight", arguments)
+
+    session(config, body)
+    cli = {
+        "held": run_cli("preflight", "ns", held, "-o", "json", kubeconfig=config),
+        "plain": run_cli(
+            "preflight", "ns", plain, "--fail-on", "possible", "-o", "json", kubeconfig=config
+        ),
+    }
+    assert cli["held"].returncode == 3, cli["held"].stderr
+    assert cli["plain"].returncode == 0, cli["plain"].stderr
+    for key, done in cli.items():
+        assert steady(answer(seen[key])) == steady(json.loads(done.stdout)), key
+    report = answer(seen["held"])
+    assert report["kind"] == "PreflightReport" and report["verdict"] == "blocked"
+    [prediction] = [p for p in report["predictions"] if p["object"]["name"] == "w1"]
+    assert prediction["type"] == "finalizer" and prediction["confidence"] == "likely"
+    assert prediction["object"]["kind"] == "Widget" and prediction["prevent"]
+    assert answer(seen["plain"])["verdict"] == "clear"
+    missing = run_cli(
+        "preflight", "deployment/no-such-operator", "-n", plain, "-o", "json", kubeconfig=config
+    )
+    assert missing.returncode == 1 and seen["missing"].is_error
+    assert text(seen["missing"]) == missing.stderr.strip()
+    assert "NotFound" in text(seen["missing"])
+    assert seen["file"].is_error and "target names what would be deleted" in text(seen["file"])
+    assert get_or_none(control_plane, f"/api/v1/namespaces/{held}") is not None  # only read
+
+
+@pytest.fixture(scope="module")
 def users(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Users]:
     with Users(control_plane, tmp_path_factory.mktemp("users"), "mcp-users") as made:
         yield made
 
 
 def test_no_tool_writes(
-    control_plane: ControlPlane, users: Users, stuck: tuple[Stuck, Stuck, Stuck]
+    control_plane: ControlPlane,
+    users: Users,
+    stuck: tuple[Stuck, Stuck, Stuck],
+    doomed: tuple[str, str],
 ) -> None:
     """Every tool called as a read-only user: the audit log holds only get and list."""
     dead, _, namespace = stuck
@@ -326,6 +416,8 @@ def test_no_tool_writes(
             ("terminating_types", {}),
             ("terminating_fix_plan", {"kind": "pods", "namespace": dead.namespace}),
             ("terminating_fix_plan", {"kind": "namespaces", "name": namespace.namespace}),
+            ("terminating_preflight", {"target": ["ns", doomed[0]]}),
+            ("terminating_preflight", {"target": ["ns", namespace.namespace, doomed[1]]}),
         )
         for tool, arguments in calls:
             results.append(await client.call_tool(tool, arguments))

@@ -122,3 +122,17 @@ def test_a_failed_run_is_its_error_line_not_its_warnings() -> None:
         'Warning: cannot list nodes: forbidden\nError from server (NotFound): pods "x" not found\n'
     )
     assert _error_line(stderr) == 'Error from server (NotFound): pods "x" not found'
+
+
+def test_preflight_refuses_flags_and_says_kubectls_usage_line() -> None:
+    import pytest
+
+    from kubectl_terminating.agents.tools import ToolFailed, Tools
+    from kubectl_terminating.options import Options
+
+    tools = Tools(Options(kind="all", kubeconfig="/nonexistent"))
+    with pytest.raises(ToolFailed, match="target names what would be deleted"):
+        tools.preflight(["-f", "chart.yaml"])  # an agent has no file to name
+    with pytest.raises(ToolFailed) as usage:  # judged before any connection
+        tools.preflight(["helm"])
+    assert str(usage.value) == "error: preflight helm takes exactly one release name (and no -f)"

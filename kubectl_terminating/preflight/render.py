@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from kubectl_terminating.model import Remedy
 from kubectl_terminating.preflight.report import Prediction, Report
+from kubectl_terminating.render.explain import remedy_steps
 from kubectl_terminating.render.structured import yaml_text
 from kubectl_terminating.terminal import safe
 
@@ -41,15 +42,7 @@ def _table(predictions: Sequence[Prediction]) -> list[str]:
 
 
 def _steps(title: str, remedies: Sequence[Remedy]) -> list[str]:
-    lines = [f"  {title}:"]
-    for index, r in enumerate(remedies, 1):
-        mark = "DESTRUCTIVE: " if r.destructive else ""
-        lines.append(f"    {index}. {mark}{safe(r.description)}")
-        if r.command:
-            lines.append(f"       $ {safe(r.command)}")
-        if r.when:
-            lines.append(f"       only when: {safe(r.when)}")
-    return lines
+    return [f"  {title}:", *remedy_steps(remedies, "    ")]
 
 
 def _explained(p: Prediction) -> list[str]:

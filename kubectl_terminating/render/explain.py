@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from kubectl_terminating.model import Blocker, ContentType, Finding
+from kubectl_terminating.model import Blocker, ContentType, Finding, Remedy
 from kubectl_terminating.render.structured import Extras
 from kubectl_terminating.render.style import Style, safe
 from kubectl_terminating.timeutil import human_duration
@@ -106,11 +106,20 @@ def _blocker(blocker: Blocker, index: int, style: Style, pad: str) -> list[str]:
             lines.append(f"{pad}{INDENT * 2}- {where}{safe(e.message)}")
     if blocker.remedy:
         lines.append(f"{pad}{INDENT}What to do (safest first):")
-        for step, remedy in enumerate(blocker.remedy, 1):
-            label = style.red("DESTRUCTIVE: ") if remedy.destructive else ""
-            lines.append(f"{pad}{INDENT * 2}{step}. {label}{safe(remedy.description)}")
-            if remedy.when:
-                lines.append(f"{pad}{INDENT * 3}only when: {safe(remedy.when)}")
-            if remedy.command:
-                lines.append(f"{pad}{INDENT * 3}$ {safe(remedy.command)}")
+        lines.extend(remedy_steps(blocker.remedy, pad + INDENT * 2, style.red))
+    return lines
+
+
+def remedy_steps(
+    remedies: Sequence[Remedy], pad: str, red: Callable[[str], str] = str
+) -> list[str]:
+    """Numbered steps, destructive ones labelled, each with its condition and command."""
+    lines = []
+    for step, remedy in enumerate(remedies, 1):
+        label = red("DESTRUCTIVE: ") if remedy.destructive else ""
+        lines.append(f"{pad}{step}. {label}{safe(remedy.description)}")
+        if remedy.when:
+            lines.append(f"{pad}{INDENT}only when: {safe(remedy.when)}")
+        if remedy.command:
+            lines.append(f"{pad}{INDENT}$ {safe(remedy.command)}")
     return lines

@@ -65,6 +65,7 @@ SCENARIOS: dict[str, tuple[Builder, bool]] = {
     "disk": (scenarios.pod_on_full_disk, True),
     "exec": (scenarios.pod_with_exec_hang, True),
     "cni": (scenarios.pod_with_failing_network_teardown, True),
+    "sandbox": (scenarios.pod_with_sandbox_kill_timed_out, True),
     "nodriver": (scenarios.pod_with_unreclaimed_volume, True),
     "unregistered": (scenarios.pod_with_unregistered_driver, True),
     "detach": (scenarios.pod_with_failing_detach, True),
@@ -307,6 +308,21 @@ def test_network_teardown_failing(cluster: Cluster, report: dict[tuple[str, str]
     kill = [f for f in evidence_fields(b) if f.get("reason") == "FailedKillPod"]
     assert kill and "failed to destroy network for sandbox" in kill[0]["message"]
     assert f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}" in commands(b)
+
+
+def test_a_sandbox_kill_that_timed_out_is_the_runtime(
+    cluster: Cluster, report: dict[tuple[str, str], Item]
+) -> None:
+    found = item(cluster, report, "sandbox")
+    node = cluster.pods["sandbox"].node
+    assert types(found)[0] == "runtime-unavailable"
+    b = blocker(found, "runtime-unavailable")
+    assert b["summary"] == (
+        f"container runtime on {node} timed out stopping the pod (FailedKillPod: DeadlineExceeded)"
+    )
+    kill = [f for f in evidence_fields(b) if f.get("reason") == "FailedKillPod"]
+    assert kill and "KillPodSandbox" in kill[0]["message"]
+    assert "systemctl restart containerd" in commands(b)
 
 
 # -- volumes -----------------------------------------------------------------------------------

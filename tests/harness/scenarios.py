@@ -148,6 +148,28 @@ def pod_with_running_containers(cp: ControlPlane, ns: str, name: str = "hung-0")
     return Stuck(ns, name, node)
 
 
+# The kubelet's event when the runtime times out stopping the pod's sandbox, as pasted in
+# METR/vivaria#537 (containerd#6080): the runtime answers, but never finishes.
+SANDBOX_KILL_TIMED_OUT = (
+    'error killing pod: failed to "KillPodSandbox" for "{uid}" with KillPodSandboxError: '
+    '"rpc error: code = DeadlineExceeded desc = context deadline exceeded"'
+)
+
+
+def pod_with_sandbox_kill_timed_out(cp: ControlPlane, ns: str, name: str = "box-0") -> Stuck:
+    """A healthy node; the pod never got past ContainerCreating, and stopping its sandbox
+    times out in the runtime: FailedKillPod with DeadlineExceeded, no container ever running."""
+    node = f"{ns}-sandbox"
+    create_node(cp, node)
+    pod, deleted = _deleted_pod(
+        cp, ns, name, "waiting:ContainerCreating", phase="Pending", node=node, grace_period=1
+    )
+    message = SANDBOX_KILL_TIMED_OUT.format(uid=pod["metadata"]["uid"])
+    create_event(cp, ns, _involved(pod), "FailedKillPod", message, count=7)
+    wait_past_deadline(deleted)
+    return Stuck(ns, name, node)
+
+
 # The kubelet's event when the CNI plugin's DEL fails, as pasted in projectcalico/calico#7647
 # (the error) and spidernet-io/cni-plugins#47 (the event around it).
 CNI_DEL_FAILED = (

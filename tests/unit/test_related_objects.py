@@ -240,3 +240,14 @@ def test_a_rejected_delete_beside_items_still_there_keeps_its_own_blocker(tmp_pa
     assert (
         summaries["content-remaining"] == "pods (1) still there after the controller deleted them"
     )
+
+
+# -- a kill that timed out in the runtime, no container status shown (METR/vivaria#537) -----
+
+
+def test_a_sandbox_kill_that_timed_out_is_the_runtime_not_volume_teardown() -> None:
+    blocker = main(explained("pod-sandbox-kill-timed-out"))
+    assert blocker["type"] == "runtime-unavailable"
+    assert blocker["summary"] == (
+        "container runtime on worker-1 timed out stopping the pod (FailedKillPod: DeadlineExceeded)"
+    )

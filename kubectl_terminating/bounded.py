@@ -229,6 +229,9 @@ class _Compacted:
         body = text if final else _without_space(text).rstrip("\\")
         if len(text) - len(body) < RUN:
             self.held, text = text[len(body) :], body
+        elif not final and (len(text) - len(text.rstrip("\\"))) % 2:
+            # a run of backslashes too long to hold: its odd last one escapes what comes next
+            self.held, text = text[-1], text[:-1]
         kept: list[str] = []
         kept_to = counted_to = 0
         for run in _LONG_SPACE.finditer(text):

@@ -70,6 +70,8 @@ CHECK_DEADLINE = 10.0
 DEFAULT_WORKERS = 8
 # Past this difference between this machine's clock and the API server's, say so once: ages
 # are counted on the server's clock (Lease renewals and deletion times are written by it).
+# Beyond this a Date header is no clock at all (1970, 9999): this machine's clock is kept.
+CLOCK_SKEW_BELIEVED = 86_400.0
 CLOCK_SKEW_WARNING = 60.0
 # the servers whose clock difference was said in this process (`serve` connects every run)
 _SKEW_SAID: set[str] = set()
@@ -304,6 +306,8 @@ class Client:
             return
         # Date has whole seconds: the server's time was somewhere in the second after it
         skew = said.timestamp() + 0.5 - self.wall()
+        if abs(skew) > CLOCK_SKEW_BELIEVED:  # a broken proxy's Date, not a clock: ignored
+            return
         with self._setup_lock:
             if self._skew is not None:
                 return

@@ -129,12 +129,16 @@ def named_objects(view: ClusterView, target: Target, doomed: Doomed) -> list[Obj
 
 def build_report(view: ClusterView, target: Target) -> Report:
     doomed = Doomed()
-    for name in target.namespaces:
-        if view.get(NAMESPACES, None, name) is None:
-            raise NotFound(f'namespaces "{name}" not found', 404, "NotFound")
-        add_namespace(doomed, view, name)
-    refs = named_objects(view, target, doomed)
-    expand(doomed, view, target.cascade)
+    try:
+        for name in target.namespaces:
+            if view.get(NAMESPACES, None, name) is None:
+                raise NotFound(f'namespaces "{name}" not found', 404, "NotFound")
+            add_namespace(doomed, view, name)
+        refs = named_objects(view, target, doomed)
+        expand(doomed, view, target.cascade)
+    except ReadFailed as failed:
+        # what the deletion takes cannot be seen: nothing can be judged, one line says why
+        raise ConfigError(str(failed)) from None
     # the namespace controller deletes a doomed namespace's content (pods first, KEP-5080)
     deleter = NAMESPACE_DELETER if doomed.namespaces else target.deleter
     situation = Situation(

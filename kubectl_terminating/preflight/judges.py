@@ -31,10 +31,11 @@ from kubectl_terminating.explain.finalizers import (
     list_instances,
     owner_liveness,
     pvc_protection_blocker,
+    service_backend,
     short_owner,
 )
 from kubectl_terminating.explain.knowledge import FinalizerOwner, lookup
-from kubectl_terminating.explain.namespace_content import conversion_blocker
+from kubectl_terminating.explain.namespace_content import conversion_blocker, conversion_service
 from kubectl_terminating.explain.pod_facts import node_check
 from kubectl_terminating.explain.webhooks import (
     labels_of,
@@ -374,6 +375,9 @@ def judge_apiservices(s: Situation) -> list[Prediction]:
         if not as_dict(as_dict(apiservice.get("spec")).get("service")):
             continue
         backend = apiservice_backend(apiservice)
+        if backend.up is None:  # Available Unknown: discovery may fail, or may not
+            s.unchecked.append(f"APIService {name}: availability unknown")
+            continue
         if backend.up is not False:
             continue
         causes = s.why_gone((backend.evidence,))
@@ -408,6 +412,27 @@ def judge_apiservices(s: Situation) -> list[Prediction]:
 # -- conversion webhooks --------------------------------------------------------------------
 
 
+def _unverified_conversion(crd: JSON, s: Situation) -> str | None:
+    """Why a converting CRD's webhook could not be judged: called by URL (outside the API), or
+    a backend whose state is unknown (an ExternalName Service)."""
+    spec = as_dict(crd.get("spec"))
+    if as_dict(spec.get("conversion")).get("strategy") != "Webhook":
+        return None
+    if len(list_of(spec.get("versions"))) < 2:  # one version never converts
+        return None
+    name = text(meta(crd).get("name"))
+    service = conversion_service(crd)
+    if service is None:
+        return f"conversion webhook of CRD {name} is called by URL: its backend was not checked"
+    try:
+        up = service_backend(*service, s.after).up
+    except ReadFailed as failed:
+        return str(failed)
+    return (
+        f"conversion webhook of CRD {name}: its backend's state is unknown" if up is None else None
+    )
+
+
 def judge_conversions(s: Situation) -> list[Prediction]:
     """Custom resources whose CRD converts through a webhook with a dead or doomed backend can
     be neither listed nor deleted at another version than the stored one."""
@@ -424,8 +449,15 @@ def judge_conversions(s: Situation) -> list[Prediction]:
         item = first.get(key)
         if item is None:
             continue
-        blocker = conversion_blocker(crd, s.after)
+        try:
+            blocker = conversion_blocker(crd, s.after)
+        except ReadFailed as failed:
+            s.unchecked.append(str(failed))
+            continue
         if blocker is None:
+            unverified = _unverified_conversion(crd, s)
+            if unverified:
+                s.unchecked.append(unverified)
             continue
         namespace = text(meta(item.obj).get("namespace"))
         target = (

@@ -7,6 +7,7 @@ import base64
 import gzip
 import json
 import sys
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -30,6 +31,8 @@ def _load_all(content: str, where: str) -> Iterator[JSON]:
         line = getattr(getattr(error, "problem_mark", None), "line", None)
         at = f" (line {line + 1})" if isinstance(line, int) else ""
         raise ConfigError(f"{where}: not a YAML or JSON manifest{at}") from None
+    except RecursionError:  # nested deeper than the parser recurses
+        raise ConfigError(f"{where}: a manifest nested too deeply to read") from None
 
 
 def _paths(path: Path) -> list[Path]:
@@ -42,7 +45,10 @@ def read_manifests(paths: tuple[str, ...], stdin: IO[str] | None = None) -> tupl
     docs: list[JSON] = []
     for given in paths:
         if given == "-":
-            content = (stdin or sys.stdin).read(MAX_MANIFEST_BYTES)
+            try:
+                content = (stdin or sys.stdin).read(MAX_MANIFEST_BYTES)
+            except UnicodeDecodeError:
+                raise ConfigError("stdin: not a YAML or JSON manifest (not UTF-8 text)") from None
             docs += _load_all(content, "stdin")
             continue
         path = Path(given)
@@ -65,9 +71,14 @@ def decode_release(encoded: str) -> str:
         if inner[:2] == b"\x1f\x8b":
             inner = gzip.decompress(inner)
         manifest = json.loads(inner).get("manifest")
-    except (ValueError, OSError, AttributeError):
+    except (ValueError, OSError, AttributeError, EOFError, zlib.error, RecursionError):
         raise ConfigError("the release Secret could not be decoded") from None
     return manifest if isinstance(manifest, str) else ""
+
+
+def _revision(label: str) -> int:
+    """The release Secret's `version` label as a number (a malformed one sorts first)."""
+    return int(label) if label.isdigit() else 0
 
 
 def helm_release_manifest(client: object, release: str, namespace: str) -> tuple[JSON, ...]:
@@ -95,7 +106,7 @@ def helm_release_manifest(client: object, release: str, namespace: str) -> tuple
     if not secrets:
         raise ConfigError(f'release "{release}" not found in namespace {namespace}')
     newest = max(
-        secrets, key=lambda s: int(text(as_dict(meta(s).get("labels")).get("version")) or 0)
+        secrets, key=lambda s: _revision(text(as_dict(meta(s).get("labels")).get("version")))
     )
     manifest = decode_release(text(as_dict(newest.get("data")).get("release")))
     return tuple(_load_all(manifest, f"release {release}"))

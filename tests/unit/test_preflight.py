@@ -22,7 +22,7 @@ from kubectl_terminating.preflight.api import Target, build_report, preflight, r
 from kubectl_terminating.preflight.command import PreflightFlags, run_preflight
 from kubectl_terminating.preflight.order import helm_sorted
 from kubectl_terminating.preflight.render import text
-from kubectl_terminating.preflight.sources import decode_release
+from kubectl_terminating.preflight.sources import decode_release, read_manifests
 from kubectl_terminating.resources import (
     APISERVICES,
     CRDS,
@@ -456,3 +456,81 @@ def test_the_report_as_text_and_explained() -> None:
     report = build_report(v, Target(namespaces=("shop",)))
     assert_golden("preflight/namespace.txt", text(report, explain=False))
     assert_golden("preflight/namespace-explain.txt", text(report, explain=True))
+
+
+# -- a check not made is never `clear`; a failed read is one line, never a traceback ---------
+
+
+def converting_crd(client_config: JSON) -> JSON:
+    """widgets.preflight.test, served at two versions through a conversion webhook."""
+    return obj(
+        "CustomResourceDefinition",
+        "apiextensions.k8s.io/v1",
+        f"widgets.{GROUP}",
+        spec={
+            "group": GROUP,
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [{"name": "v1"}, {"name": "v2"}],
+            "conversion": {"strategy": "Webhook", "webhook": {"clientConfig": client_config}},
+        },
+    )
+
+
+def crd_view(*objects: JSON, unreadable: dict[str, str] | None = None) -> StaticView:
+    kinds = [PODS, SERVICES, ENDPOINT_SLICES, LEASES, WIDGETS, NAMESPACES, NODES, CRDS]
+    return StaticView(objects, NOW, Discovery(resources=kinds), unreadable=unreadable)
+
+
+def plain_widget(ns: str) -> JSON:
+    return obj("Widget", f"{GROUP}/v1", "w1", ns)
+
+
+def test_a_conversion_webhook_called_by_url_is_a_check_not_made() -> None:
+    crd = converting_crd({"url": "https://convert.invalid/"})
+    report = run(crd_view(namespace("shop"), plain_widget("shop"), crd), namespaces=("shop",))
+    assert (report["verdict"], report["exitCode"], report["predictions"]) == ("undecided", 4, [])
+    assert any("called by URL" in line for line in report["unchecked"])
+
+
+def test_an_unreadable_conversion_backend_keeps_every_other_prediction() -> None:
+    crd = converting_crd({"service": {"namespace": "conv", "name": "svc"}})
+    running = obj(
+        "Pod", "v1", "web-0", "shop", spec={"nodeName": "n2"}, status={"phase": "Running"}
+    )
+    objects = (namespace("shop"), plain_widget("shop"), crd, running, *node("n2", ready="Unknown"))
+    forbidden = {"Service": "forbidden", "EndpointSlice": "forbidden"}
+    report = run(crd_view(*objects, unreadable=forbidden), namespaces=("shop",))
+    assert predicted(report) == [("node-not-ready", "likely", "web-0")]
+    assert (report["verdict"], report["exitCode"]) == ("blocked", 3)
+    assert any("forbidden" in line for line in report["unchecked"])
+
+
+def test_an_apiservice_of_unknown_availability_is_a_check_not_made() -> None:
+    apiservice = obj(
+        "APIService",
+        "apiregistration.k8s.io/v1",
+        "v1.metrics.test",
+        spec={"group": "metrics.test", "service": {"namespace": "mon", "name": "svc"}},
+        status={"conditions": [{"type": "Available", "status": "Unknown"}]},
+    )
+    report = run(view(namespace("shop"), apiservice), namespaces=("shop",))
+    assert (report["verdict"], report["exitCode"]) == ("undecided", 4)
+    assert "APIService v1.metrics.test: availability unknown" in report["unchecked"]
+
+
+def test_a_forbidden_read_of_what_is_deleted_is_one_error_line() -> None:
+    v = crd_view(namespace("shop"), unreadable={"Namespace": "forbidden"})
+    with pytest.raises(ConfigError, match="could not read namespaces: forbidden"):
+        run(v, namespaces=("shop",))
+
+
+def test_a_malformed_manifest_or_release_is_one_error_line() -> None:
+    deep = "a: " + "[" * 5000 + "]" * 5000
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        read_manifests(("-",), io.StringIO(deep))
+    not_utf8 = io.TextIOWrapper(io.BytesIO(b"\xff\xfe kind: x"), encoding="utf-8")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        read_manifests(("-",), not_utf8)
+    truncated = gzip.compress(json.dumps({"manifest": "kind: ConfigMap\n"}).encode())[:20]
+    with pytest.raises(ConfigError, match="could not be decoded"):
+        decode_release(base64.b64encode(base64.b64encode(truncated)).decode())

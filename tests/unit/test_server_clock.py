@@ -145,3 +145,13 @@ def test_a_new_client_to_the_same_server_says_it_no_more(server: FaultServer) ->
         client.get("/apis/coordination.k8s.io/v1/leases")
         assert client.server_now() == SERVER_TIME + timedelta(seconds=0.5)  # still corrected
     assert [bool(log.getvalue()) for log in logs] == [True, False]
+
+
+@pytest.mark.parametrize("date", ["Fri, 31 Dec 9999 23:59:59 GMT", "Thu, 01 Jan 1970 00:00:00 GMT"])
+def test_a_date_header_that_is_no_clock_leaves_the_local_clock(
+    server: FaultServer, date: str
+) -> None:
+    server.date = date  # a broken proxy's, not the API server's
+    client = client_ahead(server, 0, io.StringIO())
+    client.get("/apis/coordination.k8s.io/v1/leases")
+    assert client.server_now() == SERVER_TIME + timedelta(seconds=0.3)

@@ -132,3 +132,15 @@ def test_a_1500_mb_whitespace_bomb_ends_in_one_line_under_100_mb(
     assert proc.returncode == 1
     assert proc.stderr == f"error: {path} expands beyond 500 MB; --max-file-size to allow more\n"
     assert int(proc.stdout) < 100, proc.stdout
+
+
+def test_a_run_of_backslashes_as_long_as_a_space_run_keeps_its_escape_across_chunks(
+    tmp_path: Path,
+) -> None:
+    """RUN + 1 backslashes ending on a chunk's edge: the last escapes the quote that starts the
+    next chunk, so the spaces after it are still inside the string and kept."""
+    backslashes = "\\" * (RUN + 1)
+    head = '{"a": "' + "p" * (CHUNK - 7 - len(backslashes)) + backslashes
+    content = head + '"' + SPACE + 'x"}'
+    assert len(head) == CHUNK
+    assert documents(tmp_path / "f.json", content) == [json.loads(content)]

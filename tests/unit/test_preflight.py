@@ -379,8 +379,8 @@ def test_what_does_not_exist_is_not_found_as_kubectl_delete_says() -> None:
     assert predicted(run(content, objects=("ns/shop",))) == [("finalizer", "certain", "w1")]
 
 
-def converting(service_namespace: str) -> JSON:
-    """The Widget CRD, two versions, converted by service svc in service_namespace."""
+def converting_crd(client_config: JSON) -> JSON:
+    """widgets.preflight.test, served at two versions through a conversion webhook."""
     return obj(
         "CustomResourceDefinition",
         "apiextensions.k8s.io/v1",
@@ -389,14 +389,14 @@ def converting(service_namespace: str) -> JSON:
             "group": GROUP,
             "names": {"plural": "widgets", "kind": "Widget"},
             "versions": [{"name": "v1", "storage": True}, {"name": "v2"}],
-            "conversion": {
-                "strategy": "Webhook",
-                "webhook": {
-                    "clientConfig": {"service": {"namespace": service_namespace, "name": "svc"}}
-                },
-            },
+            "conversion": {"strategy": "Webhook", "webhook": {"clientConfig": client_config}},
         },
     )
+
+
+def converting(service_namespace: str) -> JSON:
+    """The Widget CRD, two versions, converted by service svc in service_namespace."""
+    return converting_crd({"service": {"namespace": service_namespace, "name": "svc"}})
 
 
 def test_a_conversion_webhook_deleted_with_the_namespace_holds_its_objects() -> None:
@@ -461,21 +461,6 @@ def test_the_report_as_text_and_explained() -> None:
 # -- a check not made is never `clear`; a failed read is one line, never a traceback ---------
 
 
-def converting_crd(client_config: JSON) -> JSON:
-    """widgets.preflight.test, served at two versions through a conversion webhook."""
-    return obj(
-        "CustomResourceDefinition",
-        "apiextensions.k8s.io/v1",
-        f"widgets.{GROUP}",
-        spec={
-            "group": GROUP,
-            "names": {"plural": "widgets", "kind": "Widget"},
-            "versions": [{"name": "v1"}, {"name": "v2"}],
-            "conversion": {"strategy": "Webhook", "webhook": {"clientConfig": client_config}},
-        },
-    )
-
-
 def crd_view(*objects: JSON, unreadable: dict[str, str] | None = None) -> StaticView:
     kinds = [PODS, SERVICES, ENDPOINT_SLICES, LEASES, WIDGETS, NAMESPACES, NODES, CRDS]
     return StaticView(objects, NOW, Discovery(resources=kinds), unreadable=unreadable)
@@ -493,7 +478,7 @@ def test_a_conversion_webhook_called_by_url_is_a_check_not_made() -> None:
 
 
 def test_an_unreadable_conversion_backend_keeps_every_other_prediction() -> None:
-    crd = converting_crd({"service": {"namespace": "conv", "name": "svc"}})
+    crd = converting("conv")
     running = obj(
         "Pod", "v1", "web-0", "shop", spec={"nodeName": "n2"}, status={"phase": "Running"}
     )

@@ -61,6 +61,26 @@ RUNTIME_LOG = "runtime"
 POD = ("Pod", "Namespace", "PersistentVolumeClaim")
 NAMESPACE = ("Namespace",)
 
+# How sure a blocker or a prediction is (DESIGN.md "How sure"), strongest first: as sure as its
+# witness, no surer. certain: the component that does the step wrote it (an event, a condition,
+# an object it owns); likely: it follows from other objects' state; possible: only the kubelet's
+# order of teardown or a hint points there. One scale for --explain, fix and preflight.
+CERTAIN = "certain"
+LIKELY = "likely"
+POSSIBLE = "possible"
+CONFIDENCES = (CERTAIN, LIKELY, POSSIBLE)
+
+
+def stronger(a: str, b: str) -> str:
+    """The surer of two confidences."""
+    return a if CONFIDENCES.index(a) <= CONFIDENCES.index(b) else b
+
+
+def weaker(a: str, b: str) -> str:
+    """The less sure of two confidences: a conclusion is no surer than its weakest step."""
+    return a if CONFIDENCES.index(a) >= CONFIDENCES.index(b) else b
+
+
 NOT_AUTOMATED = "not proven safe to automate"
 PROPOSED = None  # `fix` proposes a write (fix/plan.PROPOSERS), once its checks allow it
 

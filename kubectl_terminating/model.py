@@ -113,6 +113,10 @@ class Blocker:
     remedy: tuple[Remedy, ...] = ()
     # set when the blocker is only possible: the read that would prove or clear it is missing
     unchecked: str | None = None
+    # how sure (causes.CONFIDENCES) and the witness that makes it so ("the kubelet's
+    # FailedUnmount names the volume"); None: not stated yet (issue 37 states it everywhere)
+    confidence: str | None = None
+    basis: str | None = None
 
     @property
     def subjects(self) -> tuple[Subject, ...]:
@@ -133,7 +137,7 @@ class Blocker:
         }
         if self.unchecked is not None:
             out["unchecked"] = str(self.unchecked)  # plain (a FailedCheck is a str too)
-        return out
+        return _set(out, confidence=self.confidence, confidenceBasis=self.basis)
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from kubectl_terminating.causes import LIKELY
 from kubectl_terminating.errors import ConfigError, NotFound
 from kubectl_terminating.model import JSON, ObjectRef
 from kubectl_terminating.preflight.afterview import AfterView
 from kubectl_terminating.preflight.doomed import Doomed, add_namespace, expand
 from kubectl_terminating.preflight.judges import NAMESPACE_DELETER, Situation, judge
 from kubectl_terminating.preflight.order import helm_sorted, object_name, safe_order
-from kubectl_terminating.preflight.report import LIKELY, Report, sort_predictions
+from kubectl_terminating.preflight.report import Report, sort_predictions
 from kubectl_terminating.resources import NAMESPACES, Resource, as_dict, list_of, meta, text
 from kubectl_terminating.view import ClusterView, Discovery, ReadFailed
 

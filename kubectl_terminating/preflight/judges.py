@@ -13,12 +13,17 @@ from typing import TypeVar
 
 from kubectl_terminating.causes import (
     APISERVICE_UNAVAILABLE,
+    CERTAIN,
+    CONFIDENCES,
     CONVERSION_WEBHOOK,
     FINALIZER,
+    LIKELY,
     NODE_MISSING,
     NODE_NOT_READY,
     OWNER_DEPENDENTS,
+    POSSIBLE,
     WEBHOOK,
+    stronger,
 )
 from kubectl_terminating.explain.finalizers import (
     NOT_RUNNING,
@@ -46,14 +51,7 @@ from kubectl_terminating.explain.webhooks import (
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy
 from kubectl_terminating.preflight.afterview import AfterView
 from kubectl_terminating.preflight.doomed import Doomed, Doomed1, key_of
-from kubectl_terminating.preflight.report import (
-    CERTAIN,
-    CONFIDENCES,
-    LIKELY,
-    POSSIBLE,
-    Prediction,
-    stronger,
-)
+from kubectl_terminating.preflight.report import Prediction
 from kubectl_terminating.resources import (
     APISERVICES,
     CRDS,

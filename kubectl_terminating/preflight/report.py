@@ -6,16 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kubectl_terminating.causes import CONFIDENCES, LIKELY
 from kubectl_terminating.errors import ExitStatus
 from kubectl_terminating.model import API_VERSION, JSON, Evidence, ObjectRef, Remedy
 
-CERTAIN, LIKELY, POSSIBLE = "certain", "likely", "possible"
-CONFIDENCES = (CERTAIN, LIKELY, POSSIBLE)  # strongest first
 CLEAR, BLOCKED, UNDECIDED = "clear", "blocked", "undecided"
-
-
-def stronger(a: str, b: str) -> str:
-    return a if CONFIDENCES.index(a) <= CONFIDENCES.index(b) else b
 
 
 @dataclass(frozen=True)

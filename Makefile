@@ -27,7 +27,9 @@ help:
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	@# setuptools tells every editable install of a flat layout to mind same-named folders: an
+	@# information block, the first screen a newcomer would read; the tool's output comes first
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -8,7 +8,7 @@ DEMO_DIR ?= .demo
 PYTEST_ARGS ?=
 
 .PHONY: help venv lint test test-matrix unit e2e fuzz test-k9s demo demo-down control-plane \
-	clean deploy-manifests
+	clean deploy-manifests matrix-control-planes prebuild
 
 help:
 	@echo "make test      lint + unit + end-to-end tests (builds the test control plane once)"
@@ -71,16 +71,28 @@ test-k9s: $(STAMP) control-plane
 
 # The e2e scenarios (tests/conftest.py MATRIX) on the oldest and the newest Kubernetes the Go
 # module proxy lets hack/build-control-plane.sh build, besides the v1.36.3 of `make test`; each
-# built once without the kubelet (etcd copied from v1.36.3's), cached by version. CI runs it.
+# version builds kube-apiserver and kube-controller-manager only (etcd and kubectl are copied
+# from v1.36.3's, built first), cached by version. CI runs it.
 MATRIX_VERSIONS ?= v1.30.14 v1.37.2
 MATRIX_BINARIES := etcd kube-apiserver kube-controller-manager kubectl
 
-test-matrix: $(STAMP)
+matrix-control-planes: control-plane
+	@set -e; for v in $(MATRIX_VERSIONS); do \
+	  K8S_VERSION=$$v BINARIES="$(MATRIX_BINARIES)" bash hack/build-control-plane.sh >/dev/null; \
+	done
+
+test-matrix: $(STAMP) matrix-control-planes
 	@set -e; for v in $(MATRIX_VERSIONS); do \
 	  echo "make test-matrix: Kubernetes $$v"; \
-	  K8S_VERSION=$$v BINARIES="$(MATRIX_BINARIES)" bash hack/build-control-plane.sh >/dev/null; \
 	  K8S_VERSION=$$v $(BIN)/pytest -m e2e $(PYTEST_ARGS) tests/e2e; \
 	done
+
+# What CI builds beside `make test`'s pytest (.ci/run): helm (make test's helm tests), the
+# matrix's control planes, krew (make smoke). Each is cached: a no-op once built.
+prebuild: control-plane
+	bash hack/build-go-tool.sh helm >/dev/null
+	$(MAKE) --no-print-directory matrix-control-planes
+	KREW_BUILD_ONLY=1 bash hack/krew-install.sh >/dev/null
 
 demo: $(STAMP) control-plane
 	$(BIN)/python -m tests.harness.demo up --state-dir $(DEMO_DIR)

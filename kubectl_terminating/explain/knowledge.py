@@ -1474,7 +1474,8 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "karmadactl unjoin <cluster> --force removes them",
         strands_infrastructure=True,
         risk="resources propagated to member clusters stay there, unmanaged",
-        lease_names=("karmada-controller-manager", "karmada-agent"),
+        # LeaderElectionID: cmd/controller-manager, cmd/agent (karmada-agent-<cluster>)
+        lease_names=("karmada-controller-manager", "karmada-agent-*"),
         runs_as="Deployment karmada-system/karmada-controller-manager (host cluster), "
         "karmada-agent (pull-mode members)",
         source="https://github.com/karmada-io/karmada/blob/master/pkg/util/constants.go",

@@ -681,3 +681,11 @@ def test_explain_of_issue_37_corrections() -> None:
 )
 def test_leases_from_the_owners_leader_election(finalizer: str, lease: str) -> None:
     assert lease in known(finalizer).lease_names
+
+
+def test_karmada_agent_leases_are_named_after_their_member_cluster() -> None:
+    # cmd/agent/app/agent.go: LeaderElectionID karmada-agent-<cluster name>
+    assert known("karmada.io/execution-controller").lease_names == (
+        "karmada-controller-manager",
+        "karmada-agent-*",
+    )

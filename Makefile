@@ -13,6 +13,7 @@ PYTEST_ARGS ?=
 help:
 	@echo "make test      lint + unit + end-to-end tests (builds the test control plane once)"
 	@echo "make test-matrix  the end-to-end scenarios on the oldest and newest Kubernetes tested"
+	@echo "make prebuild  helm, the matrix control planes and krew (CI builds them beside make test)"
 	@echo "make test-k9s  the k9s plugin in a real k9s in tmux (builds k9s once: ~11 min cold)"
 	@echo "make demo      start a local control plane with stuck pods/namespaces and explain them"
 	@echo "make demo-down stop the demo control plane and its real node"

@@ -85,7 +85,8 @@ def test_it_serves_without_the_sdk(tmp_path: Path) -> None:
             "params": {"name": "terminating_types"},
         },
     ]
-    blocked = "import sys\nfor m in ('mcp', 'mcp_types', 'pydantic', 'pydantic_core'): sys.modules[m] = None"
+    sdk = ("mcp", "mcp_types", "pydantic", "pydantic_core")
+    blocked = f"import sys\nfor m in {sdk!r}: sys.modules[m] = None"
     done = run_mcp(
         kubeconfig=config, code=blocked, stdin="".join(json.dumps(m) + "\n" for m in messages)
     )

@@ -745,9 +745,10 @@ def pvc_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
                 "the volume may be released and deleted while a pod still uses it",
             ),
         ),
-        # the protection controller's rule, applied to the pods listed: it says nothing itself
-        confidence=LIKELY,
-        basis="pods listed that name the claim",
+        # the controller's rule (any scheduled pod naming the claim keeps it), as certain as a
+        # webhook whose Service is gone: the pods that name it are listed
+        confidence=CERTAIN,
+        basis="pods listed that name the claim: the pvc-protection controller keeps it",
     )
 
 
@@ -803,8 +804,8 @@ def pv_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
                 "a bound claim may be left pointing at a volume that no longer exists",
             ),
         ),
-        confidence=LIKELY,
-        basis="the volume's phase Bound and its claimRef",
+        confidence=CERTAIN,
+        basis="the volume is Bound: the pv-protection controller keeps it while it is",
     )
 
 

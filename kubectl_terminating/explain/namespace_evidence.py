@@ -281,9 +281,9 @@ def _content_blocker(
                 f"kubectl terminating all -n {quoted} --explain",
             ),
         ),
-        # the types and counts are the controller's; what holds those objects it does not say
-        confidence=LIKELY,
-        basis="the namespace controller's condition names the types left, not what holds them",
+        # the controller, which deletes the content, names the types it found left
+        confidence=CERTAIN,
+        basis="the namespace controller's condition names the types left",
     )
 
 

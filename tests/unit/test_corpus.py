@@ -2,8 +2,10 @@
 
 Each file of tests/fixtures/corpus holds what a thread pasted (`kubectl get -o json/yaml`, or
 `kubectl describe` turned back into the object), as data; index.json names the thread, the cause
-it established and the main blocker the file alone can prove. A file lacks most kinds (nodes,
-APIServices, the namespace's content): the answer must come from what the object itself says.
+it established, the main blocker the file alone can prove and, for the newer entries, how sure a
+careful reader of the file alone would be of it (`expect.confidence`). A file lacks most kinds
+(nodes, APIServices, the namespace's content): the answer must come from what the object itself
+says.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ def test_the_corpus_is_large_and_every_file_is_indexed() -> None:
         assert entry["url"].startswith("https://"), entry
         expect = entry["expect"]
         assert entry["cause"] and (expect.get("summary") or expect.get("mentions")), entry
+        assert expect.get("confidence", CERTAIN) in CONFIDENCES, entry
+    assert len({e["url"] for e in INDEX}) == len(INDEX), "a thread is in the corpus twice"
 
 
 def case(entry: dict[str, Any]) -> Any:
@@ -66,6 +70,9 @@ def test_real_object_gets_the_main_blocker_its_thread_established(entry: dict[st
     said = json.dumps(main)  # a name may not fit the 70-column summary: evidence and remedies
     for name in expect.get("mentions", []):
         assert name in said, (name, main)
+    if "confidence" in expect and "confidence" in main:  # blockers carry one once issue 37 lands
+        basis = (main["confidence"], main.get("confidenceBasis"))
+        assert main["confidence"] == expect["confidence"], basis
 
 
 # -- calibration: how often each confidence is right (docs/confidence.md) ----------------------

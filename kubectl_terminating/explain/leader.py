@@ -105,8 +105,7 @@ class Holder:
     found_by: str = ""  # BY_NAME, BY_NODE, or "" (names no pod)
 
     def pod_ref(self, pod: JSON) -> ObjectRef:
-        m = meta(pod)
-        return ObjectRef("Pod", text(m.get("name")), text(m.get("namespace")), "v1")
+        return pod_ref(pod)
 
     def evidence(self) -> Evidence:
         lease = f"Lease {self.lease.namespace}/{self.lease.name}"
@@ -178,6 +177,11 @@ def workload_pods(view: ClusterView, owner: Workload) -> list[JSON]:
         for p in reads.pods(view, owner.namespace)
         if owner.owns_name(text(meta(p).get("name"))) and not meta(p).get("deletionTimestamp")
     ]
+
+
+def pod_ref(pod: JSON) -> ObjectRef:
+    m = meta(pod)
+    return ObjectRef("Pod", text(m.get("name")), text(m.get("namespace")), "v1")
 
 
 def pod_names(pods: list[JSON] | tuple[JSON, ...]) -> list[str]:

@@ -1234,6 +1234,26 @@ def lease_elsewhere_pair(
     return twin_group, ns, twin, positive, twin_operator
 
 
+def conclude(
+    cp: ControlPlane,
+    admin: Path,
+    operators: tuple[Operator, Operator],
+    reports: tuple[JSON, JSON, JSON],
+    rows: tuple[str, str],
+) -> None:
+    """Delete the positive's namespace and its twin's for real (the twin's goes), then the
+    positive's outcome (its Widget w1) and both rows."""
+    operator, twin_operator = operators
+    report, found, twin_report = reports
+    ns, twin = operator.ns, twin_report["target"]["namespaces"][0]
+    delete_namespaces(cp, ns, twin)
+    operator.join(timeout=10)
+    scenario = (rows[0], f"preflight ns {ns}")
+    settle(cp, operator.group.path(ns, "w1"), scenario, report, found, admin, (ns, "Widget", "w1"))
+    record(rows[1], f"preflight ns {twin}", twin_report, "gone")
+    twin_operator.stopped.set()
+
+
 def test_controller_runtime_operator_with_its_lease_in_kube_system(
     control_plane: ControlPlane, reader: Any, admin: Path, live_node: str
 ) -> None:
@@ -1242,13 +1262,8 @@ def test_controller_runtime_operator_with_its_lease_in_kube_system(
     assert operator.identity.startswith(f"{operator.pod}_")  # controller-runtime's
     report, found = blocked(cp, reader, "ns", ns, expect=("Widget", "w1", "finalizer", ordered(cp)))
     twin_report = clear(cp, reader, "ns", twin)
-    delete_namespaces(cp, ns, twin)
-    operator.join(timeout=10)
-    settle(cp, operator.group.path(ns, "w1"),
-           ("controller-runtime operator, its Lease in kube-system", f"preflight ns {ns}"),
-           report, found, admin, (ns, "Widget", "w1"))  # fmt: skip
-    record("twin: the operator in another namespace", f"preflight ns {twin}", twin_report, "gone")
-    twin_operator.stopped.set()
+    rows = ("controller-runtime operator, its Lease in kube-system", "twin: the operator elsewhere")
+    conclude(cp, admin, (operator, twin_operator), (report, found, twin_report), rows)
 
 
 def test_host_network_operator(control_plane: ControlPlane, reader: Any, admin: Path) -> None:
@@ -1273,13 +1288,8 @@ def test_host_network_operator(control_plane: ControlPlane, reader: Any, admin: 
 
     report, found = blocked(cp, reader, "ns", ns, expect=("Widget", "w1", "finalizer", "likely"))
     twin_report = clear(cp, reader, "ns", twin)
-    delete_namespaces(cp, ns, twin)
-    operator.join(timeout=10)
-    settle(cp, group.path(ns, "w1"),
-           ("hostNetwork operator, its Lease naming its node", f"preflight ns {ns}"),
-           report, found, admin, (ns, "Widget", "w1"))  # fmt: skip
-    record("twin: the hostNetwork operator elsewhere", f"preflight ns {twin}", twin_report, "gone")
-    twin_operator.stopped.set()
+    rows = ("hostNetwork operator, its Lease naming its node", "twin: its pod in another namespace")
+    conclude(cp, admin, (operator, twin_operator), (report, found, twin_report), rows)
 
 
 def test_a_holder_that_names_no_pod(
@@ -1302,10 +1312,5 @@ def test_a_holder_that_names_no_pod(
     assert (found["type"], found["confidence"]) == ("finalizer", "possible"), found
     assert "names no pod" in found["summary"], found
     twin_report = clear(cp, reader, "ns", twin)
-    delete_namespaces(cp, ns, twin)
-    operator.join(timeout=10)
-    settle(cp, group.path(ns, "w1"),
-           ("a Lease holder that names no pod", f"preflight ns {ns}"),
-           report, found, admin, (ns, "Widget", "w1"))  # fmt: skip
-    record("twin: a holder that names its pod", f"preflight ns {twin}", twin_report, "gone")
-    twin_operator.stopped.set()
+    rows = ("a Lease holder that names no pod", "twin: a holder that names its pod")
+    conclude(cp, admin, (operator, twin_operator), (report, found, twin_report), rows)

@@ -18,15 +18,11 @@ from kubectl_terminating.explain.leader import (
 )
 from kubectl_terminating.preflight.api import Target, build_report
 from kubectl_terminating.preflight.render import text
-from kubectl_terminating.resources import Resource
+from kubectl_terminating.resources import LEASES, NAMESPACES, NODES, PODS, Resource
 from kubectl_terminating.staticview import StaticView
 from kubectl_terminating.view import Discovery
 from tests.unit.test_preflight import (
-    LEASES,
-    NAMESPACES,
-    NODES,
     NOW,
-    PODS,
     at,
     namespace,
     node,

@@ -1120,38 +1120,42 @@ def test_contexts_judge_each_cluster_and_an_unreadable_one_is_a_warning(
 # and only as `<pod>` or `<pod>_<uuid>`), and the deletion then stuck.
 
 
+# apimachinery's rand.SafeEncodeString alphabet: ReplicaSets' pod-template-hash, pods' suffixes
+SAFE = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def safe_suffix(length: int) -> str:
+    return "".join(secrets.choice(SAFE) for _ in range(length))
+
+
 def deployment_pod(cp: ControlPlane, ns: str, name: str, node: str, image: str) -> str:
-    """A Deployment whose pod the controller-manager names and creates; bound to `node` as the
-    scheduler would, and running as its kubelet would say. The pod's name."""
+    """A Deployment, its ReplicaSet and its pod as their controllers make them (the test
+    control plane runs neither): `<name>-<pod-template-hash>-<5>`, owned in turn; bound to
+    `node` as the scheduler would, and running as its kubelet would say. The pod's name."""
     labels = {"app.kubernetes.io/name": name, "app": name}
-    body = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "labels": labels},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "controller", "image": image}]},
+    containers = [{"name": "controller", "image": image}]
+    template = {"metadata": {"labels": labels}, "spec": {"containers": containers}}
+    spec = {"replicas": 1, "selector": {"matchLabels": labels}, "template": template}
+    apps = f"/apis/apps/v1/namespaces/{ns}"
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name}, "spec": spec}
+    deployment = cp.api("POST", f"{apps}/deployments", body)
+    replica_set = cp.api(
+        "POST",
+        f"{apps}/replicasets",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": f"{name}-{safe_suffix(10)}",
+                "labels": labels,
+                "ownerReferences": [owner_ref(deployment)],
             },
+            "spec": spec,
         },
-    }
-    cp.api("POST", f"/apis/apps/v1/namespaces/{ns}/deployments", body)
-
-    def created() -> str | None:
-        pods = cp.api("GET", f"/api/v1/namespaces/{ns}/pods?labelSelector=app%3D{name}")
-        items = pods.get("items") or []
-        return str(items[0]["metadata"]["name"]) if items else None
-
-    pod = wait_for(created, timeout=SETTLE, message=f"the pod of Deployment {ns}/{name}")
-    binding = {
-        "apiVersion": "v1",
-        "kind": "Binding",
-        "metadata": {"name": pod},
-        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
-    }
-    cp.api("POST", f"/api/v1/namespaces/{ns}/pods/{pod}/binding", binding)
+    )
+    pod = f"{replica_set['metadata']['name']}-{safe_suffix(5)}"
+    owners = [owner_ref(replica_set)]
+    create_pod(cp, ns, pod, node, containers, labels=labels, owner_refs=owners)
     set_pod_status(cp, ns, pod, "Running")
     return pod
 

@@ -13,6 +13,12 @@ import copy
 import threading
 from datetime import datetime
 
+from kubectl_terminating.explain.leader import (
+    holder_survives,
+    hostnames,
+    lease_holder,
+    pod_names,
+)
 from kubectl_terminating.model import JSON, Evidence, ObjectRef
 from kubectl_terminating.preflight.doomed import Doomed
 from kubectl_terminating.resources import (
@@ -20,6 +26,7 @@ from kubectl_terminating.resources import (
     ENDPOINT_SLICES,
     LEASES,
     NAMESPACES,
+    PODS,
     SERVICES,
     Resource,
     as_dict,
@@ -28,12 +35,6 @@ from kubectl_terminating.resources import (
     text,
 )
 from kubectl_terminating.view import EVERYTHING, ClusterView, ContentListing, Discovery, Selectors
-
-
-def holder_pods(holder: str) -> tuple[str, ...]:
-    """Pod names a Lease holder may be: client-go's default is the hostname (the pod's name),
-    controller-runtime's `<hostname>_<uuid>`."""
-    return tuple(dict.fromkeys((holder.split("_", 1)[0], holder)))
 
 
 def same(resource: Resource, other: Resource) -> bool:
@@ -49,6 +50,7 @@ class AfterView:
         self.doomed = doomed
         self._lock = threading.Lock()
         self._gone: dict[tuple[str, str, str], Evidence] = {}
+        self._hosts: frozenset[str] | None = None
 
     @property
     def now(self) -> datetime:
@@ -86,22 +88,62 @@ class AfterView:
         return obj
 
     def _lease(self, lease: JSON) -> JSON:
+        """A Lease in a doomed namespace, or whose holder (leader.lease_holder: any namespace,
+        any identity its owners write) is only doomed pods, is released. The holder is looked
+        up only when one of its hostnames is a doomed pod's name or the node of a doomed
+        hostNetwork pod: every Lease is listed, few concern the deletion."""
         spec = as_dict(lease.get("spec"))
-        namespace = text(meta(lease).get("namespace"))
-        holder = text(spec.get("holderIdentity"))
-        if not holder or not any(self.doomed.has_pod(namespace, p) for p in holder_pods(holder)):
+        namespace, name = text(meta(lease).get("namespace")), text(meta(lease).get("name"))
+        identity = text(spec.get("holderIdentity"))
+        if not identity:
             return lease
-        name = text(meta(lease).get("name"))
-        named = [p for p in holder_pods(holder) if ("", "Pod", namespace, p) in self.doomed.items]
-        pod = (named or list(holder_pods(holder)))[0]
-        said = (
-            f"Lease {namespace}/{name} is held by {holder}: pod {namespace}/{pod} is deleted "
-            "with it, so its leader goes"
+        holder = (
+            lease_holder(lease, self.inner)
+            if set(hostnames(identity)) & self._doomed_hosts()
+            else None
         )
-        self._note("Lease", namespace, name, Evidence(said, ObjectRef("Pod", pod, namespace, "v1")))
+        if holder is None or holder_survives(holder, self._pod_doomed) is not False:
+            if namespace not in self.doomed.namespaces:
+                return lease
+            said = f"Lease {namespace}/{name} is deleted with its namespace, so its leader goes"
+            evidence = Evidence(said, ObjectRef("Lease", name, namespace, LEASES.api_version))
+            return self._released(lease, evidence)
+        first = holder.pods[0]
+        said = (
+            f"Lease {namespace}/{name} is held by {identity}: "
+            + ", ".join(f"pod {n}" for n in pod_names(holder.pods[:3]))
+            + " is deleted with it, so its leader goes"
+        )
+        fields = {"holder": identity, "holderFoundBy": holder.found_by}
+        return self._released(lease, Evidence(said, holder.pod_ref(first), fields))
+
+    def _released(self, lease: JSON, evidence: Evidence) -> JSON:
+        m = meta(lease)
+        self._note("Lease", text(m.get("namespace")), text(m.get("name")), evidence)
         after = copy.deepcopy(lease)
-        after["spec"] = dict(spec, holderIdentity="")
+        after["spec"] = dict(as_dict(lease.get("spec")), holderIdentity="")
         return after
+
+    def _pod_doomed(self, pod: JSON) -> bool:
+        return self.doomed.has_pod(text(meta(pod).get("namespace")), text(meta(pod).get("name")))
+
+    def _doomed_hosts(self) -> frozenset[str]:
+        """Names a doomed pod answers to as a Lease holder: its own, and for a hostNetwork pod
+        its node's (the doomed pods read whole once per namespace, as the judges read them)."""
+        with self._lock:
+            if self._hosts is not None:
+                return self._hosts
+        pods = [k for k in self.doomed.items if k[:2] == ("", "Pod")]
+        names = {name for _, _, _, name in pods}
+        for namespace in sorted({ns for _, _, ns, _ in pods}):
+            for pod in self.inner.list(PODS, namespace):
+                spec = as_dict(pod.get("spec"))
+                if spec.get("hostNetwork") is True and self._pod_doomed(pod):
+                    names.add(text(spec.get("nodeName")))
+        hosts = frozenset(n for n in names if n)
+        with self._lock:
+            self._hosts = hosts
+        return hosts
 
     def _slice(self, slice_: JSON) -> JSON:
         namespace = text(meta(slice_).get("namespace"))

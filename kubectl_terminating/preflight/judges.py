@@ -40,6 +40,15 @@ from kubectl_terminating.explain.finalizers import (
     short_owner,
 )
 from kubectl_terminating.explain.knowledge import FinalizerOwner, lookup
+from kubectl_terminating.explain.leader import (
+    BY_NODE,
+    holder_survives,
+    lease_holder,
+    pod_names,
+    pod_ref,
+    workload,
+    workload_pods,
+)
 from kubectl_terminating.explain.namespace_content import conversion_blocker, conversion_service
 from kubectl_terminating.explain.pod_facts import node_check
 from kubectl_terminating.explain.webhooks import (
@@ -93,7 +102,11 @@ class Situation:
     # KEP-5080 (beta, on by default in 1.33, GA in 1.34): pods are deleted first
     ordered_namespace_deletion: bool = True
     unchecked: list[str] = field(default_factory=list)
+    # each finalizer whose owner is shown to run after the deletion, and why (the report's
+    # survivingOwners): a clear verdict rests on these
+    survivors: dict[tuple[str, str], Survivor] = field(default_factory=dict)
     _liveness: dict[tuple[str, str, str, bool], Liveness] = field(default_factory=dict)
+    _proofs: dict[tuple[str, str, str], Proof] = field(default_factory=dict)
 
     def liveness(
         self, owner: FinalizerOwner | None, finalizer: str, resource: Resource
@@ -107,6 +120,33 @@ class Situation:
                 self._liveness[key] = owner_liveness(owner, finalizer, resource, view)
             out.append(self._liveness[key])
         return out[0], out[1]
+
+    def proof(self, owner: FinalizerOwner | None, held: Held, after: Liveness) -> Proof:
+        """Whether the owner runs after the deletion (memoised per finalizer and type)."""
+        key = (held.finalizer, held.resource.group, held.resource.plural)
+        if key not in self._proofs:
+            self._proofs[key] = survival(self, owner, after)
+        return self._proofs[key]
+
+    def survived(
+        self,
+        item: Doomed1,
+        held: Held,
+        owner: FinalizerOwner | None,
+        why: str,
+        evidence: tuple[Evidence, ...],
+    ) -> None:
+        """Note a finalizer on item whose owner is shown to run after the deletion."""
+        key = (held.finalizer, short_owner(owner) if owner else "")
+        found = self.survivors.get(key)
+        if found is None:
+            self.survivors[key] = Survivor(held.finalizer, owner, why, evidence, ref(item))
+        else:
+            found.objects += 1
+
+    def pod_doomed(self, pod: JSON) -> bool:
+        m = meta(pod)
+        return self.doomed.has_pod(text(m.get("namespace")), text(m.get("name")))
 
     def read(self, load: Callable[[], T]) -> T | None:
         """load(), or None with the failed read noted as a check not made."""
@@ -143,6 +183,90 @@ class Situation:
         )
 
 
+@dataclass
+class Survivor:
+    """A finalizer whose owner is shown to run after the deletion: why, and on how many
+    doomed objects (the first one named)."""
+
+    finalizer: str
+    owner: FinalizerOwner | None
+    why: str
+    evidence: tuple[Evidence, ...]
+    first: ObjectRef
+    objects: int = 1
+
+    def to_json(self) -> JSON:
+        return {
+            "finalizer": self.finalizer,
+            "owner": self.owner.owner if self.owner else None,
+            "why": self.why,
+            "objects": self.objects,
+            "object": self.first.to_json(),
+            "evidence": [e.to_json() for e in self.evidence],
+        }
+
+
+@dataclass(frozen=True)
+class Proof:
+    """Whether a finalizer's owner runs after the deletion: True with the positive evidence
+    (a Lease holder's pod, or a pod of its workload, that stays), False when the evidence says
+    it goes (its workload, or a pod named or labelled as its workload's, is doomed), None when
+    nothing shows either or the evidence conflicts."""
+
+    survives: bool | None
+    why: str
+    evidence: tuple[Evidence, ...] = ()
+
+
+def survival(s: Situation, owner: FinalizerOwner | None, after: Liveness) -> Proof:
+    """Positive evidence that the owner runs after the deletion, never its absence: the pod
+    holding a Lease that stays fresh (leader.lease_holder), found and not doomed; else the
+    owner's workload (knowledge table `runs_as`) with pods outside the doomed set."""
+    wanted = workload(owner.runs_as) if owner is not None else None
+    unresolved: list[Evidence] = []
+    for lease in after.leases:
+        holder = lease_holder(lease, s.view, wanted)
+        if holder is None:
+            continue
+        kept = holder_survives(holder, s.pod_doomed)
+        if kept:
+            stays = [p for p in holder.pods if not s.pod_doomed(p)]
+            why = f"its leader, pod {pod_names(stays)[0]}, is not deleted"
+            return Proof(True, why, (holder.evidence(),))
+        unresolved.append(holder.evidence())
+    if wanted is None:
+        why = "its Lease's holder names no pod" if unresolved else "nothing shows where it runs"
+        return Proof(None, why, tuple(unresolved))
+    doomed = [d for d in s.doomed.objects if wanted.looks_like(d.obj, d.resource.kind)]
+    going = tuple(
+        Evidence(
+            f"{d.resource.kind} {ref(d).namespace}/{ref(d).name}, of the owner's "
+            f"workload ({wanted.name}), is deleted by this deletion",
+            ref(d),
+        )
+        for d in doomed[:3]
+    )
+    staying = [
+        p for p in s.read(lambda: workload_pods(s.view, wanted)) or [] if not s.pod_doomed(p)
+    ]
+    if staying and not doomed:
+        why = f"its workload {wanted} has pod {pod_names(staying)[0]}, not deleted"
+        return Proof(True, why, (Evidence(why, pod_ref(staying[0])),))
+    if doomed and not staying:
+        why = f"its workload ({wanted.name}) is deleted by this deletion"
+        return Proof(False, why, (*unresolved, *going))
+    if doomed:
+        why = (
+            f"its workload {wanted} has pods that stay, but pods of the same name or labels are "
+            "deleted: which one leads cannot be told"
+        )
+        return Proof(None, why, (*unresolved, *going))
+    why = f"no pod of its workload {wanted} was found"
+    if unresolved:
+        why = f"its Lease's holder names no pod and {why}"
+    return Proof(None, why, tuple(unresolved))
+
+
 def ref(item: Doomed1) -> ObjectRef:
     m = meta(item.obj)
     namespace = text(m.get("namespace")) if item.resource.namespaced else None
@@ -169,13 +293,52 @@ def _owner_prediction(
     s: Situation, item: Doomed1, held: Held, owner: FinalizerOwner | None
 ) -> Prediction | None:
     before, after = s.liveness(owner, held.finalizer, held.resource)
-    if after.state == RUNNING:
+    if after.state != RUNNING and before.state in (RUNNING, NOT_RUNNING):
+        return _goes(s, item, held, owner, before, after)
+    # it seems to run after (a fresh Lease, a backend that answers) or nothing shows whether it
+    # runs: only positive evidence that it runs after the deletion makes no prediction
+    proof = s.proof(owner, held, after)
+    if proof.survives:
+        s.survived(item, held, owner, proof.why, proof.evidence)
         return None
+    who = short_owner(owner) if owner is not None else "its owner"
+    if proof.survives is False:
+        summary = f"{_owner(who)} is deleted by this deletion: {proof.why}"
+    elif after.state == RUNNING:
+        summary = f"{_owner(who)} seems to run after the deletion, but {proof.why}"
+    else:
+        summary = f"nothing shows whether {_owner(who)} runs"
+    blocker = finalizer_blocker(held, s.after)
+    return Prediction(
+        FINALIZER,
+        LIKELY if proof.survives is False else POSSIBLE,
+        ref(item),
+        f"finalizer {held.finalizer}: {summary}",
+        (*blocker.evidence[:2], *after.evidence, *proof.evidence)
+        if after.state == RUNNING or proof.evidence
+        else blocker.evidence,
+        (Remedy(f"make sure the controller that removes {held.finalizer} runs and stays"),),
+        blocker.remedy,
+    )
+
+
+def _goes(
+    s: Situation,
+    item: Doomed1,
+    held: Held,
+    owner: FinalizerOwner | None,
+    before: Liveness,
+    after: Liveness,
+) -> Prediction:
+    """The owner will not run after the deletion: it runs now and goes with it, or it does not
+    run now."""
     blocker = finalizer_blocker(held, s.after)
     who = short_owner(owner) if owner is not None else "its owner"
     if before.state == RUNNING:
         causes = s.why_gone(before.evidence + after.evidence)
-        certain = s.first_in_namespace(item.obj, causes)
+        # a holder found among its node's hostNetwork pods is inferred, not named
+        inferred = any(c.fields.get("holderFoundBy") == BY_NODE for c in causes)
+        certain = s.first_in_namespace(item.obj, causes) and not inferred
         return Prediction(
             FINALIZER,
             CERTAIN if certain else LIKELY,
@@ -190,23 +353,13 @@ def _owner_prediction(
             ),
             blocker.remedy,
         )
-    if before.state == NOT_RUNNING:
-        return Prediction(
-            FINALIZER,
-            LIKELY,
-            ref(item),
-            f"finalizer {held.finalizer}: {_owner(who)} is not running",
-            blocker.evidence,
-            (Remedy(f"bring {who} back before the deletion, and let it remove {held.finalizer}"),),
-            blocker.remedy,
-        )
     return Prediction(
         FINALIZER,
-        POSSIBLE,
+        LIKELY,
         ref(item),
-        f"finalizer {held.finalizer}: nothing shows whether {_owner(who)} runs",
+        f"finalizer {held.finalizer}: {_owner(who)} is not running",
         blocker.evidence,
-        (Remedy(f"make sure the controller that removes {held.finalizer} runs and stays"),),
+        (Remedy(f"bring {who} back before the deletion, and let it remove {held.finalizer}"),),
         blocker.remedy,
     )
 
@@ -252,7 +405,9 @@ def _judge_finalizer(s: Situation, item: Doomed1, held: Held) -> Prediction | No
         return _pvc_prediction(s, item, held)
     owner = lookup(held.finalizer)
     if owner is not None and (owner.in_apiserver or owner.built_in):
-        return None  # Kubernetes' own controllers: they run with the control plane
+        # Kubernetes' own controllers: they run with the control plane
+        s.survived(item, held, owner, f"part of Kubernetes: {owner.runs_as}", ())
+        return None
     return _owner_prediction(s, item, held, owner)
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from kubectl_terminating import reads
 from kubectl_terminating.explain.common import as_dict, meta, text
 from kubectl_terminating.model import JSON, Evidence, ObjectRef
-from kubectl_terminating.view import ClusterView
+from kubectl_terminating.view import ClusterView, ReadFailed
 
 CERT_MANAGER_SUFFIX = "-external-cert-manager-controller"
 # the alphabet of apimachinery's rand.SafeEncodeString (no vowels: no words), which names a
@@ -153,10 +153,13 @@ def lease_holder(lease: JSON, view: ClusterView, owner: Workload | None = None) 
         pods = reads.pods_named(view, name)
         if pods:
             return Holder(identity, ref, tuple(pods), found_by=BY_NAME)
-    for name in names:
-        if reads.node(view, name) is not None:
-            pods = _on_node(view, name, ref, owner)
-            return Holder(identity, ref, tuple(pods), name, BY_NODE if pods else "")
+    try:
+        for name in names:
+            if reads.node(view, name) is not None:
+                pods = _on_node(view, name, ref, owner)
+                return Holder(identity, ref, tuple(pods), name, BY_NODE if pods else "")
+    except ReadFailed:
+        pass  # nodes (or their pods) unreadable: no pod is found, which proves nothing
     return Holder(identity, ref)
 
 

@@ -410,8 +410,14 @@ def judge_finalizers(s: Situation) -> list[Prediction]:
                 s.unchecked.append(str(failed))
                 continue
             if found is not None:
-                out.append(found)
+                # on a Namespace itself --explain says namespace-finalizer (the row's on_namespace)
+                on_namespace = cause_of(found.type).on_namespace if _is_namespace(item) else None
+                out.append(replace(found, type=on_namespace) if on_namespace else found)
     return out + judge_namespace_finalizers(s)
+
+
+def _is_namespace(item: Doomed1) -> bool:
+    return (item.resource.group, item.resource.kind) == (NAMESPACES.group, NAMESPACES.kind)
 
 
 def judge_namespace_finalizers(s: Situation) -> list[Prediction]:
@@ -422,7 +428,7 @@ def judge_namespace_finalizers(s: Situation) -> list[Prediction]:
     deletion (an owner in the namespace may remove it before its own pod goes)."""
     out: list[Prediction] = []
     for item in s.doomed.objects:
-        if item.resource.kind != NAMESPACES.kind or item.resource.group != NAMESPACES.group:
+        if not _is_namespace(item):
             continue
         spec_finalizers = list_of(as_dict(item.obj.get("spec")).get("finalizers"))
         for index, finalizer in enumerate(spec_finalizers):

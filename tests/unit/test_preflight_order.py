@@ -204,6 +204,13 @@ def test_a_spec_finalizer_whose_owner_goes_with_the_namespace() -> None:
     ]
 
 
+def test_a_namespace_metadata_finalizer_is_typed_as_explain_types_it() -> None:
+    ns = namespace("shop")
+    ns["metadata"]["finalizers"] = [f"{GROUP}/meta"]
+    report = run(view(ns, *operator("shop"), *node("n1")), namespaces=("shop",))
+    assert [t for t, _, name in predicted(report) if name == "shop"] == ["namespace-finalizer"]
+
+
 # -- dependents of a cluster-scoped object in other namespaces -------------------------------
 
 

@@ -424,8 +424,11 @@ def judge_namespace_finalizers(s: Situation) -> list[Prediction]:
     """A doomed namespace's own spec.finalizers beyond `kubernetes`: once the namespace
     controller has emptied it and removed `kubernetes`, only their owners can finish it (through
     /finalize). Judged as any finalizer's owner, typed as the namespace's (the FINALIZER row's
-    on_namespace). Never certain: nothing orders the owner's removal after the content's
-    deletion (an owner in the namespace may remove it before its own pod goes)."""
+    on_namespace). Never certain, and only possible while the owner runs now: the namespace's
+    deletionTimestamp is set before the namespace controller deletes any content, so an owner
+    whose pods are deleted with it sees the deletion first and may remove its finalizer before
+    they go (seen on the real control plane: an owner that removes it at once wins that race;
+    one that waits for the content to go loses it). likely: the owner does not run now."""
     out: list[Prediction] = []
     for item in s.doomed.objects:
         if not _is_namespace(item):
@@ -444,11 +447,12 @@ def judge_namespace_finalizers(s: Situation) -> list[Prediction]:
             if found is None:
                 continue
             fact = held.fact()
+            runs_now = s.liveness(lookup(finalizer), finalizer, NAMESPACES)[0].state == RUNNING
             out.append(
                 replace(
                     found,
                     type=cause_of(found.type).on_namespace or found.type,
-                    confidence=weaker(found.confidence, LIKELY),
+                    confidence=weaker(found.confidence, POSSIBLE if runs_now else LIKELY),
                     summary=found.summary.replace("finalizer ", "spec finalizer ", 1),
                     evidence=tuple(spec.evidence[0] if e == fact else e for e in found.evidence),
                     prevent=(

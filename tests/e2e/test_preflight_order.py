@@ -8,7 +8,8 @@ main blocker of the predicted type, its twin (clear) is gone.
   unmounted, tears a consumer down after its grace period, and unregisters a driver from the
   node's CSINode when its plugin pod goes (pkg/volume/csi: DeRegisterPlugin, then
   UninstallCSIDriver);
-- a namespace's own spec.finalizers beyond `kubernetes`, whose owner runs in the namespace;
+- a namespace's own spec.finalizers beyond `kubernetes`, whose owner is dead (and one whose
+  owner runs in the namespace: a race it wins, predicted only possible);
 - a dependent of a cluster-scoped object in another namespace (the garbage collector deletes
   it), whose finalizer's owner is dead.
 
@@ -37,6 +38,7 @@ from tests.e2e.test_preflight import (
     clear,
     main_blocker,
     namespace_gone,
+    preflight,
     pvc_protection,
     reader,
     still_terminating,
@@ -98,6 +100,19 @@ def leftovers(control_plane: ControlPlane) -> Iterator[list[str]]:
                 remove_finalizers(control_plane, path)
 
 
+def dead_owner(cp: ControlPlane, ns: str, group: Group) -> None:
+    """The Lease of group's owner in ns, not renewed for years: its owner does not run."""
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": f"abc.{group.group}", "namespace": ns},
+        "spec": {"holderIdentity": "gone_1", "leaseDurationSeconds": 15, "renewTime": micro_time()},
+    }
+    cp.api("POST", LEASES.format(ns=ns), lease)
+    stale = {"spec": {"renewTime": "2020-01-01T00:00:00.000000Z"}}
+    cp.api("PATCH", LEASES.format(ns=ns) + f"/abc.{group.group}", stale, MERGE)
+
+
 # -- 1. a CSI driver's node plugin deleted with the pods that use its volumes -----------------
 
 REGISTRY = "/var/lib/kubelet/plugins_registry/"
@@ -106,7 +121,7 @@ REGISTRY = "/var/lib/kubelet/plugins_registry/"
 def plugin_body(name: str, node: str, driver: str) -> JSON:
     """A CSI node plugin pod as its DaemonSet runs it: node-driver-registrar mounts the
     kubelet's plugin registry and names the driver's socket (kubernetes-csi's deployment)."""
-    body = pod_body(name, node=node, grace_period=0, labels={"csi-driver": driver})
+    body = pod_body(name, node=node, labels={"csi-driver": driver})
     registrar = body["spec"]["containers"][0]
     registrar["name"] = "node-driver-registrar"
     registrar["args"] = [f"--kubelet-registration-path=/var/lib/kubelet/plugins/{driver}/csi.sock"]
@@ -249,12 +264,12 @@ def test_a_csi_node_plugin_deleted_with_the_pods_using_its_volumes(
     assert main_blocker(admin, doomed, "Pod", "app-0") == "csi-driver-missing"
 
 
-# -- 2. a namespace's own spec finalizer, its owner in the namespace ---------------------------
+# -- 2. a namespace's own spec finalizer whose owner is dead ----------------------------------
 
 
 class NamespaceOwner(Operator):
     """A live operator that owns a namespace spec finalizer `<group>/guard`: it removes it
-    through /finalize from a namespace being deleted (as Rancher's or OpenShift's do)."""
+    through /finalize from a namespace being deleted, at once."""
 
     def _reconcile(self) -> None:
         guard = f"{self.group.group}/guard"
@@ -265,33 +280,45 @@ class NamespaceOwner(Operator):
                 self.cp.api("PUT", f"/api/v1/namespaces/{ns['metadata']['name']}/finalize", ns)
 
 
-def test_a_namespace_spec_finalizer_whose_owner_runs_in_it(
+def test_a_namespace_spec_finalizer_whose_owner_is_dead(
     control_plane: ControlPlane, reader: Any, admin: Path, leftovers: list[str]
 ) -> None:
     cp = control_plane
     node = f"pf-nsfin-{secrets.token_hex(3)}"
     create_node(cp, node)
+    home = create_namespace(cp, unique_ns("pf-nsfin-home"))["metadata"]["name"]
     group = Group(cp, "ns-guard")
+    dead_owner(cp, home, group)
     ns = unique_ns("pf-nsfin")
     create_namespace(cp, ns, spec_finalizers=[f"{group.group}/guard"])
-    NamespaceOwner(cp, ns, group, node)
-    # twin: the same kind of finalizer, its owner in a namespace that stays
+    # twin: the same kind of finalizer, its owner running in a namespace that stays
     twin_group = Group(cp, "ns-guard-twin")
-    home = create_namespace(cp, unique_ns("pf-nsfin-home"))["metadata"]["name"]
     NamespaceOwner(cp, home, twin_group, node)
     twin = unique_ns("pf-nsfin-twin")
     create_namespace(cp, twin, spec_finalizers=[f"{twin_group.group}/guard"])
+    # a race: the owner runs in the namespace it guards; it sees the deletion before its pod
+    # goes and removes its finalizer at once, so only `possible` is said (undecided)
+    race_group = Group(cp, "ns-guard-race")
+    race = unique_ns("pf-nsfin-race")
+    create_namespace(cp, race, spec_finalizers=[f"{race_group.group}/guard"])
+    NamespaceOwner(cp, race, race_group, node)
 
     _, found = blocked(
         cp, reader, "ns", ns, expect=("Namespace", ns, "namespace-finalizer", "likely")
     )
     assert found["evidence"][0]["message"] == f"spec.finalizers lists {group.group}/guard"
     clear(cp, reader, "ns", twin)
+    code, raced = preflight(cp, reader, "ns", race)
+    assert (code, raced["verdict"]) == (4, "undecided"), raced
+    assert [(p["type"], p["confidence"]) for p in raced["predictions"]] == [
+        ("namespace-finalizer", "possible")
+    ]
 
-    delete(cp, f"/api/v1/namespaces/{ns}")
-    delete(cp, f"/api/v1/namespaces/{twin}")
-    wait_for(lambda: namespace_gone(cp, twin), timeout=SETTLE * 2, message="twin namespace gone")
+    for name in (ns, twin, race):
+        delete(cp, f"/api/v1/namespaces/{name}")
     leftovers.append(f"/api/v1/namespaces/{ns}")
+    wait_for(lambda: namespace_gone(cp, twin), timeout=SETTLE * 2, message="twin namespace gone")
+    wait_for(lambda: namespace_gone(cp, race), timeout=SETTLE * 2, message="the race was won")
 
     def emptied() -> bool:  # the content and `kubernetes` are gone, the guard is left
         got = get_or_none(cp, f"/api/v1/namespaces/{ns}") or {}
@@ -345,21 +372,8 @@ def test_a_dependent_of_a_cluster_scoped_object_in_another_namespace(
 ) -> None:
     cp = control_plane
     ns = create_namespace(cp, unique_ns("pf-csd"))["metadata"]["name"]
-    # the dead owner of the positive's finalizer: its Lease not renewed for years
     dead = Group(cp, "csd-dead")
-    lease = {
-        "apiVersion": "coordination.k8s.io/v1",
-        "kind": "Lease",
-        "metadata": {"name": f"abc.{dead.group}", "namespace": ns},
-        "spec": {"holderIdentity": "gone_1", "leaseDurationSeconds": 15, "renewTime": micro_time()},
-    }
-    cp.api("POST", LEASES.format(ns=ns), lease)
-    cp.api(
-        "PATCH",
-        LEASES.format(ns=ns) + f"/abc.{dead.group}",
-        {"spec": {"renewTime": "2020-01-01T00:00:00.000000Z"}},
-        MERGE,
-    )
+    dead_owner(cp, ns, dead)
     owner = cluster_role(cp, f"pf-owner-{secrets.token_hex(3)}")
     stuck = owned_configmap(cp, ns, "dependent", owner, dead.finalizer)
     # twin: its dependent's finalizer owner runs

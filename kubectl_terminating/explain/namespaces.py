@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import GRACE_PERIOD, NAMESPACE_FINALIZER, UNKNOWN
+from kubectl_terminating.causes import NAMESPACE_FINALIZER, UNKNOWN, cause_of
 from kubectl_terminating.explain.common import (
     AGE_UNKNOWN,
     DELETION_TIME_UNKNOWN,
@@ -156,7 +156,7 @@ def stuck_pod_blockers(namespace: str, pods: Sequence[Finding]) -> list[Blocker]
     by_type: dict[str, list[tuple[Finding, Blocker]]] = {}
     for pod in pods:
         main = pod.main_blocker
-        if main is not None and main.type != GRACE_PERIOD:
+        if main is not None and not cause_of(main.type).not_stuck:
             by_type.setdefault(main.type, []).append((pod, main))
     blockers = []
     for blocker_type, group in by_type.items():

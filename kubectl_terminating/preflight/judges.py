@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property, partial
 from typing import TypeVar
 
 from kubectl_terminating.causes import (
@@ -16,6 +17,7 @@ from kubectl_terminating.causes import (
     CERTAIN,
     CONFIDENCES,
     CONVERSION_WEBHOOK,
+    CSI_DRIVER_MISSING,
     FINALIZER,
     LIKELY,
     NODE_MISSING,
@@ -23,7 +25,9 @@ from kubectl_terminating.causes import (
     OWNER_DEPENDENTS,
     POSSIBLE,
     WEBHOOK,
+    cause_of,
     stronger,
+    weaker,
 )
 from kubectl_terminating.explain.finalizers import (
     NOT_RUNNING,
@@ -50,7 +54,10 @@ from kubectl_terminating.explain.leader import (
     workload_pods,
 )
 from kubectl_terminating.explain.namespace_content import conversion_blocker, conversion_service
-from kubectl_terminating.explain.pod_facts import node_check
+from kubectl_terminating.explain.namespace_facts import KUBERNETES_FINALIZER
+from kubectl_terminating.explain.namespace_finalizers import foreign_spec_finalizer_blocker
+from kubectl_terminating.explain.pod_facts import PodFacts, node_check
+from kubectl_terminating.explain.pod_volumes import trace_volume
 from kubectl_terminating.explain.webhooks import (
     labels_of,
     matching_webhooks,
@@ -58,12 +65,13 @@ from kubectl_terminating.explain.webhooks import (
     webhook_blockers,
 )
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy
-from kubectl_terminating.preflight.afterview import AfterView
+from kubectl_terminating.preflight.afterview import POD_TEARDOWN, AfterView, registers_plugins
 from kubectl_terminating.preflight.doomed import Doomed, Doomed1, key_of
 from kubectl_terminating.preflight.report import Prediction
 from kubectl_terminating.resources import (
     APISERVICES,
     CRDS,
+    CSI_NODES,
     NAMESPACES,
     PODS,
     Resource,
@@ -72,7 +80,7 @@ from kubectl_terminating.resources import (
     meta,
     text,
 )
-from kubectl_terminating.view import ClusterView, ReadFailed
+from kubectl_terminating.view import ClusterView, ReadFailed, Selectors
 
 T = TypeVar("T")
 NAMESPACE_DELETER = "namespace"  # the namespace controller deletes the content
@@ -107,6 +115,12 @@ class Situation:
     survivors: dict[tuple[str, str], Survivor] = field(default_factory=dict)
     _liveness: dict[tuple[str, str, str, bool], Liveness] = field(default_factory=dict)
     _proofs: dict[tuple[str, str, str], Proof] = field(default_factory=dict)
+
+    @cached_property
+    def during(self) -> AfterView:
+        """The cluster while the kubelets tear the doomed pods down: what protection
+        finalizers keep (claims, volumes) is still there (afterview.PROTECTED)."""
+        return AfterView(self.view, self.doomed, POD_TEARDOWN)
 
     def liveness(
         self, owner: FinalizerOwner | None, finalizer: str, resource: Resource
@@ -396,7 +410,61 @@ def judge_finalizers(s: Situation) -> list[Prediction]:
                 s.unchecked.append(str(failed))
                 continue
             if found is not None:
-                out.append(found)
+                # on a Namespace itself --explain says namespace-finalizer (the row's on_namespace)
+                on_namespace = cause_of(found.type).on_namespace if _is_namespace(item) else None
+                out.append(replace(found, type=on_namespace) if on_namespace else found)
+    return out + judge_namespace_finalizers(s)
+
+
+def _is_namespace(item: Doomed1) -> bool:
+    return (item.resource.group, item.resource.kind) == (NAMESPACES.group, NAMESPACES.kind)
+
+
+def judge_namespace_finalizers(s: Situation) -> list[Prediction]:
+    """A doomed namespace's own spec.finalizers beyond `kubernetes`: once the namespace
+    controller has emptied it and removed `kubernetes`, only their owners can finish it (through
+    /finalize). Judged as any finalizer's owner, typed as the namespace's (the FINALIZER row's
+    on_namespace). Never certain, and only possible while the owner runs now: the namespace's
+    deletionTimestamp is set before the namespace controller deletes any content, so an owner
+    whose pods are deleted with it sees the deletion first and may remove its finalizer before
+    they go (seen on the real control plane: an owner that removes it at once wins that race;
+    one that waits for the content to go loses it). likely: the owner does not run now."""
+    out: list[Prediction] = []
+    for item in s.doomed.objects:
+        if not _is_namespace(item):
+            continue
+        spec_finalizers = list_of(as_dict(item.obj.get("spec")).get("finalizers"))
+        for index, finalizer in enumerate(spec_finalizers):
+            if not isinstance(finalizer, str) or finalizer in ("", KUBERNETES_FINALIZER):
+                continue
+            held = Held(item.obj, item.resource, finalizer, index)
+            try:
+                found = _judge_finalizer(s, item, held)
+                spec = foreign_spec_finalizer_blocker(item.obj, index, finalizer, s.after)
+            except ReadFailed as failed:
+                s.unchecked.append(str(failed))
+                continue
+            if found is None:
+                continue
+            fact = held.fact()
+            runs_now = s.liveness(lookup(finalizer), finalizer, NAMESPACES)[0].state == RUNNING
+            out.append(
+                replace(
+                    found,
+                    type=cause_of(found.type).on_namespace or found.type,
+                    confidence=weaker(found.confidence, POSSIBLE if runs_now else LIKELY),
+                    summary=found.summary.replace("finalizer ", "spec finalizer ", 1),
+                    evidence=tuple(spec.evidence[0] if e == fact else e for e in found.evidence),
+                    prevent=(
+                        Remedy(
+                            f"keep the owner of spec finalizer {finalizer} running outside "
+                            f"namespace {held.name} until the namespace is gone, or let it "
+                            "remove the finalizer before the deletion"
+                        ),
+                    ),
+                    remedy=spec.remedy,
+                )
+            )
     return out
 
 
@@ -730,6 +798,116 @@ def judge_pod_nodes(s: Situation) -> list[Prediction]:
     return out
 
 
+# -- CSI node plugins ------------------------------------------------------------------------
+
+
+def judge_csi_plugins(s: Situation) -> list[Prediction]:
+    """The deletion removes a CSI driver's node plugin (its DaemonSet's pod) from a node where
+    pods use that driver's volumes: their teardown, in this deletion or later, needs the plugin
+    (the kubelet unmounts through it), csi-driver-missing. The chain pod -> claim -> volume ->
+    driver is followed at POD_TEARDOWN (claims and volumes outlive the pods); the node's
+    CSINode there has lost the driver (afterview.REWRITES).
+
+    How sure (DESIGN.md): never certain, no component has written anything yet, and the kubelet
+    tears a consumer and the plugin deleted together down concurrently (a race its unmount
+    usually loses: it waits for the consumer's containers to exit). likely: the consumer is
+    deleted, the node's CSINode registers the driver now and every node plugin of it there
+    (found by the registrar's convention, afterview.node_plugin_of) is deleted. possible: the
+    CSINode does not show the driver registered now, or the consumer stays (it sticks only
+    once deleted, while the plugin is gone)."""
+    nodes = sorted(
+        {
+            text(as_dict(pod.get("spec")).get("nodeName"))
+            for _, pod in _doomed_pods(s)
+            if registers_plugins(pod)
+        }
+        - {""}
+    )
+    out: list[Prediction] = []
+    for node in nodes:
+        selector = Selectors(fields=f"spec.nodeName={node}")
+        on_node = s.read(partial(s.view.list, PODS, None, selector)) or []
+        for pod in on_node:
+            phase = text(as_dict(pod.get("status")).get("phase"))
+            if registers_plugins(pod) or phase in ("Succeeded", "Failed"):
+                continue  # a plugin's own volumes; a finished pod has nothing mounted
+            try:
+                out += _csi_predictions(s, pod, node)
+            except ReadFailed as failed:
+                s.unchecked.append(str(failed))
+    return out
+
+
+def _csi_predictions(s: Situation, pod: JSON, node: str) -> list[Prediction]:
+    facts = PodFacts(pod, s.during)
+    m = meta(pod)
+    namespace, name = text(m.get("namespace")), text(m.get("name"))
+    doomed = s.doomed.has_pod(namespace, name)
+    out = []
+    for volume in list_of(as_dict(pod.get("spec")).get("volumes")):
+        trace = trace_volume(facts, as_dict(volume))
+        plugins = s.during.node_plugins(node, trace.driver) if trace.driver else []
+        if trace.driver_problem is None or not plugins:
+            continue
+        if not all(s.doomed.has_pod(*_ns_name(p)) for p in plugins):
+            continue  # a node plugin of the driver stays on the node
+        registered_now = trace.driver in _registered(s.view, node)
+        noted = s.during.gone().get(("CSINode", "", node))  # why the node lost the driver
+        why = (noted,) if noted is not None else ()
+        confidence = LIKELY if doomed and registered_now else POSSIBLE
+        basis = (
+            "the consumer is deleted with its driver's node plugin"
+            if doomed
+            else "the consumer stays: it sticks once deleted while the plugin is gone"
+        )
+        if not registered_now:
+            basis = f"CSINode {node} does not show {trace.driver} registered now"
+        pod_ref = ObjectRef("Pod", name, namespace, "v1")
+        out.append(
+            Prediction(
+                CSI_DRIVER_MISSING,
+                confidence,
+                pod_ref,
+                f"CSI driver {trace.driver}'s node plugin on {node} is deleted: the volume "
+                f"{trace.volume} of this pod cannot be unmounted"
+                + ("" if doomed else " once it is deleted")
+                + f" ({basis})",
+                (*trace.evidence[:1], trace.driver_problem, *why),
+                (
+                    Remedy(
+                        f"delete the pods that use {trace.driver}'s volumes on {node} first and "
+                        "wait until they are gone, while its node plugin still runs",
+                        f"kubectl delete pod {shlex.quote(name)} -n {shlex.quote(namespace)} "
+                        "--wait",
+                    ),
+                    Remedy("or keep the driver's node plugin (its DaemonSet) out of the deletion"),
+                ),
+                (
+                    Remedy(
+                        f"restore CSI driver {trace.driver}'s node plugin on {node}: the kubelet "
+                        "then finishes the unmount by itself",
+                        f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}",
+                    ),
+                ),
+            )
+        )
+    return out
+
+
+def _ns_name(pod: JSON) -> tuple[str, str]:
+    return text(meta(pod).get("namespace")), text(meta(pod).get("name"))
+
+
+def _registered(view: ClusterView, node: str) -> list[str]:
+    """The drivers node's CSINode registers now (none where it cannot be read)."""
+    try:
+        csinode = view.get(CSI_NODES, None, node)
+    except ReadFailed:
+        return []
+    drivers = list_of(as_dict((csinode or {}).get("spec")).get("drivers"))
+    return [text(as_dict(d).get("name")) for d in drivers]
+
+
 # -- foreground cascade ----------------------------------------------------------------------
 
 
@@ -843,6 +1021,7 @@ def judge(s: Situation) -> list[Prediction]:
         *judge_apiservices(s),
         *judge_conversions(s),
         *judge_pod_nodes(s),
+        *judge_csi_plugins(s),
     ]
     found += judge_foreground(s, found)
     found += judge_crds(s, found)

@@ -1206,12 +1206,12 @@ def test_cert_manager_deleted_with_its_challenge(
 
     delete(cp, f"/api/v1/namespaces/{twin}")  # cert-manager runs: it removes its finalizer
     wait_for(lambda: namespace_gone(cp, twin), timeout=SETTLE, message="twin namespace gone")
-    record("twin: a Challenge, cert-manager elsewhere", f"preflight ns {twin}", twin_report, "gone")
     delete(cp, f"/api/v1/namespaces/{ns}")
     operator.join(timeout=10)
     settle(cp, acme.path(ns, "c1"),
            ("cert-manager and its Challenge in one namespace", f"preflight ns {ns}"),
            report, found, admin, (ns, "Challenge", "c1"))  # fmt: skip
+    record("twin: a Challenge, cert-manager elsewhere", f"preflight ns {twin}", twin_report, "gone")
 
 
 def in_kube_system(group: Group) -> tuple[str, str]:
@@ -1308,7 +1308,7 @@ def test_a_holder_that_names_no_pod(
     ns = create_namespace(cp, unique_ns("pf-nopod"))["metadata"]["name"]
     operator = Operator(cp, ns, group, live_node, hostname="leader", lease=in_kube_system(group))
     group.widget(cp, ns)
-    _, _, twin, _, twin_operator = lease_elsewhere_pair(cp, "nopod-twin", live_node)
+    _, _, twin, _, twin_operator = lease_elsewhere_pair(cp, "named", live_node)
 
     code, report = preflight(cp, reader, "ns", ns)
     assert (code, report["verdict"]) == (4, "undecided"), report

@@ -113,6 +113,18 @@ class Cause:
     refusal: str | None = NOT_AUTOMATED
     context: bool = False  # says when the object goes; `fix` has nothing to do for it
     cluster_wide: bool = False  # one object holds many: `fix` refuses it once for them all
+    # the object is not stuck yet (inside its grace period): no cause, dim in the table
+    not_stuck: bool = False
+    # its type when the object held is the Namespace itself (metadata.finalizers of a namespace)
+    on_namespace: str | None = None
+    # removing it by hand lets the object go, and the garbage collector its dependents with it
+    frees_dependents: bool = False
+    # it accounts for a namespace's remaining content (no other blocker needs to name it)
+    names_content: bool = False
+    # the log lines that prove it name no pod (the kubelet's failed calls to the runtime)
+    unnamed_log_lines: bool = False
+    # a full disk on the node (kubelet stats) explains it: the runtime cannot record the exit
+    full_disk_explains: bool = False
 
     @property
     def kubelet(self) -> bool:
@@ -151,6 +163,7 @@ TABLE: tuple[Cause, ...] = (
         node_log=RUNTIME_LOG,
         refusal="the node is up and its containers still run: the runtime must come back "
         "(deleting the pod object or tainting the node would leave them running)",
+        unnamed_log_lines=True,
     ),
     Cause(
         DISK_FULL,
@@ -260,6 +273,7 @@ TABLE: tuple[Cause, ...] = (
         node_log=RUNTIME_LOG,
         refusal="the container runtime still runs the containers: deleting the pod object "
         "would leave them running on the node",
+        full_disk_explains=True,
     ),
     Cause(
         OWNER_DEPENDENTS,
@@ -284,6 +298,8 @@ TABLE: tuple[Cause, ...] = (
         shared="finalizer {}",
         names_finalizer=True,
         refusal=PROPOSED,
+        on_namespace=NAMESPACE_FINALIZER,
+        frees_dependents=True,
     ),
     Cause(
         NAMESPACE_CONTROLLER,
@@ -305,6 +321,7 @@ TABLE: tuple[Cause, ...] = (
         "kubernetes is in spec.finalizers and objects (or unlistable types) remain",
         kinds=NAMESPACE,
         refusal="the namespace controller deletes the content by itself once nothing blocks it",
+        names_content=True,
     ),
     Cause(
         NAMESPACE_FINALIZER,
@@ -334,6 +351,7 @@ TABLE: tuple[Cause, ...] = (
         "context only: the deletionTimestamp is still in the future",
         refusal=PROPOSED,
         context=True,
+        not_stuck=True,
     ),
 )
 

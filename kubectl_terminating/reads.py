@@ -119,6 +119,12 @@ def pods_named(view: ClusterView, name: str) -> list[JSON]:
     return _list(view, PODS, None, Selectors(fields=f"metadata.name={escape_field_value(name)}"))
 
 
+def pods_on_node(view: ClusterView, node_name: str) -> list[JSON]:
+    """The pods bound to a node, in any namespace (a hostNetwork Lease holder names its node)."""
+    on_node = Selectors(fields=f"spec.nodeName={escape_field_value(node_name)}")
+    return _list(view, PODS, None, on_node)
+
+
 def node(view: ClusterView, name: str) -> JSON | None:
     return _get(view, NODES, None, name)
 

@@ -26,6 +26,7 @@ MATRIX = frozenset(
         "test_exporter.py",
         "test_not_served.py",
         "test_versions.py",
+        "test_preflight.py",
     }
 )
 

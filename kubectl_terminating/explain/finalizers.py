@@ -8,7 +8,6 @@ backend). Without evidence the answer is "unknown", never a guess.
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -25,6 +24,7 @@ from kubectl_terminating.causes import (
 )
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.knowledge import FinalizerOwner, lookup
+from kubectl_terminating.explain.leader import lease_holder, workload
 from kubectl_terminating.explain.webhooks import ready_endpoints, slices_ready
 from kubectl_terminating.model import (
     FINALIZER_ON,
@@ -321,11 +321,6 @@ def owner_liveness(
 
 # -- may the running owner act? --------------------------------------------------------------
 
-# A Deployment's pod: `<deployment>-<pod-template-hash>-<5 characters>`, both from the
-# alphabet of apimachinery's rand.SafeEncodeString (no vowels: no words).
-POD_OF_DEPLOYMENT = re.compile(
-    r"^(.+?-[bcdfghjklmnpqrstvwxz2456789]{6,10}-[bcdfghjklmnpqrstvwxz2456789]{5})(?:[-_].*)?$"
-)
 # Removing a finalizer is an update or a patch of the object (controllers use either).
 RELEASE_VERBS = ("update", "patch")
 
@@ -340,26 +335,27 @@ class Access:
     account: str = ""
 
 
-def _leader_account(lease: JSON, view: ClusterView) -> tuple[str, str, Evidence] | None:
+def _leader_account(
+    lease: JSON, view: ClusterView, owner: FinalizerOwner | None
+) -> tuple[str, str, Evidence] | None:
     """(namespace, ServiceAccount, how it was found) of the leader that holds the Lease: its
-    pod, found by name in any namespace. client-go's leader election writes `<hostname>_<uuid>`
-    (controller-runtime's default) and a pod's hostname is its name."""
-    holder = text(as_dict(lease.get("spec")).get("holderIdentity"))
-    leader = holder.split("_", 1)[0]
-    if not leader:
+    pod (leader.lease_holder), when exactly one workload's pods can be it."""
+    holder = lease_holder(lease, view, workload(owner.runs_as) if owner else None)
+    if holder is None or not holder.pods:
         return None
-    # the leader's pod may run outside the Lease's namespace (--leader-election-namespace),
-    # and some owners add to the hostname (cert-manager: `<pod>-external-cert-manager-controller`)
-    named = POD_OF_DEPLOYMENT.match(holder)
-    for name in dict.fromkeys((leader, named.group(1) if named else leader)):
-        pods = reads.pods_named(view, name)
-        if pods:
-            pod, where = pods[0], text(meta(pods[0]).get("namespace"))
-            account = text(as_dict(pod.get("spec")).get("serviceAccountName")) or "default"
-            said = f"the leader, pod {where}/{name}, runs as ServiceAccount {where}/{account}"
-            fields = {"serviceAccount": account}
-            return where, account, Evidence(said, object_ref(pod, PODS), fields)
-    return None
+    accounts = {
+        (
+            text(meta(p).get("namespace")),
+            text(as_dict(p.get("spec")).get("serviceAccountName")) or "default",
+        )
+        for p in holder.pods
+    }
+    if len(accounts) != 1:
+        return None  # several hostNetwork pods on its node, of different accounts
+    (where, account), pod = next(iter(accounts)), holder.pods[0]
+    name = text(meta(pod).get("name"))
+    said = f"the leader, pod {where}/{name}, runs as ServiceAccount {where}/{account}"
+    return where, account, Evidence(said, object_ref(pod, PODS), {"serviceAccount": account})
 
 
 def _may_release(view: ClusterView, user: str, groups: tuple[str, ...], held: Held) -> list[str]:
@@ -393,7 +389,7 @@ def owner_access(
         return Access(None)
     try:
         # the first fresh Lease whose leader can be found (several installs may match)
-        found = (_leader_account(lease, view) for lease in liveness.leases)
+        found = (_leader_account(lease, view, owner) for lease in liveness.leases)
         leader = next((account for account in found if account is not None), None)
         if leader is None:
             why = "its leader's pod was not found"

@@ -391,7 +391,7 @@ def condition_blockers_beyond_view(
         unnamed
         and not shown
         and not missing
-        and not any(b.type == CONTENT_REMAINING or _names_finalizer(b.type) for b in found)
+        and not any(cause_of(b.type).names_content or _names_finalizer(b.type) for b in found)
     ):
         blockers.append(_unnamed_blocker(unnamed, ns))
     for named in remaining_finalizers(ns) if listed_finalizers is None else ():

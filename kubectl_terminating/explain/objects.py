@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import FINALIZER, POSSIBLE, UNKNOWN
+from kubectl_terminating.causes import POSSIBLE, UNKNOWN, cause_of
 from kubectl_terminating.explain.common import (
     Facts,
     add_warning,
@@ -133,7 +133,8 @@ def attach_dependents(facts: ObjectFacts) -> None:
     the finalizer blockers the causes found."""
     finding = facts.finding
     skip = {"foregroundDeletion", "orphan"} & set(finding.finalizers)
-    if not facts.detailed or skip or all(b.type != FINALIZER for b in finding.blockers):
+    freed = any(cause_of(b.type).frees_dependents for b in finding.blockers)
+    if not facts.detailed or skip or not freed:
         return
     found, _ = find_dependents(Held(facts.obj, facts.resource, "", 0), facts.view)
     if not found:
@@ -151,7 +152,7 @@ def attach_dependents(facts: ObjectFacts) -> None:
     listed = tuple(found[:MAX_LISTED])
     finding.blockers = [
         replace(b, evidence=(*b.evidence, said, *listed), remedy=(keep, *b.remedy))
-        if b.type == FINALIZER
+        if cause_of(b.type).frees_dependents
         else b
         for b in finding.blockers
     ]

@@ -15,7 +15,15 @@ from functools import cached_property
 
 from kubectl_terminating import reads
 from kubectl_terminating.causes import CERTAIN, HOOKS, LIKELY, TEARDOWN, cause_of
-from kubectl_terminating.explain.common import AGE_UNKNOWN, Facts, as_dict, list_of, meta, text
+from kubectl_terminating.explain.common import (
+    AGE_UNKNOWN,
+    Facts,
+    as_dict,
+    base_finding,
+    list_of,
+    meta,
+    text,
+)
 from kubectl_terminating.model import JSON, Evidence, FailedCheck, Finding, ObjectRef, Remedy
 from kubectl_terminating.reads import NODE_LEASE_NAMESPACE
 from kubectl_terminating.timeutil import human_duration, seconds_since
@@ -26,7 +34,7 @@ from kubectl_terminating.view import ClusterView, ReadFailed
 # renews every 10s, so 40s is four missed renewals. A longer leaseDurationSeconds wins.
 NODE_LEASE_GRACE_SECONDS = 40
 CONTAINER_STATES = ("running", "terminated", "waiting")
-# what a pasted pod without spec or status leaves unknown (pods.partial_pod)
+# what a pasted pod without spec or status leaves unknown (pod_finding)
 NODE_UNKNOWN = "node, volumes and hooks unknown: the file has no spec"
 SPEC_UNKNOWN = "volumes and hooks unknown: the file has no spec (node from its events)"
 CONTAINERS_UNKNOWN = "container states unknown: the file has no status"
@@ -396,15 +404,58 @@ def node_check(view: ClusterView, name: str) -> tuple[NodeCheck, tuple[str, ...]
 # -- the reads the explainers share ------------------------------------------------------------
 
 
+def kubelet_host(pod: JSON, view: ClusterView) -> str | None:
+    """The node whose kubelet wrote the pod's events (source.host): where a pasted pod without
+    spec ran. None when the events are not there or name more than one node."""
+    uid, namespace = text(meta(pod).get("uid")), text(meta(pod).get("namespace"))
+    try:
+        events = reads.events_for(view, namespace, uid) if uid else []
+    except ReadFailed:
+        return None
+    hosts = {
+        text(as_dict(as_dict(e).get("source")).get("host"))
+        for e in events
+        if text(as_dict(as_dict(e).get("source")).get("component")) == "kubelet"
+    } - {""}
+    return hosts.pop() if len(hosts) == 1 else None
+
+
+def status_known(pod: JSON) -> bool:
+    """Whether the pod's container states can be read. A whole pod without status is a partial
+    copy; a pod of a down node the finder read as metadata plus spec.nodeName (find.py) has no
+    status on purpose: its node, not its containers, is what holds it."""
+    spec = spec_of(pod)
+    return isinstance(pod.get("status"), dict) or "containers" not in spec
+
+
+def pod_finding(pod: JSON, view: ClusterView) -> Finding:
+    """The finding the pod causes start from: node, phase and containers from the pod; a pod
+    read from the API always has spec and status, so without them the file is a partial copy:
+    say what that hides, and take the node from the kubelet's events when they name it."""
+    finding = base_finding(pod, view, "Pod", "v1")
+    finding.node = text(spec_of(pod).get("nodeName")) or None
+    finding.phase = text(status_of(pod).get("phase")) or None
+    finding.containers = container_states(pod)
+    if not isinstance(pod.get("spec"), dict):
+        finding.node = kubelet_host(pod, view)
+        finding.unknowns.append(SPEC_UNKNOWN if finding.node else NODE_UNKNOWN)
+    if not status_known(pod):
+        finding.unknowns.append(CONTAINERS_UNKNOWN)
+    return finding
+
+
 class PodFacts(Facts):
     """The pod and the reads several pod causes share, made once and only when needed.
 
     A shared read that fails becomes a warning on the finding and an "unknown" answer, so one
-    missing permission costs one piece of evidence, not every check after it.
+    missing permission costs one piece of evidence, not every check after it. The one way to
+    build them: the finding comes from the pod (pod_finding), so node, phase and containers are
+    there wherever facts are made (explain_pod, preflight, a test).
     """
 
-    def __init__(self, pod: JSON, view: ClusterView, finding: Finding) -> None:
-        super().__init__(pod, view, finding)
+    def __init__(self, pod: JSON, view: ClusterView) -> None:
+        pod = as_dict(pod)
+        super().__init__(pod, view, pod_finding(pod, view))
 
     @property
     def pod(self) -> JSON:

@@ -100,7 +100,7 @@ def _has_out_of_service_taint(node: JSON | None) -> bool:
 
 def _node_not_ready(facts: PodFacts, problem: NodeProblem) -> Blocker:
     name = facts.node_name
-    evidence = [problem.evidence]
+    evidence = [problem.evidence, *problem.more]
     remedies = [
         Remedy(
             "check the node and its recent events", f"kubectl describe node {shlex.quote(name)}"
@@ -132,7 +132,14 @@ def _node_not_ready(facts: PodFacts, problem: NodeProblem) -> Blocker:
             "keep running and a replacement pod would run beside them"
         )
     )
-    return Blocker(NODE_NOT_READY, problem.summary, tuple(evidence), tuple(remedies))
+    return Blocker(
+        NODE_NOT_READY,
+        problem.summary,
+        tuple(evidence),
+        tuple(remedies),
+        confidence=problem.confidence,
+        basis=problem.basis,
+    )
 
 
 # The kubelet's events when it cannot reach the runtime to kill the pod's containers.

@@ -66,3 +66,60 @@ def test_the_kubelets_final_status_puts_the_hang_at_the_volumes(tmp_path: Path) 
     assert (main(richer)["type"], main(richer)["confidence"]) == ("volumes-not-reclaimed", "likely")
     thin = main(explained("pod-teardown-step-unknown"))
     assert (thin["type"], thin["confidence"]) == ("teardown-unfinished", "possible")
+
+
+# -- 2. a partial Node does not hide the pod's own word ----------------------------------------
+
+
+def test_a_pod_marked_node_lost_on_a_node_without_status_is_node_not_ready() -> None:
+    """The node controller marked the pod NodeLost and its node NotReady (an event); the Node
+    was pasted without status. Each witness says the node is down: likely, both named."""
+    item = explained("pod-node-lost")
+    blocker = main(item)
+    assert blocker["type"] == "node-not-ready"
+    assert blocker["confidence"] == "likely"
+    said = json.dumps(blocker["evidence"])
+    assert "NodeLost" in said and "NodeNotReady" in said
+    assert "NodeLost" in blocker["confidenceBasis"]
+    assert not any("health of node" in u for u in item.get("unknowns", []))
+
+
+def test_node_witnesses_combine_and_thin_out(tmp_path: Path) -> None:
+    """A stale Lease (the kubelet stopped) makes it certain; the pod's NodeLost alone, or the
+    node controller's taint alone, likely; none of them: unknown, no node-not-ready."""
+    data = fixture("pod-node-lost")
+    data["items"].append(
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "worker-12", "namespace": "kube-node-lease"},
+            "spec": {
+                "holderIdentity": "worker-12",
+                "leaseDurationSeconds": 40,
+                "renewTime": "2026-03-05T11:14:20.000000Z",
+            },
+        }
+    )
+    (stale,) = items_of(data, tmp_path)
+    assert (main(stale)["type"], main(stale)["confidence"]) == ("node-not-ready", "certain")
+
+    data = fixture("pod-node-lost")
+    data["items"] = [o for o in data["items"] if o["kind"] != "Event"]
+    (lost_only,) = items_of(data, tmp_path)
+    assert (main(lost_only)["type"], main(lost_only)["confidence"]) == ("node-not-ready", "likely")
+    assert main(lost_only)["summary"] == "node worker-12 unresponsive (the pod is marked NodeLost)"
+
+    of_kind(data, "Pod")["status"].pop("reason")
+    of_kind(data, "Node")["spec"] = {
+        "taints": [{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}]
+    }
+    (tainted,) = items_of(data, tmp_path)
+    assert (main(tainted)["type"], main(tainted)["confidence"]) == ("node-not-ready", "likely")
+
+    of_kind(data, "Node").pop("spec")
+    (silent,) = items_of(data, tmp_path)
+    assert all(b["type"] != "node-not-ready" for b in silent["blockers"])
+    assert (
+        "health of node worker-12 unknown: the file has the Node without status"
+        in (silent["unknowns"])
+    )

@@ -565,10 +565,11 @@ class PodFacts(Facts):
         """Past the deadline, the kubelet's work not done, and no known node problem."""
         return self.kubelet_pending and self.past_deadline and not self.node.unhealthy
 
-    def reached(self, step: str) -> bool:
+    def reached(self, step: str, seen: bool = False) -> bool:
         """The kubelet's teardown has got to step (causes.TEARDOWN): it is alive and overdue,
         and no cause so far explains an earlier step; from the network on, every container is
-        known to be down (killPod stops them first)."""
+        known to be down (killPod stops them first). `seen`: the kubelet's own event puts it
+        there, which a pasted pod without its container states does not contradict."""
         if not self.kubelet_overdue:
             return False
         earlier = TEARDOWN[: TEARDOWN.index(step)]
@@ -576,8 +577,8 @@ class PodFacts(Facts):
             return False
         if TEARDOWN.index(step) <= TEARDOWN.index(HOOKS):
             return True
-        return (
-            not running_containers(self.finding) and CONTAINERS_UNKNOWN not in self.finding.unknowns
+        return not running_containers(self.finding) and (
+            seen or CONTAINERS_UNKNOWN not in self.finding.unknowns
         )
 
     @property

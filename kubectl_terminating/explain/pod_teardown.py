@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from kubectl_terminating.causes import POSSIBLE, TEARDOWN_UNFINISHED
 from kubectl_terminating.explain.common import text
-from kubectl_terminating.explain.pod_facts import PodFacts, spec_of
+from kubectl_terminating.explain.pod_facts import PodFacts, event_evidence, newest_event, spec_of
 from kubectl_terminating.model import Blocker, Evidence, Remedy
 
 # How the headline ends (pod_generation rewords it when the kubelet has not even seen the
@@ -87,7 +87,12 @@ def teardown_blocker(
     basis = "containers down; no event, volume or claim says which teardown step"
     handler = runtime_class(facts)
     hint = ""
-    if handler:
+    killed = newest_event(facts.events, ("FailedKillPod",))
+    if killed is not None:  # the kubelet's word on the sandbox (or a container) kill
+        hint = " (the kubelet's FailedKillPod points at the sandbox)"
+        basis = "containers down; the kubelet's FailedKillPod points at the sandbox step"
+        evidence.append(event_evidence(killed))
+    elif handler:
         hint = f" (runtime class {handler}: the sandbox step first)"
         basis = f"containers down; runtimeClassName {handler} hints at the sandbox step"
         evidence.append(

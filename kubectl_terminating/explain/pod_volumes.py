@@ -3,6 +3,7 @@ followed PVC -> PV -> CSI driver -> node -> VolumeAttachment to find what holds 
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass, field
 
@@ -48,11 +49,19 @@ from kubectl_terminating.view import ReadFailed
 # kubelet event reasons (pkg/kubelet/events) about volume set-up and teardown; some drivers and
 # older releases spell the unmount one "FailedUnmount".
 VOLUME_EVENT_REASONS = frozenset(
-    {"FailedUnMount", "FailedUnmount", "FailedDetachVolume", "FailedMount", "FailedUnmapDevice"}
+    {
+        "FailedUnMount",
+        "FailedUnmount",
+        "FailedDetachVolume",
+        "FailedMount",
+        "FailedUnmapDevice",
+        "FailedAttachVolume",  # the attach/detach controller's, on the pod it attaches for
+    }
 )
 KUBELET_VOLUMES_LOG = "Pod is terminated, but some volumes have not been cleaned up"
-# of those, the ones that say a teardown fails (FailedMount is about the set-up)
-TEARDOWN_EVENT_REASONS = VOLUME_EVENT_REASONS - {"FailedMount"}
+# of those, the ones about the set-up: the pod's volumes were never all in place
+SETUP_EVENT_REASONS = frozenset({"FailedMount", "FailedAttachVolume"})
+TEARDOWN_EVENT_REASONS = VOLUME_EVENT_REASONS - SETUP_EVENT_REASONS
 
 
 # -- volumes not reclaimed ---------------------------------------------------------------------
@@ -483,7 +492,9 @@ def _reclaim_blocker(
         what = f"volume {in_use[0]}" if len(in_use) == 1 else f"{len(in_use)} volumes"
         summary = f"{done}; {what} still in use on {facts.node_name}"
     elif events:
-        summary = f"{done}; volume teardown failing ({text(events[0].get('reason'))})"
+        reason = text(events[0].get("reason"))
+        step = "set-up" if reason in SETUP_EVENT_REASONS else "teardown"
+        summary = f"{done}; volume {step} failing ({reason})"
     elif facts.node.unreadable:
         # nothing seen of the node: do not claim what its kubelet is doing
         named = f"; {to_tear_down(facts, traces)} to tear down" if traces else ""
@@ -521,6 +532,8 @@ def _reclaim_confidence(facts: PodFacts, events: list[JSON], in_use: list[str]) 
         return CERTAIN, f"the kubelet's {text(failing[0].get('reason'))} event"
     if in_use:
         return LIKELY, "the node's status.volumesInUse still lists the pod's volume"
+    if any(text(e.get("reason")) == "FailedAttachVolume" for e in events[:1]):
+        return POSSIBLE, "the attach/detach controller's FailedAttachVolume (a set-up)"
     if events:
         return LIKELY, f"the kubelet's {text(events[0].get('reason'))} event (not a teardown)"
     if facts.node.unreadable:
@@ -566,6 +579,42 @@ def _driver_blockers(
     return list(blockers.values())
 
 
+# The kubelet's unmount error once the driver's node plugin is gone (csi_plugin.go, v1.36):
+# `Unmounter.TearDownAt failed to get CSI client: driver name X not found in the list of
+# registered CSI drivers`, in its FailedUnMount event where it writes one.
+_CSI_NOT_REGISTERED = re.compile(r"driver name ([\w./-]+) not found in the list of registered CSI")
+
+
+def _event_driver_blockers(
+    facts: PodFacts, traces: list[VolumeTrace], remedies: tuple[Remedy, ...]
+) -> list[Blocker]:
+    """A driver the kubelet's event names as unregistered that no traced volume showed (the
+    PVC, PV or CSINode not in view): the event alone names the type and the driver."""
+    traced = {t.driver for t in traces if t.driver_problem is not None}
+    blockers: dict[str, Blocker] = {}
+    for event in _volume_events(facts):
+        found = _CSI_NOT_REGISTERED.search(text(event.get("message")))
+        driver = found.group(1) if found else ""
+        if not driver or driver in traced or driver in blockers:
+            continue
+        said = event_evidence(event)
+        restore = Remedy(
+            f"restore CSI driver {driver} (its node plugin must run on {facts.node_name}); the "
+            "kubelet then finishes the unmount itself",
+            pods_on_node(facts.node_name),
+        )
+        blockers[driver] = Blocker(
+            CSI_DRIVER_MISSING,
+            f"CSI driver {driver} not registered on {facts.node_name}",
+            (Evidence(said.message, said.object, said.fields, about=Subject("CSIDriver", driver)),),
+            unique_remedies([restore, *remedies]),
+            confidence=CERTAIN,
+            basis=f"the kubelet's {text(event.get('reason'))} event: driver name {driver} not "
+            "found in the list of registered CSI drivers",
+        )
+    return list(blockers.values())
+
+
 def _attachment_blockers(
     facts: PodFacts, traces: list[VolumeTrace], remedies: tuple[Remedy, ...]
 ) -> list[Blocker]:
@@ -599,7 +648,11 @@ def explain_volumes(facts: PodFacts) -> list[Blocker]:
     # containers (PodFacts.reached). "Volume teardown pending" is the catch-all of its later
     # steps: left out when a cause explains an earlier one (the network, a DRA claim) and no
     # volume shows a problem of its own.
-    if not facts.reached(NETWORK):
+    if not facts.kubelet_overdue:
+        return []  # the events are read only where the kubelet is the one to act
+    # the kubelet's teardown event puts it past the containers, whatever the paste hides
+    seen = any(text(e.get("reason")) in TEARDOWN_EVENT_REASONS for e in _volume_events(facts))
+    if not facts.reached(NETWORK, seen):
         return []
     traces = [
         trace_volume(facts, as_dict(v))
@@ -607,9 +660,10 @@ def explain_volumes(facts: PodFacts) -> list[Blocker]:
         if _claim_of(as_dict(v), facts.name) or as_dict(as_dict(v).get("csi")).get("driver")
     ]
     remedies = volume_remedies(facts, traces)
-    pending = facts.reached(VOLUMES) or _volume_facts(facts, traces)
+    pending = facts.reached(VOLUMES, seen) or _volume_facts(facts, traces)
     return [
         *([_reclaim_blocker(facts, traces, remedies)] if pending else []),
         *_driver_blockers(facts, traces, remedies),
+        *_event_driver_blockers(facts, traces, remedies),
         *_attachment_blockers(facts, traces, remedies),
     ]

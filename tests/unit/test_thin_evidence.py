@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.unit.builders import run_captured
 from tests.unit.test_related_objects import RELATED, explained, main
 
@@ -123,3 +125,86 @@ def test_node_witnesses_combine_and_thin_out(tmp_path: Path) -> None:
         "health of node worker-12 unknown: the file has the Node without status"
         in (silent["unknowns"])
     )
+
+
+# -- 3. an event that names its blocker is enough ----------------------------------------------
+
+DRA_MISSING = (
+    "Failed to prepare dynamic resources: prepare dynamic resources: failed to get gRPC client "
+    "for driver gpu.nvidia.com: plugin name gpu.nvidia.com not found in the list of registered "
+    "DRA plugins"
+)
+
+
+def test_a_dra_event_alone_names_the_type_and_the_driver(tmp_path: Path) -> None:
+    """Pod without spec, no ResourceClaim in the file: the kubelet's event names the driver
+    (likely: said when preparing; the unprepare goes through the same client, with no event).
+    Thinned to an event that names no driver: possible."""
+    blocker = main(explained("pod-dra-event-only"))
+    assert blocker["type"] == "resource-claim"
+    assert blocker["summary"] == (
+        "DRA driver gpu.nvidia.com not registered on gpu-node-4: the pod's claims cannot be "
+        "unprepared"
+    )
+    assert blocker["confidence"] == "likely"
+    data = fixture("pod-dra-event-only")
+    of_kind(data, "Event")["message"] = (
+        "Failed to prepare dynamic resources: prepare dynamic resources: NodePrepareResources "
+        "failed: rpc error: code = DeadlineExceeded desc = context deadline exceeded"
+    )
+    (thin,) = items_of(data, tmp_path)
+    assert (main(thin)["type"], main(thin)["confidence"]) == ("resource-claim", "possible")
+
+
+CSI_MISSING = (
+    'UnmountVolume.TearDown failed for volume "data" (UniqueName: '
+    '"kubernetes.io/csi/ebs.csi.aws.com^vol-0abc") pod "3e8d1f2a-6b7c-4d9e-8f01-2a3b4c5d6e7f" '
+    '(UID: "3e8d1f2a-6b7c-4d9e-8f01-2a3b4c5d6e7f") : kubernetes.io/csi: Unmounter.TearDownAt '
+    "failed to get CSI client: driver name ebs.csi.aws.com not found in the list of registered "
+    "CSI drivers"
+)
+CNI_DEL = (
+    'error killing pod: failed to "KillPodSandbox" for "3e8d1f2a-6b7c-4d9e-8f01-2a3b4c5d6e7f" '
+    'with KillPodSandboxError: "rpc error: code = Unknown desc = failed to destroy network for '
+    'sandbox \\"3bb4\\": plugin type=\\"calico\\" failed (delete): connection is unauthorized"'
+)
+KILL_TIMEOUT = (
+    'error killing pod: failed to "KillPodSandbox" for "3e8d1f2a-6b7c-4d9e-8f01-2a3b4c5d6e7f" '
+    'with KillPodSandboxError: "rpc error: code = DeadlineExceeded desc = context deadline '
+    'exceeded"'
+)
+
+
+@pytest.mark.parametrize(
+    ("reason", "message", "expected"),
+    [
+        ("FailedPrepareDynamicResources", DRA_MISSING, ("resource-claim", "gpu.nvidia.com")),
+        ("FailedUnMount", CSI_MISSING, ("csi-driver-missing", "ebs.csi.aws.com")),
+        ("FailedKillPod", CNI_DEL, ("network-teardown", "calico")),
+        ("FailedKillPod", KILL_TIMEOUT, ("runtime-unavailable", "DeadlineExceeded")),
+        (
+            "FailedDetachVolume",
+            'DetachVolume.Detach failed for volume "pvc-1f2e" : rpc error: code = Internal',
+            ("volumes-not-reclaimed", "FailedDetachVolume"),
+        ),
+        (
+            "FailedAttachVolume",
+            'AttachVolume.Attach failed for volume "pvc-1f2e" : rpc error: code = Internal',
+            ("volumes-not-reclaimed", "FailedAttachVolume"),
+        ),
+    ],
+    ids=["dra", "csi", "cni", "runtime", "detach", "attach"],
+)
+def test_each_event_that_names_its_blocker_maps_to_its_type_on_a_thin_paste(
+    tmp_path: Path, reason: str, message: str, expected: tuple[str, str]
+) -> None:
+    """Only the pod's metadata and one event (as `kubectl describe` shows it): the event names
+    the type, and the summary or evidence the thing it names."""
+    data = fixture("pod-dra-event-only")
+    of_kind(data, "Pod").pop("status")
+    event = of_kind(data, "Event")
+    event.update(reason=reason, message=message)
+    (item,) = items_of(data, tmp_path)
+    kind, named = expected
+    assert main(item)["type"] == kind, [(b["type"], b["summary"]) for b in item["blockers"]]
+    assert named in json.dumps(main(item))

@@ -295,8 +295,10 @@ def node_status_unknown(node: JSON) -> str:
 
 
 # The node controller's taints of a node whose Ready condition is Unknown or False
-# (pkg/controller/nodelifecycle: NoSchedule at once, NoExecute for eviction).
-NODE_DOWN_TAINTS = ("node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready")
+# (pkg/controller/nodelifecycle: NoSchedule at once, NoExecute for eviction). Not
+# not-ready:NoSchedule alone: the kubelet registers a new node with it, and only the node
+# controller takes it off (a node of a cluster without that controller keeps it while Ready).
+UNREACHABLE, NOT_READY = "node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"
 # The node controller's reason on the pods of a node it found unresponsive (SetPodTerminationReason:
 # "Node %v which was running pod %v is unresponsive").
 NODE_LOST = "NodeLost"
@@ -306,8 +308,9 @@ def taint_problem(name: str, node: JSON | None) -> NodeProblem | None:
     """The node controller's own taint that the node is unreachable or not ready."""
     keys = [
         text(as_dict(t).get("key"))
-        for t in list_of(spec_of(node or {}).get("taints"))
-        if as_dict(t).get("key") in NODE_DOWN_TAINTS
+        for t in map(as_dict, list_of(spec_of(node or {}).get("taints")))
+        if t.get("key") == UNREACHABLE
+        or (t.get("key") == NOT_READY and t.get("effect") == "NoExecute")
     ]
     if not keys:
         return None

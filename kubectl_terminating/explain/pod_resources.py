@@ -99,6 +99,9 @@ def _blocker(facts: PodFacts, claim: JSON, driver: str) -> Blocker:
                 "still prepared there, and the claim is freed for another pod"
             ),
         ),
+        # from the claim's and the slices' state: no kubelet word names the unprepare
+        confidence=LIKELY,
+        basis=f"claim reserved for the pod, no ResourceSlice of {driver} on the node",
     )
 
 

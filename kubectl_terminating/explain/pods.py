@@ -8,7 +8,13 @@ import shlex
 from collections.abc import Callable
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import NAMESPACE_TERMINATING, TABLE, UNKNOWN
+from kubectl_terminating.causes import (
+    CERTAIN,
+    NAMESPACE_TERMINATING,
+    POSSIBLE,
+    TABLE,
+    UNKNOWN,
+)
 from kubectl_terminating.explain.common import (
     as_dict,
     base_finding,
@@ -85,6 +91,8 @@ def explain_namespace(facts: PodFacts) -> list[Blocker]:
                     f"kubectl terminating ns {shlex.quote(name)} --explain",
                 ),
             ),
+            confidence=CERTAIN,
+            basis=f"Namespace {name} is Terminating",
         )
     ]
 
@@ -141,6 +149,8 @@ def unknown_blocker(facts: PodFacts) -> Blocker:
             ),
             facts.kubelet_log(),
         ),
+        confidence=POSSIBLE,
+        basis="no cause found in what could be read",
     )
 
 

@@ -140,12 +140,15 @@ def still_there(ns: JSON) -> list[Named]:
 def unnamed_remaining(ns: JSON) -> list[JSON]:
     """Current "remaining" conditions whose message names no type and no finalizer (a message
     cut short in a paste, or an odd release): content is left all the same."""
-    named = {id(n.condition) for n in (*remaining_types(ns), *remaining_finalizers(ns))}
+    named = {
+        (text(n.condition.get("type")), text(n.condition.get("message")))
+        for n in (*remaining_types(ns), *remaining_finalizers(ns))
+    }
     return [
         c
         for kind in (CONTENT_REMAINING_CONDITION, FINALIZERS_REMAINING_CONDITION)
         for c in _current(ns, kind)
-        if id(c) not in named
+        if (text(c.get("type")), text(c.get("message"))) not in named
     ]
 
 
@@ -264,8 +267,10 @@ def _finalizer_blocker(named: Named, ns: JSON, view: ClusterView) -> Blocker:
                 f"kubectl terminating all -n {shlex.quote(name)} --explain",
             ),
         ),
-        confidence=CERTAIN,
-        basis="the namespace controller's condition names the finalizer",
+        # a cut message: the last name is as pasted, and may be cut too
+        confidence=LIKELY if named.cut else CERTAIN,
+        basis="the namespace controller's condition names the finalizer"
+        + ("; its message is cut after it" if named.cut else ""),
     )
 
 
@@ -320,8 +325,9 @@ def _content_blocker(
                 f"kubectl terminating all -n {quoted} --explain",
             ),
         ),
-        confidence=CERTAIN,
-        basis="the namespace controller's condition names the types left",
+        confidence=LIKELY if any(n.cut for n in missing) else CERTAIN,
+        basis="the namespace controller's condition names the types left"
+        + ("; its message is cut" if any(n.cut for n in missing) else ""),
     )
 
 

@@ -64,6 +64,24 @@ def test_the_kubelets_final_status_puts_the_hang_at_the_volumes(tmp_path: Path) 
     pod = of_kind(data, "Pod")
     pod["metadata"]["generation"] = 2
     pod["status"].update(phase="Failed", observedGeneration=2)
+    data["items"].append(  # the pod's events read: none says another step
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "sandbox-runner.1", "namespace": "agents"},
+            "involvedObject": {
+                "kind": "Pod",
+                "name": pod["metadata"]["name"],
+                "namespace": "agents",
+                "uid": pod["metadata"]["uid"],
+            },
+            "reason": "Killing",
+            "message": "Stopping container runner",
+            "source": {"component": "kubelet", "host": "gvisor-pool-3"},
+            "type": "Normal",
+            "lastTimestamp": "2026-03-04T09:40:01Z",
+        }
+    )
     (richer,) = items_of(data, tmp_path)
     assert (main(richer)["type"], main(richer)["confidence"]) == ("volumes-not-reclaimed", "likely")
     thin = main(explained("pod-teardown-step-unknown"))
@@ -208,3 +226,107 @@ def test_each_event_that_names_its_blocker_maps_to_its_type_on_a_thin_paste(
     kind, named = expected
     assert main(item)["type"] == kind, [(b["type"], b["summary"]) for b in item["blockers"]]
     assert named in json.dumps(main(item))
+
+
+# -- 4. a cut message still names what it carried ---------------------------------------------
+
+
+def ns_items(data: JSON, tmp_path: Path) -> JSON:
+    (item,) = items_of(data, tmp_path, "namespaces")
+    return item
+
+
+def test_cut_namespace_conditions_still_name_the_finalizer_and_the_types() -> None:
+    """Both conditions cut in the paste: `...remaining: kfdef-finalizer.kfdef.apps.kubeflow.org`
+    (before ` in N resource instances`) and `..., pods. has 2 res`: the finalizer and both
+    types are named, said as cut, likely."""
+    item = explained("namespace-conditions-cut", "namespaces")
+    blockers = {b["type"]: b for b in item["blockers"]}
+    finalizer = blockers["finalizer"]
+    assert finalizer["summary"].startswith(
+        "finalizer kfdef-finalizer.kfdef.apps.kubeflow.org on objects"
+    )
+    assert finalizer["confidence"] == "likely"
+    assert "cut" in finalizer["confidenceBasis"]
+    content = blockers["content-remaining"]
+    assert content["summary"].startswith("3 objects left (per the controller)")
+    said = json.dumps(content["evidence"])
+    assert "kfdefs.kfdef.apps.kubeflow.org" in said and "pods: the controller's count" in said
+    assert content["confidence"] == "likely"
+
+
+def test_a_finalizers_message_cut_before_its_count_is_not_content_of_no_type(
+    tmp_path: Path,
+) -> None:
+    """The issue's paste: only the finalizers condition, cut before ` in N resource
+    instances`. Whole, the same message is certain; cut, likely."""
+    data = fixture("namespace-conditions-cut")
+    data["status"]["conditions"] = [
+        c for c in data["status"]["conditions"] if c["type"] != "NamespaceContentRemaining"
+    ]
+    cut = ns_items(data, tmp_path)
+    assert "names no type" not in json.dumps(cut["blockers"])
+    assert (main(cut)["type"], main(cut)["confidence"]) == ("finalizer", "likely")
+    said = data["status"]["conditions"][-1]
+    said["message"] += " in 1 resource instances"
+    whole = ns_items(data, tmp_path)
+    assert (main(whole)["type"], main(whole)["confidence"]) == ("finalizer", "certain")
+    assert main(whole)["summary"].startswith(
+        "finalizer kfdef-finalizer.kfdef.apps.kubeflow.org on 1 object"
+    )
+
+
+@pytest.mark.parametrize(
+    ("tail", "left"),
+    [
+        ("pods. has 2 resource instances", "3 objects"),
+        ("pods. has 2 res", "3 objects"),
+        ("pods. has", "at least 2 objects"),
+        ("pods.", "at least 2 objects"),
+    ],
+)
+def test_a_resources_message_cut_anywhere_keeps_its_names(
+    tmp_path: Path, tail: str, left: str
+) -> None:
+    data = fixture("namespace-conditions-cut")
+    data["status"]["conditions"] = [
+        c for c in data["status"]["conditions"] if c["type"] != "NamespaceFinalizersRemaining"
+    ]
+    data["status"]["conditions"][-1]["message"] = (
+        "Some resources are remaining: kfdefs.kfdef.apps.kubeflow.org has 1 resource "
+        f"instances, {tail}"
+    )
+    item = ns_items(data, tmp_path)
+    assert main(item)["type"] == "content-remaining"
+    assert main(item)["summary"].startswith(f"{left} left (per the controller)")
+    notes = [e["message"] for e in main(item)["evidence"]]
+    assert "pods: the controller's count; this view could not list the type" in notes
+
+
+# -- 5. a chain without specs: the claim's terminating pod holds the rest -----------------------
+
+
+def test_a_claim_held_by_a_pod_pasted_without_spec_names_the_pod() -> None:
+    """Only metadata and conditions: a claim with pvc-protection and one terminating pod. The
+    protection controller waits for the pods that use the claim; the pod is what holds the
+    rest, likely (its spec, the claim it uses, not in view)."""
+    item = explained("namespace-claim-held-by-pod-metadata-only", "namespaces")
+    blocker = main(item)
+    assert blocker["type"] == "protection-in-use"
+    assert blocker["summary"] == "pvc-protection: claim in use by pod warehouse-loader-0"
+    assert blocker["confidence"] == "likely"
+    assert blocker["remedy"][0]["command"] == (
+        "kubectl terminating pods -n analytics warehouse-loader-0 --explain"
+    )
+
+
+def test_a_pod_without_spec_that_is_not_terminating_is_only_possibly_the_holder(
+    tmp_path: Path,
+) -> None:
+    data = fixture("namespace-claim-held-by-pod-metadata-only")
+    pod = of_kind(data, "Pod")
+    del pod["metadata"]["deletionTimestamp"], pod["metadata"]["deletionGracePeriodSeconds"]
+    claim = next(i for i in items_of(data, tmp_path, "all") if i["kind"] == "PersistentVolumeClaim")
+    assert main(claim)["type"] == "finalizer"
+    assert main(claim)["confidence"] == "possible"
+    assert "whether they use the claim is unknown" in json.dumps(main(claim))

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from kubectl_terminating.causes import POSSIBLE, TEARDOWN_UNFINISHED
 from kubectl_terminating.explain.common import text
 from kubectl_terminating.explain.pod_facts import PodFacts, event_evidence, newest_event, spec_of
+from kubectl_terminating.explain.pod_node import evicting_taints, taint_evidence, untaint
 from kubectl_terminating.model import Blocker, Evidence, Remedy
 
 # How the headline ends (pod_generation rewords it when the kubelet has not even seen the
@@ -23,6 +24,9 @@ STEP_UNKNOWN = "kubelet's teardown unfinished, which step is unknown"
 # The steps left when the kubelet has not written its final status yet (PodFacts.final_status).
 BEFORE_STATUS_STEPS = "the sandbox or the DRA claims: its final status is not written yet"
 ALL_STEPS = "the sandbox, the DRA claims, the final status or the volumes"
+# what an evicting taint takes from the node's teardown (pod_node.evicting_taints)
+EVICTED_AGENTS = "the CSI node plugins, CNI agents and DRA plugins"
+EVICTED = f"among them {EVICTED_AGENTS} the teardown needs, unless they tolerate it"
 
 # What the kubelet (v1.36) logs for the pod on each retry, by step: SyncTerminatingPod's
 # `error killing terminating pod` (the runtime's StopPodSandbox or a container), the DRA
@@ -103,12 +107,18 @@ def teardown_blocker(
                 {"runtimeClassName": handler},
             )
         )
+    taints = evicting_taints(facts.node.node)
+    if taints:  # what the teardown needs on the node may be evicted with the workloads
+        evidence.append(taint_evidence(facts.node_name, taints, EVICTED))
     unchecked = f"; node {facts.node_name} not checked ({facts.node.unreadable})"
     return Blocker(
         TEARDOWN_UNFINISHED,
         f"{done}{unchecked if facts.node.unreadable else ''}; {STEP_UNKNOWN}{hint}",
         tuple(evidence),
-        _remedies(facts),
+        (
+            *_remedies(facts),
+            *([untaint(facts.node_name, taints, EVICTED_AGENTS)] if taints else []),
+        ),
         unchecked=facts.events_unread,
         confidence=POSSIBLE,
         basis=basis,

@@ -83,6 +83,9 @@ class VolumeTrace:
     in_use: bool = False
     registered: bool | None = None  # on the node's CSINode (None: not checked)
     taints: list[JSON] = field(default_factory=list)  # evicting the driver's node plugin
+    multi_attach: bool = False  # a replacement pod's Multi-Attach event names its PV
+    # the attachment was found on the node, not through the claim (its PVC or PV not in view)
+    guessed: bool = False
 
     @property
     def unique_name(self) -> str:
@@ -267,11 +270,42 @@ def _check_taint(trace: VolumeTrace, facts: PodFacts) -> None:
     trace.taints = taints
     if trace.pv:
         waiting = reads.events_with_reason(facts.view, facts.namespace, "FailedAttachVolume")
-        trace.evidence += [
+        said_attached = [
             event_evidence(e)
             for e in waiting
             if MULTI_ATTACH in text(e.get("message")) and f'"{trace.pv}"' in text(e.get("message"))
         ][:2]
+        trace.evidence += said_attached
+        trace.multi_attach = bool(said_attached)
+
+
+def _attachment_on_node(trace: VolumeTrace, facts: PodFacts) -> None:
+    """A claim whose PVC or PV is not in view, on a node with an evicting taint: the node's
+    VolumeAttachments of one CSI driver are the pod's volume's, possibly (the taint may have
+    evicted that driver's node plugin). Several drivers there: none is guessed."""
+    if not trace.claim or trace.pv or trace.driver or not evicting_taints(facts.node.node):
+        return
+    on_node = [
+        a
+        for a in map(as_dict, reads.volume_attachments(facts.view))
+        if spec_of(a).get("nodeName") == facts.node_name and status_of(a).get("attached")
+    ]
+    drivers = {text(spec_of(a).get("attacher")) for a in on_node} - {""}
+    if len(drivers) != 1:
+        return
+    trace.driver, trace.guessed = drivers.pop(), True
+    pvs = ", ".join(
+        sorted(text(as_dict(spec_of(a).get("source")).get("persistentVolumeName")) for a in on_node)
+    )
+    first = text(meta(on_node[0]).get("name"))
+    trace.evidence.append(
+        Evidence(
+            f"VolumeAttachments of CSI driver {trace.driver} attach {pvs} to {facts.node_name}; "
+            f"claim {trace.claim}'s volume is not in view, so which one is the pod's is not known",
+            ObjectRef("VolumeAttachment", first, None, "storage.k8s.io/v1"),
+            {"driver": trace.driver, "claim": trace.claim, "persistentVolumes": pvs},
+        )
+    )
 
 
 def trace_volume(facts: PodFacts, volume: JSON) -> VolumeTrace:
@@ -287,7 +321,15 @@ def trace_volume(facts: PodFacts, volume: JSON) -> VolumeTrace:
                 {"volume": name, "driver": inline},
             )
         )
-    for step in (_follow_claim, _check_attachment, _check_driver, _check_in_use, _check_taint):
+    steps = (
+        _follow_claim,
+        _check_attachment,
+        _attachment_on_node,
+        _check_driver,
+        _check_in_use,
+        _check_taint,
+    )
+    for step in steps:
         try:
             step(trace, facts)
         except ReadFailed as failed:
@@ -448,6 +490,15 @@ def _exited_evidence(facts: PodFacts) -> Evidence:
     )
 
 
+def _taint_word(facts: PodFacts, traces: list[VolumeTrace]) -> list[Evidence]:
+    """The node's evicting taint, where no traced driver already says it: the drivers the
+    volumes need may have been evicted with the workloads."""
+    taints = evicting_taints(facts.node.node)
+    if not taints or any(t.taints for t in traces):
+        return []
+    return [taint_evidence(facts.node_name, taints, "the CSI node plugins the unmount needs")]
+
+
 def _block_devices(pod: JSON) -> set[str]:
     """The volumes the pod's containers use as raw block devices (volumeDevices)."""
     spec = spec_of(pod)
@@ -511,6 +562,7 @@ def _reclaim_blocker(
         *(e for t in traces for e in t.evidence),
         *(event_evidence(e) for e in events[:3]),
         *([] if in_use or events else _url_webhooks(facts)),
+        *_taint_word(facts, traces),
     ]
     confidence, basis = _reclaim_confidence(facts, events, in_use)
     return Blocker(
@@ -551,6 +603,11 @@ def _driver_confidence(facts: PodFacts, t: VolumeTrace) -> tuple[str, str]:
         return CERTAIN, f"the kubelet's event says {said}"
     if t.driver_problem is not None and t.driver_problem.fields.get("csiDriverExists") is False:
         return LIKELY, f"no CSIDriver object {t.driver}"
+    if t.registered is None and t.multi_attach:
+        return LIKELY, (
+            "a NoExecute taint on the node, and a replacement pod's Multi-Attach event: its "
+            "volume is still attached there"
+        )
     if t.registered is None:
         return POSSIBLE, "a NoExecute taint on the node; the driver's registration not read"
     return LIKELY, f"the node's CSINode does not list {t.driver}"

@@ -330,3 +330,55 @@ def test_a_pod_without_spec_that_is_not_terminating_is_only_possibly_the_holder(
     assert main(claim)["type"] == "finalizer"
     assert main(claim)["confidence"] == "possible"
     assert "whether they use the claim is unknown" in json.dumps(main(claim))
+
+
+# -- 6. a NoExecute taint and an attachment, without the Multi-Attach event ---------------------
+
+
+def _taint_case(tmp_path: Path, *drop: str) -> JSON:
+    """The taint fixture with the kinds in `drop` left out, as `pods -o json`."""
+    data = fixture("pod-csi-node-plugin-evicted-by-taint")
+    data["items"] = [o for o in data["items"] if o["kind"] not in drop]
+    (item,) = items_of(data, tmp_path)
+    return item
+
+
+def test_a_taint_and_an_attachment_say_the_driver_was_evicted_less_surely(tmp_path: Path) -> None:
+    """With the replacement pod's Multi-Attach event: likely. The taint and the attachment
+    alone: possible. Without the PVC (the attachment found on the node): still said,
+    possible."""
+    full = main(explained("pod-csi-node-plugin-evicted-by-taint"))
+    assert (full["type"], full["confidence"]) == ("csi-driver-missing", "likely")
+    evicted = "CSI driver ebs.csi.aws.com evicted from worker-4 by taint maintenance=true:NoExecute"
+    for drop in (("Event",), ("Event", "PersistentVolumeClaim")):
+        thin = main(_taint_case(tmp_path, *drop))
+        assert (thin["type"], thin["summary"], thin["confidence"]) == (
+            "csi-driver-missing",
+            evicted,
+            "possible",
+        ), drop
+
+
+def test_a_node_pasted_with_only_a_noexecute_taint_is_evidence(tmp_path: Path) -> None:
+    """A Node without status but with `maintenance=true:NoExecute`: the teardown's catch-all
+    says what the taint evicts, and how to lift it."""
+    item = explained("pod-node-noexecute-taint")
+    blocker = main(item)
+    assert blocker["type"] == "teardown-unfinished"
+    said = json.dumps(blocker["evidence"])
+    assert "node worker-5 has taint maintenance=true:NoExecute" in said
+    assert blocker["remedy"][-1]["command"] == (
+        "kubectl taint nodes worker-5 maintenance=true:NoExecute-"
+    )
+
+
+def test_the_node_controllers_own_taints_are_no_eviction_of_a_plugin(tmp_path: Path) -> None:
+    """unreachable/not-ready NoExecute mean the node is down (class 2's witness), not that a
+    plugin was evicted from a running node."""
+    data = fixture("pod-node-noexecute-taint")
+    of_kind(data, "Node")["spec"]["taints"] = [
+        {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}
+    ]
+    (item,) = items_of(data, tmp_path)
+    assert main(item)["type"] == "node-not-ready"
+    assert "evicts every daemon pod" not in json.dumps(item["blockers"])

@@ -29,7 +29,8 @@ def test_a_pod_marked_node_lost_on_a_node_without_status(control_plane: ControlP
     ns = unique_ns("lost")
     node = f"{ns}-node"
     create_namespace(cp, ns)
-    cp.api("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})
+    bare = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}}
+    cp.api("POST", "/api/v1/nodes", bare)  # its status never written
     cp.api("POST", f"/api/v1/namespaces/{ns}/pods", pod_body("ingest-0", node=node, grace_period=1))
     set_pod_status(
         cp,

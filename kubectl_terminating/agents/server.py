@@ -52,13 +52,18 @@ LIST = """\
 List every object stuck in Terminating (or still inside its grace period) with its blockers.
 Returns the `kubectl terminating KIND -o json` document: `items` (each with kind, namespace,
 name, deletionTimestamp, overdueSeconds (negative: still inside the grace period), finalizers,
-blockers [{type, summary, evidence, remedy}], warnings), `summary` (one group per cause) and
-`warnings` (checks that could not be made). At most 50 items; `truncated` says what was cut."""
+blockers [{type, summary, confidence, confidenceBasis, evidence, remedy}], warnings),
+`summary` (one group per cause) and `warnings` (checks that could not be made). Each blocker's
+`confidence` is certain (the component doing the step said so), likely (it follows from other
+objects' state) or possible (only a hint points there); `confidenceBasis` names the witness.
+Say how sure a blocker is when you report it. At most 50 items; `truncated` says what was cut."""
 
 EXPLAIN = """\
 Explain why one pod or namespace is stuck in Terminating: every blocker with its evidence and
 its remedies, safest first (the `--explain` findings as the -o json document, one item; a
 namespace also carries its conditions, its remaining content per resource type and its pods).
+Each blocker has a `confidence` (certain, likely or possible) and its `confidenceBasis`: only a
+certain blocker is proven; `fix` acts on nothing less.
 An object that does not exist is an error result with kubectl's NotFound message."""
 
 SUMMARY = """\

@@ -589,7 +589,7 @@ def _reclaim_confidence(facts: PodFacts, events: list[JSON], in_use: list[str]) 
     if events:
         return LIKELY, f"the kubelet's {text(events[0].get('reason'))} event (not a teardown)"
     if facts.node.unreadable:
-        return POSSIBLE, "only the kubelet's order of teardown (its node not checked)"
+        return POSSIBLE, "only the kubelet's order of teardown; its node not checked"
     if facts.final_status:
         return LIKELY, "the kubelet wrote the final status: the volumes are the step left"
     return POSSIBLE, "only the kubelet's order of teardown: no container running, nothing else seen"

@@ -731,12 +731,18 @@ def pvc_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
     return _in_use(held, pods, LIKELY, "pods listed that name the claim")
 
 
+def unseen_user(pod: JSON) -> bool:
+    """A terminating pod pasted without spec: the claims it uses are not in view, and it is
+    what a pvc-protection finalizer beside it most likely waits for."""
+    return "spec" not in pod and bool(meta(pod).get("deletionTimestamp"))
+
+
 def _unseen_users(held: Held, view: ClusterView, unseen: list[JSON]) -> Blocker:
     """Pods pasted without spec: whether they use the claim is unknown. Those terminating are
     what the protection controller most likely waits for (a claim is deleted with the pods
     that use it, and they are what is left): named as its holders, likely; else the finalizer,
     with the check it lacks."""
-    holding = [p for p in unseen if meta(p).get("deletionTimestamp")]
+    holding = [p for p in unseen if unseen_user(p)]
     unknown = [text(meta(p).get("name")) for p in unseen]
     said = f"pods {', '.join(unknown[:MAX_LISTED])} are in the file without spec"
     if holding:

@@ -728,7 +728,14 @@ def pvc_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
         return _unseen_users(held, view, [p for p in everyone or [] if "spec" not in p])
     if not pods:
         return None  # unused: the controller should have removed it, explain it generically
-    return _in_use(held, pods, LIKELY, "pods listed that name the claim")
+    # the controller's rule (any scheduled pod naming the claim keeps it), as certain as a
+    # webhook whose Service is gone: the pods that name it are listed
+    return _in_use(
+        held,
+        pods,
+        CERTAIN,
+        "pods listed that name the claim: the pvc-protection controller keeps it",
+    )
 
 
 def unseen_user(pod: JSON) -> bool:
@@ -786,7 +793,6 @@ def _in_use(
                 "the volume may be released and deleted while a pod still uses it",
             ),
         ),
-        # the protection controller's rule, applied to the pods listed: it says nothing itself
         confidence=confidence,
         basis=basis,
     )
@@ -844,8 +850,8 @@ def pv_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
                 "a bound claim may be left pointing at a volume that no longer exists",
             ),
         ),
-        confidence=LIKELY,
-        basis="the volume's phase Bound and its claimRef",
+        confidence=CERTAIN,
+        basis="the volume is Bound: the pv-protection controller keeps it while it is",
     )
 
 

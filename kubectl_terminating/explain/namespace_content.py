@@ -193,11 +193,12 @@ def content_blockers(facts: NamespaceFacts) -> list[Blocker]:
             (*evidence, *said),
             tuple(remedies),
             unchecked=unchecked,
-            # the listing shows what is left; the controller's condition that it holds it
-            confidence=CERTAIN if said else LIKELY,
-            basis="the namespace controller's condition says content remains"
+            # content is left, as listed (and said by the controller); what holds it is each
+            # object's own blocker, which this one does not name: never more than likely
+            confidence=LIKELY,
+            basis="the namespace controller's condition says content remains, not what holds it"
             if said
-            else "objects listed in the namespace",
+            else "objects listed in the namespace, not what holds them",
         )
     ]
 

@@ -325,6 +325,8 @@ def _content_blocker(
                 f"kubectl terminating all -n {quoted} --explain",
             ),
         ),
+        # the controller, which deletes the content, names the types it found left (a name the
+        # paste cut may be cut too)
         confidence=LIKELY if any(n.cut for n in missing) else CERTAIN,
         basis="the namespace controller's condition names the types left"
         + ("; its message is cut" if any(n.cut for n in missing) else ""),

@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 from kubectl_terminating import reads
 from kubectl_terminating.causes import (
-    CERTAIN,
     NAMESPACE_TERMINATING,
     POSSIBLE,
     TABLE,
@@ -91,8 +90,10 @@ def explain_namespace(facts: PodFacts) -> list[Blocker]:
                     f"kubectl terminating ns {shlex.quote(name)} --explain",
                 ),
             ),
-            confidence=CERTAIN,
-            basis=f"Namespace {name} is Terminating",
+            # certain that it is terminating, but a namespace's deletion holds no pod: as
+            # what holds this one (the main blocker when nothing else is seen) only possible
+            confidence=POSSIBLE,
+            basis=f"Namespace {name} is Terminating: context, not what holds the pod",
         )
     ]
 

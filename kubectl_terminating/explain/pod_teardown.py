@@ -28,6 +28,7 @@ ALL_STEPS = "the sandbox, the DRA claims, the final status or the volumes"
 EVICTED_AGENTS = "the CSI node plugins, CNI agents and DRA plugins"
 EVICTED = f"among them {EVICTED_AGENTS} the teardown needs, unless they tolerate it"
 
+NO_STATUS = "the pod's status is not in the file (its containers, phase and reason)"
 # What the kubelet (v1.36) logs for the pod on each retry, by step: SyncTerminatingPod's
 # `error killing terminating pod` (the runtime's StopPodSandbox or a container), the DRA
 # plugin manager's `plugin name X not found in the list of registered DRA plugins`, and the
@@ -119,7 +120,9 @@ def teardown_blocker(
             *_remedies(facts),
             *([untaint(facts.node_name, taints, EVICTED_AGENTS)] if taints else []),
         ),
-        unchecked=facts.events_unread,
+        # a pod without status hides its containers, phase and reason (NodeLost) as well
+        unchecked=facts.events_unread
+        or (None if isinstance(facts.pod.get("status"), dict) else NO_STATUS),
         confidence=POSSIBLE,
         basis=basis,
     )

@@ -21,6 +21,7 @@ NETWORK_TEARDOWN = "network-teardown"
 RESOURCE_CLAIM = "resource-claim"
 CONTAINERS_RUNNING = "containers-running"
 VOLUMES_NOT_RECLAIMED = "volumes-not-reclaimed"
+TEARDOWN_UNFINISHED = "teardown-unfinished"
 CSI_DRIVER_MISSING = "csi-driver-missing"
 VOLUME_ATTACHMENT = "volume-attachment"
 WEBHOOK = "webhook"
@@ -263,6 +264,18 @@ TABLE: tuple[Cause, ...] = (
         group=(NODE,),
         node_log=KUBELET_LOG,
         refusal="a volume is still mounted: removing the pod would strand it",
+    ),
+    Cause(
+        TEARDOWN_UNFINISHED,
+        "teardown unfinished, step unknown",
+        "the kubelet has not confirmed, no container runs, and nothing says which later step "
+        "it is on",
+        # the first step it may be on: killPod stops the sandbox once the containers are down
+        stage=NETWORK,
+        group=(NODE,),
+        node_log=RUNTIME_LOG,
+        refusal="which step of the teardown hangs is unknown: removing the pod could leave its "
+        "sandbox, prepared devices or mounts behind on the node",
     ),
     Cause(
         CONTAINERS_RUNNING,

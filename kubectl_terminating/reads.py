@@ -168,6 +168,13 @@ def events_for(view: ClusterView, namespace: str, uid: str) -> list[JSON]:
     return _list(view, EVENTS, namespace, Selectors(fields=selector))
 
 
+def node_events(view: ClusterView, name: str) -> list[JSON]:
+    """core/v1 Events about Node `name`: the node controller and the kubelet record them in
+    `default` (NodeNotReady, NodeReady)."""
+    selector = f"involvedObject.kind=Node,involvedObject.name={escape_field_value(name)}"
+    return _list(view, EVENTS, "default", Selectors(fields=selector))
+
+
 def events_with_reason(view: ClusterView, namespace: str, reason: str) -> list[JSON]:
     """core/v1 Events of one namespace with one reason (another pod's FailedAttachVolume)."""
     selector = f"reason={escape_field_value(reason)}"

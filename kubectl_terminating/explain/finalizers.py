@@ -720,20 +720,68 @@ def pvc_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
         return finalizer_blocker(held, view, [failure])
     pods = [p for p in everyone or [] if held.name in claim_names(p)]
     unknown = [text(meta(p).get("name")) for p in everyone or [] if "spec" not in p]
-    if not pods and unknown:  # pasted without spec: whether they use the claim is unknown
-        said = f"pods {', '.join(unknown[:MAX_LISTED])} are in the file without spec"
-        blocker = finalizer_blocker(
-            held, view, [Evidence(f"{said}: whether they use the claim is unknown")]
-        )
-        return replace(blocker, unchecked=f"{said} (which pods use the claim)")
+    if not pods and unknown:
+        return _unseen_users(held, view, [p for p in everyone or [] if "spec" not in p])
     if not pods:
         return None  # unused: the controller should have removed it, explain it generically
+    # the controller's rule (any scheduled pod naming the claim keeps it), as certain as a
+    # webhook whose Service is gone: the pods that name it are listed
+    return _in_use(
+        held,
+        pods,
+        CERTAIN,
+        "pods listed that name the claim: the pvc-protection controller keeps it",
+    )
+
+
+def unseen_user(pod: JSON) -> bool:
+    """A terminating pod pasted without spec: the claims it uses are not in view, and it is
+    what a pvc-protection finalizer beside it most likely waits for."""
+    return "spec" not in pod and bool(meta(pod).get("deletionTimestamp"))
+
+
+def _unseen_users(held: Held, view: ClusterView, unseen: list[JSON]) -> Blocker:
+    """Pods pasted without spec: whether they use the claim is unknown. Those terminating are
+    what the protection controller most likely waits for (a claim is deleted with the pods
+    that use it, and they are what is left): named as its holders, likely; else the finalizer,
+    with the check it lacks."""
+    holding = [p for p in unseen if unseen_user(p)]
+    unknown = [text(meta(p).get("name")) for p in unseen]
+    said = f"pods {', '.join(unknown[:MAX_LISTED])} are in the file without spec"
+    if holding:
+        return _in_use(
+            held,
+            holding,
+            LIKELY,
+            "terminating pods beside the claim, their specs (the claim they use) not in view",
+            [
+                Evidence(
+                    f"pod {text(meta(p).get('name'))} is terminating beside the claim; its "
+                    "spec (the claims it uses) is not in view",
+                    object_ref(p, PODS),
+                    {"deletionTimestamp": meta(p).get("deletionTimestamp"), "spec": None},
+                )
+                for p in holding[:MAX_LISTED]
+            ],
+        )
+    blocker = finalizer_blocker(
+        held, view, [Evidence(f"{said}: whether they use the claim is unknown")]
+    )
+    return replace(blocker, unchecked=f"{said} (which pods use the claim)")
+
+
+def _in_use(
+    held: Held, pods: list[JSON], confidence: str, basis: str, said: list[Evidence] | None = None
+) -> Blocker:
+    """The claim held by pods: `said` of them, or that they use it (their specs name it)."""
     first = text(meta(pods[0]).get("name"))
     more = f" (+{len(pods) - 1} more)" if len(pods) > 1 else ""
+    if said is None:
+        said = [pod_evidence(p) for p in pods[:MAX_LISTED]]
     return Blocker(
         PROTECTION_IN_USE,
         f"pvc-protection: claim in use by pod {first}{more}",
-        (held.fact(), *(pod_evidence(p) for p in pods[:MAX_LISTED])),
+        (held.fact(), *said),
         (
             release_claim(held, pods),
             held.remove(
@@ -741,10 +789,8 @@ def pvc_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
                 "the volume may be released and deleted while a pod still uses it",
             ),
         ),
-        # the controller's rule (any scheduled pod naming the claim keeps it), as certain as a
-        # webhook whose Service is gone: the pods that name it are listed
-        confidence=CERTAIN,
-        basis="pods listed that name the claim: the pvc-protection controller keeps it",
+        confidence=confidence,
+        basis=basis,
     )
 
 

@@ -24,6 +24,7 @@ from kubectl_terminating.explain.finalizers import (
     find_dependents,
     kubectl_target,
     try_read,
+    unseen_user,
 )
 from kubectl_terminating.explain.namespaces import (
     conversion_blocker,
@@ -96,6 +97,8 @@ def claim_users(facts: ObjectFacts) -> list[Blocker]:
     if failure is not None:
         return []  # the finalizer's blocker already says the pods could not be read
     stuck = [p for p in pods or [] if meta(p).get("deletionTimestamp") and name in claim_names(p)]
+    if not stuck:  # pasted without spec: the terminating ones are its likely users
+        stuck = [p for p in pods or [] if unseen_user(p)]
     stuck.sort(key=lambda p: text(meta(p).get("name")))
     explained = [explain_pod(p, facts.view) for p in stuck[:MAX_LISTED]]
     if facts.detailed:  # shown under the claim; `fix` plans their steps under the pods

@@ -755,7 +755,7 @@ def judge_pod_nodes(s: Situation) -> list[Prediction]:
         phase = text(as_dict(pod.get("status")).get("phase"))
         if not node_name or phase in ("Succeeded", "Failed"):
             continue  # deleted at once: nothing to confirm
-        check, warnings = node_check(s.view, node_name)
+        check, warnings = node_check(s.view, node_name, pod)
         s.unchecked.extend(w for w in warnings if w not in s.unchecked)
         if check.missing:
             out.append(

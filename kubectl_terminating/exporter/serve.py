@@ -222,13 +222,14 @@ def serve(options: Options, serving: ServeOptions, err: IO[str]) -> int:
     external = parse_external_url(serving.external_url)
     if not options.namespace:
         options = replace(options, all_namespaces=True)
-    # every detail, as `all -A -o json`: the API serves that document
-    options = replace(options, output="json")
+    # the runs with every detail, as `all -A -o json`: the API serves that document (the
+    # watches, which only wake the loop, keep the table's brief reads)
+    detailed = replace(options, output="json")
     connect(options, err)  # a kubeconfig that cannot work is the one error line, now
     metrics = Metrics(external)
     site = Site(
         make_wsgi_app(metrics.registry),
-        lambda resource, namespace, name: explain_now(options, resource, namespace, name),
+        lambda resource, namespace, name: explain_now(detailed, resource, namespace, name),
         err,
     )
     try:
@@ -249,7 +250,7 @@ def serve(options: Options, serving: ServeOptions, err: IO[str]) -> int:
         while not stop.is_set():
             wake.clear()  # a change seen from here on is measured by the next run
             started = time.monotonic()
-            run_once(options, metrics, site, err)
+            run_once(detailed, metrics, site, err)
             wait_for_next_run(interval, started, wake, stop)
 
     def on_signal(_signum: int, _frame: FrameType | None) -> None:

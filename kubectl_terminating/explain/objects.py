@@ -37,7 +37,7 @@ from kubectl_terminating.explain.namespaces import (
 from kubectl_terminating.explain.pods import explain_pod
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
 from kubectl_terminating.model import JSON, Blocker, Evidence, FailedCheck, Finding, Remedy
-from kubectl_terminating.resources import CRDS, Resource
+from kubectl_terminating.resources import CRDS, Resource, metadata_only
 from kubectl_terminating.view import ClusterView
 
 
@@ -52,8 +52,11 @@ def is_custom(resource: Resource, view: ClusterView) -> bool:
 def whole_object(obj: JSON, resource: Resource, view: ClusterView) -> tuple[JSON, str | None]:
     """`all` lists metadata only; spec and status (conditions, phase) need the full object.
     A custom resource's explainers read only its metadata (and the whole object themselves if
-    ever): no read per object there, which keeps `all` with thousands of them cheap."""
-    if "spec" in obj or "status" in obj or is_custom(resource, view):
+    ever): no read per object there, which keeps `all` with thousands of them cheap. A Secret
+    has neither spec nor status, and its data is never read (resources.metadata_only)."""
+    if "spec" in obj or "status" in obj or metadata_only(resource):
+        return obj, None
+    if is_custom(resource, view):
         return obj, None
     m = meta(obj)
     namespace = text(m.get("namespace")) or None

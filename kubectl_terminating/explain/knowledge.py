@@ -119,6 +119,106 @@ def _capi(
     )
 
 
+def _fleet(
+    pattern: str,
+    owner: str,
+    deployment: str,
+    waits_for: str,
+    source: str,
+    lease: str = "fleet-controller-leader-election-shard*",
+) -> FinalizerOwner:
+    """A Rancher Fleet finalizer (Leases: LeaderElectionID in internal/cmd/controller/...)."""
+    return FinalizerOwner(
+        pattern,
+        owner,
+        waits_for,
+        f"restore Deployment cattle-fleet-system/{deployment}, then retry",
+        risk="bundle deployments and the resources they deployed stay in downstream clusters",
+        lease_names=(lease,),
+        runs_as=f"Deployment cattle-fleet-system/{deployment} ({deployment}-shard-<id> when "
+        "sharded)",
+        source="https://github.com/rancher/fleet/blob/main/internal/cmd/controller/" + source,
+    )
+
+
+def _openebs_node(pattern: str, kind: str, short: str, waits_for: str, risk: str) -> FinalizerOwner:
+    """An OpenEBS LocalPV node plugin's finalizer. Its DaemonSet is `<fullname>-node`: the Helm
+    chart's fullname is `<release>-<short>-localpv` (openebs-<short>-localpv-node in the openebs
+    umbrella chart), the older operator YAML's openebs-<short>-node; its pods keep the label
+    app=openebs-<short>-node either way (deploy/helm/charts/templates/<short>-node.yaml)."""
+    node = f"openebs-{short}-localpv-node"
+    return FinalizerOwner(
+        pattern,
+        f"OpenEBS {kind} LocalPV node plugin (on the volume's node)",
+        waits_for,
+        f"restore the node plugin pod on that node (DaemonSet {node}; pods labelled "
+        f"app=openebs-{short}-node), then retry",
+        strands_infrastructure=True,
+        risk=risk,
+        runs_as=f"DaemonSet {node} (Helm; <release>-{short}-localpv-node), openebs-{short}-node "
+        f"(older operator YAML), in openebs or kube-system, on the volume's node",
+        source=f"https://github.com/openebs/{short}-localpv/blob/develop/pkg/{short}/volume.go",
+    )
+
+
+def _gce_service_controller(pattern: str, kind: str, source: str) -> FinalizerOwner:
+    """The legacy L4 finalizers of the GCE cloud provider's own service controller
+    (cloud-provider-gcp providers/gce; ingress-gce's v2/v3 controllers use other names)."""
+    return FinalizerOwner(
+        pattern,
+        "GCE cloud provider's service controller (cloud-controller-manager)",
+        f"the Google Cloud {kind} load balancer of the Service to be deleted",
+        "check the Service's events; the cloud-controller-manager runs it (managed on GKE)",
+        strands_infrastructure=True,
+        risk="the forwarding rule and backend service keep running (and costing)",
+        lease_names=(CCM_LEASE,),
+        runs_as="cloud-controller-manager (GKE-managed)",
+        source="https://github.com/kubernetes/cloud-provider-gcp/blob/master/providers/gce/"
+        + source,
+    )
+
+
+def _arangodb(pattern: str, waits_for: str, risk: str) -> FinalizerOwner:
+    """A kube-arangodb finalizer on a member's pod or PVC (pkg/util/constants/constants.go;
+    runPodFinalizers drops them once the member's server container is dead)."""
+    return FinalizerOwner(
+        pattern,
+        "ArangoDB operator (kube-arangodb deployment operator)",
+        waits_for,
+        "restore the ArangoDB deployment operator, then retry (it removes it by itself once "
+        "the member's server container is dead)",
+        risk=risk,
+        lease_names=("arango-deployment-operator",),
+        runs_as="Deployment arango-<release>-operator (Helm chart), arango-deployment-operator "
+        "(manifests)",
+        source="https://github.com/arangodb/kube-arangodb/blob/master/pkg/util/constants/"
+        "constants.go",
+    )
+
+
+def _percona(pattern: str, waits_for: str, remedy: str, risk: str) -> FinalizerOwner:
+    """A Percona operator's percona.com/delete-* finalizer (PXC pkg/naming/naming.go, PSMDB
+    pkg/naming/naming.go, PS pkg/naming/naming.go, PG percona/naming/finalizers.go)."""
+    return FinalizerOwner(
+        pattern,
+        "Percona operator (XtraDB Cluster, Server for MongoDB, Server for MySQL or PostgreSQL)",
+        waits_for,
+        remedy,
+        risk=risk,
+        # LeaderElectionID of each operator's cmd/manager/main.go (PG: percona/runtime)
+        lease_names=(
+            "08db1feb.percona.com",
+            "08db0feb.percona.com",
+            "08db2feb.percona.com",
+            "08db3feb.percona.com",
+        ),
+        runs_as="Deployment percona-xtradb-cluster-operator, percona-server-mongodb-operator, "
+        "percona-server-mysql-operator or percona-postgresql-operator",
+        source="https://github.com/percona/percona-xtradb-cluster-operator/blob/main/pkg/naming/"
+        "naming.go",
+    )
+
+
 _TABLE: tuple[FinalizerOwner, ...] = (
     # -- Kubernetes itself ---------------------------------------------------------------------
     _kcm(
@@ -341,8 +441,12 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         source="https://github.com/crossplane/crossplane",
     ),
     _crossplane(
+        # claim/reconciler.go: the delete of the composite is requested, then the finalizer goes
+        # at once unless compositeDeletePolicy is Foreground (then it waits for the composite)
         "finalizer.apiextensions.crossplane.io",
-        "the claim's composite resource to finish deleting",
+        "its composite resource's delete to be requested (the default, Background: removed at "
+        "once after that); with spec.compositeDeletePolicy Foreground, the composite resource to "
+        "finish deleting",
         "the composite resource (and what it composed) may be left without its claim",
         "apiextensions/claim/reconciler.go",
     ),
@@ -581,8 +685,15 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "restore Config Connector and its Google Cloud access, then retry",
         strands_infrastructure=True,
         risk="the Google Cloud resource keeps running (and costing)",
-        runs_as="StatefulSet cnrm-system/cnrm-controller-manager",
-        source="https://github.com/GoogleCloudPlatform/k8s-config-connector",
+        # namespaced mode: one StatefulSet per watched namespace, named from the per-namespace
+        # template cnrm-controller-manager-${NAMESPACE?} with the namespace's id from ConfigMap
+        # cnrm-system/namespace-id (operator/pkg/controllers/configconnectorcontext/namespaced.go)
+        runs_as="StatefulSet cnrm-system/cnrm-controller-manager (cluster mode); in namespaced "
+        "mode one StatefulSet per watched namespace, cnrm-system/cnrm-controller-manager-<id> "
+        "(<id> from ConfigMap cnrm-system/namespace-id; labelled "
+        "cnrm.cloud.google.com/scoped-namespace=<namespace>)",
+        source="https://github.com/GoogleCloudPlatform/k8s-config-connector/blob/master/pkg/k8s/"
+        "constants.go",
     ),
     FinalizerOwner(
         "istio-finalizer.install.istio.io",
@@ -658,10 +769,20 @@ _TABLE: tuple[FinalizerOwner, ...] = (
             "kubevirt.io/foregroundDeleteVirtualMachine",
             "KubeVirt (virt-controller, VirtualMachineInstance controller)",
             "the instance's virt-launcher pod to be gone and the deletion processed",
-            "restore virt-controller in the kubevirt namespace (and virt-handler on the "
-            "instance's node), then retry",
-            risk="the virt-launcher pod, its volumes and hotplug attachments may be left",
+            "if the instance's node is unreachable: fence the node (power it off), then "
+            "force-delete its virt-launcher pod (kubectl delete pod --force --grace-period=0); "
+            "virt-controller then removes it. Otherwise restore virt-controller in the kubevirt "
+            "namespace (and virt-handler on the instance's node), then retry",
+            strands_infrastructure=True,
+            risk="fence the node and force-delete the virt-launcher pod first: a VM with "
+            "runStrategy Always is started again at once, without a check for a launcher pod "
+            "still terminating on an unreachable node (vm.go start path), so two VMs can write "
+            "one ReadWriteMany disk (kubevirt#9830); the launcher pod, its volumes and hotplug "
+            "attachments may also be left",
+            lease_names=("virt-controller",),  # leader election in the kubevirt namespace
             runs_as="Deployment kubevirt/virt-controller",
+            # the VM controller's start path: pkg/virt-controller/watch/vm/vm.go (syncRunStrategy,
+            # RunStrategyAlways, startVMI)
             source=_KUBEVIRT_TYPES,
         ),
         "foregroundDeleteVirtualMachine",  # its name before KubeVirt #15096 (migrated on sync)
@@ -672,6 +793,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "the migration to reach a final phase (its target pod cleaned up)",
         "restore virt-controller in the kubevirt namespace, then retry",
         risk="the migration's target pod and the instance's migration state may be left",
+        lease_names=("virt-controller",),  # leader election in the kubevirt namespace
         runs_as="Deployment kubevirt/virt-controller",
         source=_KUBEVIRT_TYPES,
     ),
@@ -682,6 +804,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "uninstalled)",
         "restore virt-operator in the kubevirt namespace, then retry",
         risk="KubeVirt's CRDs go while instances may still exist",
+        lease_names=("virt-operator",),  # leader election in the kubevirt namespace
         runs_as="Deployment kubevirt/virt-operator",
         source=_KUBEVIRT_TYPES,
     ),
@@ -691,6 +814,7 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         "the VirtualMachine controller to have seen the instance go (VM status, volumes)",
         "restore virt-controller in the kubevirt namespace, then retry",
         risk="the VirtualMachine's status and DataVolumes may not be reconciled",
+        lease_names=("virt-controller",),  # leader election in the kubevirt namespace
         runs_as="Deployment kubevirt/virt-controller",
         source=_KUBEVIRT_TYPES,
     ),
@@ -808,20 +932,29 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         source="https://github.com/operator-framework/operator-controller",
     ),
     FinalizerOwner(
-        # the CRD controller removes it from its CRs (nodes, volumes, snapshots, storage
-        # classes, publications, transactions, backends) as soon as their deletion starts
+        # Two uses of one string: trident-controller's CRD controller removes it from Trident's
+        # custom resources (nodes, volumes, snapshots, ...) as soon as their deletion starts
+        # (frontend/crd/controller/crd_controller.go); the operator's installer (and tridentctl
+        # install) puts it on Trident's CustomResourceDefinitions (AddFinalizerToCRDs), where only
+        # `tridentctl obliviate crd` or an uninstall with TridentOrchestrator spec.wipeout: [crds]
+        # removes it. No TridentOrchestrator carries it.
         "trident.netapp.io",
-        "NetApp Trident (trident-controller; trident-operator for a TridentOrchestrator)",
-        "nothing for most of its objects (removed as deletion starts: one left means the "
-        "controller is not running); a TridentOrchestrator waits for Trident's uninstall",
-        "restore Deployment trident/trident-controller (trident-operator for a "
-        "TridentOrchestrator), then retry",
-        risk="Trident's own record of the object goes (the volume itself follows its PV); a "
-        "TridentOrchestrator's uninstall never runs",
-        runs_as="Deployment trident/trident-controller, or trident/trident-operator for a "
-        "TridentOrchestrator",
-        source="https://github.com/NetApp/trident/blob/master/frontend/crd/controller/"
-        "crd_controller.go",
+        "NetApp Trident (trident-controller on its custom resources; on Trident's CRDs only "
+        "tridentctl obliviate crd)",
+        "nothing on a Trident custom resource (removed as its deletion starts: one left means "
+        "trident-controller is not running); on a Trident CRD, Trident's deliberate removal "
+        "(tridentctl obliviate crd, or an operator uninstall with spec.wipeout [crds])",
+        "on a Trident custom resource: restore Deployment trident/trident-controller, then "
+        "retry. On a Trident CustomResourceDefinition restoring trident-controller never helps: "
+        "only if Trident is going away for good, run tridentctl obliviate crd (or uninstall "
+        "with TridentOrchestrator spec.wipeout: [crds])",
+        risk="on a custom resource, Trident's own record of the object goes (the volume itself "
+        "follows its PV); on a CRD, the CRD goes with every Trident record of its kind "
+        "(backends, volumes, snapshots): Trident loses track of what it provisioned",
+        runs_as="Deployment trident/trident-controller (custom resources); nothing runs for the "
+        "CRDs' finalizer (tridentctl obliviate crd)",
+        source="https://github.com/NetApp/trident/blob/master/operator/controllers/orchestrator/"
+        "installer/installer.go",
     ),
     FinalizerOwner(
         "networking.gke.io/ingress-finalizer*",
@@ -843,17 +976,12 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         runs_as="GKE-managed (neg controller in the control plane)",
         source="https://github.com/kubernetes/ingress-gce/blob/master/pkg/utils/common/finalizer.go",
     ),
-    FinalizerOwner(
-        "gke.networking.io/l4-ilb-v1",
-        "GCE cloud provider's service controller (cloud-controller-manager)",
-        "the Google Cloud internal load balancer of the Service to be deleted",
-        "check the Service's events; the cloud-controller-manager runs it (managed on GKE)",
-        strands_infrastructure=True,
-        risk="the forwarding rule and backend service keep running (and costing)",
-        lease_names=(CCM_LEASE,),
-        runs_as="cloud-controller-manager (GKE-managed)",
-        source="https://github.com/kubernetes/cloud-provider-gcp/blob/master/providers/gce/"
-        "gce_loadbalancer_internal.go",
+    *(
+        _gce_service_controller(pattern, kind, source)
+        for pattern, kind, source in (
+            ("gke.networking.io/l4-ilb-v1", "internal", "gce_loadbalancer_internal.go"),
+            ("gke.networking.io/l4-netlb-v1", "external", "gce_loadbalancer_external.go"),
+        )
     ),
     FinalizerOwner(
         "gke.networking.io/l4-*",
@@ -1155,17 +1283,34 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         source="https://github.com/istio-ecosystem/sail-operator/blob/main/pkg/constants/"
         "constants.go",
     ),
-    FinalizerOwner(
-        # gitrepo-, helmop-, bundle-, bundle-deployment-, cluster-, schedule-finalizer
+    # gitrepo-, helmop-, bundle-, bundle-deployment-, cluster-, schedule-finalizer; from Fleet
+    # 0.10 the GitRepo's is the gitjob Deployment's (gitops reconciler), from 0.13 the HelmOp's
+    # the helmops Deployment's (charts/fleet/templates/deployment_gitjob.yaml, _helmops.yaml)
+    _fleet(
         "fleet.cattle.io/*-finalizer",
         "Rancher Fleet controller",
+        "fleet-controller",
         "the object's bundles and bundle deployments to be purged (what was deployed from it "
         "removed from the downstream clusters)",
-        "restore Deployment cattle-fleet-system/fleet-controller, then retry",
-        risk="bundle deployments and the resources they deployed stay in downstream clusters",
-        runs_as="Deployment cattle-fleet-system/fleet-controller",
-        source="https://github.com/rancher/fleet/blob/main/internal/cmd/controller/finalize/"
-        "finalize.go",
+        "finalize/finalize.go",
+    ),
+    _fleet(
+        "fleet.cattle.io/gitrepo-finalizer",
+        "Rancher Fleet gitjob controller (Fleet 0.10+; fleet-controller before)",
+        "gitjob",
+        "the GitRepo's bundles (and image scans) to be deleted, what they deployed removed from "
+        "the downstream clusters",
+        "gitops/reconciler/gitjob_controller.go",
+        lease="fleet-gitops-leader-election-shard*",
+    ),
+    _fleet(
+        "fleet.cattle.io/helmop-finalizer",
+        "Rancher Fleet helmops controller",
+        "helmops",
+        "the HelmOp's bundles to be purged, what they deployed removed from the downstream "
+        "clusters",
+        "helmops/reconciler/helmop_controller.go",
+        lease="fleet-helmops-leader-election-shard*",
     ),
     FinalizerOwner(
         "operator.libopenstorage.org/delete",
@@ -1180,25 +1325,358 @@ _TABLE: tuple[FinalizerOwner, ...] = (
         source="https://github.com/libopenstorage/operator/blob/master/pkg/controller/"
         "storagecluster/storagecluster.go",
     ),
-    FinalizerOwner(
+    _openebs_node(
         "zfs.openebs.io/finalizer",
-        "OpenEBS ZFS LocalPV node plugin (on the volume's node)",
+        "ZFS",
+        "zfs",
         "the ZFS dataset (or snapshot, backup) to be destroyed on the node in spec.ownerNodeID",
-        "restore the openebs-zfs-node pod on that node (DaemonSet openebs-zfs-node), then retry",
-        strands_infrastructure=True,
-        risk="the ZFS dataset stays on the node's pool and keeps its space",
-        runs_as="DaemonSet openebs-zfs-node (kube-system or openebs), on the volume's node",
-        source="https://github.com/openebs/zfs-localpv/blob/develop/pkg/zfs/volume.go",
+        "the ZFS dataset stays on the node's pool and keeps its space",
+    ),
+    _openebs_node(
+        "lvm.openebs.io/finalizer",
+        "LVM",
+        "lvm",
+        "the logical volume (or snapshot) to be removed on the node in spec.ownerNodeID",
+        "the logical volume stays in the node's volume group and keeps its space",
+    ),
+    # -- issue 37: leftovers nothing removes any more, each from its owner's source ------------
+    FinalizerOwner(
+        # v0.3.x's sync controller put it on every object it synced; 3.1 dropped that controller,
+        # and no release since removes it (3.1-3.14 remove only .../config and .../constraint)
+        "finalizers.gatekeeper.sh/sync",
+        "OPA Gatekeeper before 3.1 (sync controller; no release since removes it)",
+        "nothing: a leftover of a Gatekeeper release older than 3.1",
+        "remove the finalizer: no Gatekeeper release since 3.1 removes it, so restoring "
+        "Gatekeeper never does",
+        risk="nothing: the sync cache it guarded went with Gatekeeper 3.1",
+        runs_as="Deployment gatekeeper-system/gatekeeper-controller-manager (before 3.1)",
+        source="https://github.com/open-policy-agent/gatekeeper/blob/v3.0.4-beta.2/pkg/"
+        "controller/sync/sync_controller.go",
+        removed_by_nobody_since="Gatekeeper 3.1",
     ),
     FinalizerOwner(
-        "lvm.openebs.io/finalizer",
-        "OpenEBS LVM LocalPV node plugin (on the volume's node)",
-        "the logical volume (or snapshot) to be removed on the node in spec.ownerNodeID",
-        "restore the openebs-lvm-node pod on that node (DaemonSet openebs-lvm-node), then retry",
+        # v0.12-v0.35 named the watcher's knative finalizer after the group alone; v0.36
+        # (a0bcb6f3) renamed it .../finalizer, and nothing removes the old name
+        "pipelinesascode.tekton.dev",
+        "Pipelines-as-Code watcher 0.12-0.35 (0.36 renamed it; nothing removes the old name)",
+        "the PipelineRun to be reported to the git provider and taken out of its Repository's "
+        "concurrency queue (by 0.35 or older)",
+        "restore a Pipelines-as-Code watcher of 0.35 or older, or remove the finalizer: from "
+        "0.36 nothing removes it",
+        risk="the git provider may show the run as still running",
+        runs_as="Deployment pipelines-as-code/pipelines-as-code-watcher (0.35 or older)",
+        source="https://github.com/openshift-pipelines/pipelines-as-code/blob/v0.35.0/pkg/"
+        "reconciler/controller.go",
+        removed_by_nobody_since="Pipelines-as-Code 0.36",
+    ),
+    FinalizerOwner(
+        # Triggers <= 0.16 deleted the namespace's logging ConfigMap in FinalizeKind; 0.17
+        # (a6b12769) drops the finalizer only from EventListeners not being deleted (ReconcileKind)
+        "eventlisteners.triggers.tekton.dev",
+        "Tekton Triggers 0.16 or older (its EventListener reconciler)",
+        "the namespace's logging ConfigMap to be deleted with its last EventListener",
+        "remove the finalizer: from Triggers 0.17 nothing removes it from an EventListener "
+        "being deleted",
+        risk="at most the EventListener's logging ConfigMap (config-logging-triggers) stays in "
+        "the namespace",
+        runs_as="Deployment tekton-pipelines/tekton-triggers-controller (0.16 or older)",
+        source="https://github.com/tektoncd/triggers/blob/v0.16.0/pkg/reconciler/eventlistener/"
+        "eventlistener.go",
+        removed_by_nobody_since="Tekton Triggers 0.17",
+    ),
+    FinalizerOwner(
+        # ECK 1.0 dropped its finalizers (#2195) and removes the old ones whenever it reconciles
+        # Elasticsearch, Kibana or APM Server (common/finalizer/finalizers.go: RemoveAll)
+        "finalizer.*.k8s.elastic.co/*",
+        "ECK operator 1.0+ (removes the pre-1.0 finalizers when it reconciles the object)",
+        "nothing: a leftover of ECK before 1.0, dropped on the next reconcile",
+        "restore StatefulSet elastic-system/elastic-operator (it drops the finalizer unless the "
+        "object is annotated eck.k8s.elastic.co/managed=false), or remove the finalizer",
+        risk="nothing since ECK 1.0: the cleanup it guarded no longer exists",
+        lease_names=("elastic-operator-leader",),
+        runs_as="StatefulSet elastic-system/elastic-operator",
+        source="https://github.com/elastic/cloud-on-k8s/blob/main/pkg/controller/common/"
+        "finalizer/finalizers.go",
+    ),
+    # -- issue 37: families users get stuck on, each from its owner's source --------------------
+    FinalizerOwner(
+        "chaos-mesh/records",
+        "Chaos Mesh controller manager",
+        "every target's chaos to be recovered (each record in status.experiment.records back "
+        "to NotInjected)",
+        "restore Deployment chaos-mesh/chaos-controller-manager so it recovers the targets; if "
+        "a target is gone for good (its pod or node), annotate the object "
+        "chaos-mesh.chaos-mesh.org/cleanFinalizer=forced: the controller then drops it",
         strands_infrastructure=True,
-        risk="the logical volume stays in the node's volume group and keeps its space",
-        runs_as="DaemonSet openebs-lvm-node (kube-system or openebs), on the volume's node",
-        source="https://github.com/openebs/lvm-localpv/blob/develop/pkg/lvm/volume.go",
+        risk="the injected faults (network rules, stress, IO or time chaos) may stay in the "
+        "target pods or nodes",
+        lease_names=("chaos-mesh",),
+        runs_as="Deployment chaos-mesh/chaos-controller-manager",
+        source="https://github.com/chaos-mesh/chaos-mesh/blob/master/controllers/common/"
+        "finalizers/controller.go",
+    ),
+    FinalizerOwner(
+        # on its custom resources (VMSingle, VMAgent, VMCluster, ...) and on objects it created
+        # for them (ServiceAccounts, Secrets, PVCs, RBAC, ...): factory/finalize/*.go remove it
+        # from those when their custom resource is deleted
+        "apps.victoriametrics.com/finalizer",
+        "VictoriaMetrics operator",
+        "on a custom resource: its objects (Deployments, Services, ServiceAccounts, Secrets, "
+        "RBAC, PVCs) to be released; on one of those: its custom resource to be deleted",
+        "restore the VictoriaMetrics operator; on a ServiceAccount, Secret or PVC it created, "
+        "delete its owning custom resource (ownerReferences), then retry",
+        risk="objects the operator created keep its finalizer and stay terminating (a PVC kept "
+        "by removePvcAfterDelete: false stays as it should)",
+        lease_names=("57410f0d.victoriametrics.com",),  # default --leader-elect-id
+        runs_as="Deployment <release>-victoria-metrics-operator (Helm chart), vm/operator "
+        "(release manifests)",
+        source="https://github.com/VictoriaMetrics/operator/blob/master/internal/controller/"
+        "operator/factory/finalize/common.go",
+    ),
+    FinalizerOwner(
+        "hive.openshift.io/deprovision",
+        "OpenShift Hive (hive-controllers, ClusterDeployment controller)",
+        "the ClusterDeprovision (uninstall job) to destroy the cluster's cloud resources",
+        "restore Deployment hive/hive-controllers and the deprovision job's cloud credentials, "
+        "then retry; to keep the cluster's cloud resources, set spec.preserveOnDelete: true "
+        "(the controller then drops it)",
+        strands_infrastructure=True,
+        risk="the cluster's cloud resources (machines, networks, load balancers) keep running "
+        "(and costing)",
+        lease_names=("hive-controllers-leader",),
+        runs_as="Deployment hive/hive-controllers",
+        source="https://github.com/openshift/hive/blob/master/pkg/controller/clusterdeployment/"
+        "clusterdeployment_controller.go",
+    ),
+    FinalizerOwner(
+        # hypershift.openshift.io/finalizer on HostedClusters and NodePools (hypershift-operator)
+        # and on HostedControlPlanes (control-plane-operator), and platform-specific ones
+        "hypershift.openshift.io/*",
+        "HyperShift (hypershift-operator; control-plane-operator for a HostedControlPlane)",
+        "the hosted cluster's node pools, machines, endpoint services and control-plane "
+        "namespace to be deleted",
+        "restore Deployment hypershift/operator (and the control-plane-operator in the hosted "
+        "control plane's namespace) with its cloud credentials, then retry",
+        strands_infrastructure=True,
+        risk="the hosted cluster's machines and cloud resources keep running (and costing)",
+        lease_names=("hypershift-operator-leader-elect", "control-plane-operator-leader-elect"),
+        runs_as="Deployment hypershift/operator; Deployment control-plane-operator in the hosted "
+        "control plane's namespace",
+        source="https://github.com/openshift/hypershift/blob/main/hypershift-operator/"
+        "controllers/hostedcluster/hostedcluster_controller.go",
+    ),
+    FinalizerOwner(
+        "karmada.io/*",
+        "Karmada controller manager (the controller named after the slash)",
+        "the object's Works or the resources they propagated to member clusters to be deleted",
+        "restore Deployment karmada-system/karmada-controller-manager (karmada-agent in a "
+        "pull-mode member); for the Works of a member cluster gone for good, "
+        "karmadactl unjoin <cluster> --force removes them",
+        strands_infrastructure=True,
+        risk="resources propagated to member clusters stay there, unmanaged",
+        # LeaderElectionID: cmd/controller-manager, cmd/agent (karmada-agent-<cluster>)
+        lease_names=("karmada-controller-manager", "karmada-agent-*"),
+        runs_as="Deployment karmada-system/karmada-controller-manager (host cluster), "
+        "karmada-agent (pull-mode members)",
+        source="https://github.com/karmada-io/karmada/blob/master/pkg/util/constants.go",
+    ),
+    *(
+        _arangodb(pattern, waits_for, risk)
+        for pattern, waits_for, risk in (
+            (
+                "agent.database.arangodb.com/agency-serving",
+                "enough healthy agents to remain for the agency's quorum without this one",
+                "the agency can lose its quorum: the whole ArangoDB cluster stops",
+            ),
+            (
+                "dbserver.database.arangodb.com/drain",
+                "the DB server's shards to be moved to other DB servers (cleaned out)",
+                "shards with no other replica on a running DB server become unavailable or lost",
+            ),
+            (
+                "pvc.database.arangodb.com/member-exists",
+                "the member that uses the claim to be gone from the deployment",
+                "the member's data volume can be deleted while the member still needs it",
+            ),
+            (
+                # graceful-shutdown, pod .../delay, gateway tls-keyfile, remove-child-finalizers
+                "*database.arangodb.com/*",
+                "the member's server container to stop (graceful shutdown, delay) or its "
+                "cleanup to finish",
+                "the server may be killed before it shut down cleanly",
+            ),
+        )
+    ),
+    *(
+        _percona(pattern, waits_for, remedy, risk)
+        for pattern, waits_for, remedy, risk in (
+            (
+                # delete-pxc-pvc, delete-proxysql-pvc, delete-psmdb-pvc, delete-mysql-pvc, PG's
+                # delete-pvc: deleteStatefulSet(deletePVC) / deletePVCAndSecrets
+                "percona.com/delete-*pvc",
+                "the operator to DELETE the cluster's PVCs (its data) and Secrets",
+                "this finalizer deletes the data when it runs: to keep it, remove the finalizer "
+                "instead; to delete it, restore the operator, then retry",
+                "nothing is deleted: the PVCs (the data) and Secrets stay",
+            ),
+            (
+                # delete-backup (PXC, PSMDB, PS backups), PG's delete-backups, PSMDB's
+                # delete-pitr-chunks
+                "percona.com/delete-*backup*",
+                "the operator to DELETE the backup's files in its storage (S3, GCS, Azure, PVC)",
+                "this finalizer deletes the backup data when it runs: to keep it, remove the "
+                "finalizer instead; to delete it, restore the operator and the storage "
+                "credentials, then retry",
+                "nothing is deleted: the backup files stay in the storage",
+            ),
+            (
+                "percona.com/delete-pitr-chunks",
+                "the operator to DELETE the point-in-time-recovery oplog chunks in the backup "
+                "storage",
+                "this finalizer deletes PITR data when it runs: to keep it, remove the finalizer "
+                "instead; to delete it, restore the operator, then retry",
+                "nothing is deleted: the PITR chunks stay in the storage",
+            ),
+            (
+                "percona.com/delete-ssl",
+                "the operator to delete the cluster's TLS Secrets and cert-manager objects",
+                "restore the Percona operator, then retry",
+                "the TLS Secrets (and cert-manager Issuers, Certificates) stay",
+            ),
+            (
+                "percona.com/delete-*pods-in-order",
+                "the operator to scale the cluster down in order (primary last)",
+                "restore the Percona operator, then retry",
+                "the pods are deleted all at once, not in order (no data is deleted either way)",
+            ),
+        )
+    ),
+    *_aliases(
+        FinalizerOwner(
+            "kubevirt.io/foregroundDeleteKubeVirt",
+            "KubeVirt (virt-operator)",
+            "everything KubeVirt installed (virt-api, virt-controller, virt-handler, CRDs, "
+            "install strategies) to be deleted",
+            "restore Deployment kubevirt/virt-operator, then retry",
+            strands_infrastructure=True,
+            risk="KubeVirt's components and CRDs stay installed",
+            lease_names=("virt-operator",),  # leader election in the kubevirt namespace
+            runs_as="Deployment kubevirt/virt-operator",
+            source="https://github.com/kubevirt/kubevirt/blob/main/pkg/virt-operator/util/"
+            "client.go",
+        ),
+        "foregroundDeleteKubeVirt",  # its name before the kubevirt.io/ prefix
+    ),
+    FinalizerOwner(
+        "operator.cdi.kubevirt.io",
+        "KubeVirt CDI operator",
+        "everything CDI installed (cdi-deployment, cdi-apiserver, cdi-uploadproxy, CRDs) to be "
+        "deleted",
+        "restore Deployment cdi/cdi-operator, then retry",
+        strands_infrastructure=True,
+        risk="CDI's components and CRDs stay installed",
+        lease_names=("cdi-operator-leader-election-helper",),
+        runs_as="Deployment cdi/cdi-operator",
+        source="https://github.com/kubevirt/containerized-data-importer/blob/main/pkg/operator/"
+        "controller/controller.go",
+    ),
+    FinalizerOwner(
+        # cloneSource, importImageStream, clonePopulator, dataVolumeFinalizer, objectTransfer
+        "cdi.kubevirt.io/*",
+        "KubeVirt CDI controller (cdi-deployment)",
+        "its import, clone or transfer of the volume to finish or be cleaned up (source pods, "
+        "temporary claims)",
+        "restore Deployment cdi/cdi-deployment, then retry",
+        risk="clone source pods, temporary claims or transfer objects may be left",
+        lease_names=("cdi-controller-leader-election-helper",),
+        runs_as="Deployment cdi/cdi-deployment",
+        source="https://github.com/kubevirt/containerized-data-importer/blob/main/pkg/"
+        "controller/populators/clone-populator.go",
+    ),
+    FinalizerOwner(
+        "cluster.open-cluster-management.io/manifest-work-cleanup",
+        "Open Cluster Management work agent (klusterlet, on the managed cluster)",
+        "the resources the ManifestWork applied to the managed cluster to be deleted there "
+        "(its AppliedManifestWork gone)",
+        "restore the klusterlet's work agent on the managed cluster, then retry; if the managed "
+        "cluster is gone for good, what it applied went with it",
+        strands_infrastructure=True,
+        risk="the resources the ManifestWork applied stay on the managed cluster",
+        runs_as="Deployment open-cluster-management-agent/klusterlet-work-agent (or "
+        "klusterlet-agent in singleton mode) on the managed cluster",
+        source="https://github.com/open-cluster-management-io/api/blob/main/work/v1/types.go",
+    ),
+    FinalizerOwner(
+        "cluster.open-cluster-management.io/applied-manifest-work-cleanup",
+        "Open Cluster Management work agent (klusterlet, this cluster)",
+        "the resources the AppliedManifestWork records to be deleted",
+        "restore the klusterlet's work agent (open-cluster-management-agent), then retry",
+        strands_infrastructure=True,
+        risk="the resources the work applied stay, unmanaged",
+        runs_as="Deployment open-cluster-management-agent/klusterlet-work-agent (or "
+        "klusterlet-agent in singleton mode)",
+        source="https://github.com/open-cluster-management-io/api/blob/main/work/v1/types.go",
+    ),
+    FinalizerOwner(
+        "azure.microsoft.com/finalizer",
+        "Azure Service Operator v1 (deprecated)",
+        "the Azure resource to be deleted",
+        "restore Deployment azureoperator-system/azureoperator-controller-manager and its Azure "
+        "credentials, then retry; to keep the Azure resource, annotate the object "
+        "skipreconcile=true (the operator then drops the finalizer without deleting it)",
+        strands_infrastructure=True,
+        risk="the Azure resource keeps running (and costing)",
+        runs_as="Deployment azureoperator-system/azureoperator-controller-manager",
+        source="https://github.com/Azure/azure-service-operator/blob/"
+        "e565996173d38a0df7627e6b3a4b95a3958ef3ce/controllers/async_controller.go",
+    ),
+    FinalizerOwner(
+        # cluster.kubeblocks.io/finalizer: transformer_cluster_deletion.go
+        "cluster.kubeblocks.io/finalizer",
+        "KubeBlocks (cluster controller)",
+        "the cluster's components and objects to be deleted per spec.terminationPolicy "
+        "(DoNotTerminate never does: a DoNotTerminate event says so)",
+        "if the cluster's terminationPolicy is DoNotTerminate, change it to Delete (or WipeOut "
+        "to drop its backups too); otherwise restore Deployment kb-system/kubeblocks, then retry",
+        strands_infrastructure=True,
+        risk="the cluster's components, pods and PVCs (its data) are left",
+        runs_as="Deployment kb-system/kubeblocks",
+        source="https://github.com/apecloud/kubeblocks/blob/main/controllers/apps/cluster/"
+        "transformer_cluster_deletion.go",
+    ),
+    FinalizerOwner(
+        "dataprotection.kubeblocks.io/finalizer",
+        "KubeBlocks data protection controller",
+        "the backup's data to be deleted from its backup repository (per its deletion policy)",
+        "restore Deployment kb-system/kubeblocks-dataprotection and the repository's "
+        "credentials, then retry",
+        strands_infrastructure=True,
+        risk="the backup's files stay in the backup repository",
+        runs_as="Deployment kb-system/kubeblocks-dataprotection",
+        source="https://github.com/apecloud/kubeblocks/blob/main/pkg/dataprotection/types/"
+        "constant.go",
+    ),
+    FinalizerOwner(
+        # componentdefinition., componentversion., opsrequest., instanceset.workloads., ...
+        "*.kubeblocks.io/finalizer",
+        "KubeBlocks (the controller of this kind)",
+        "that controller's cleanup of the object",
+        "restore Deployment kb-system/kubeblocks, then retry",
+        risk="objects the controller created for it may be left",
+        runs_as="Deployment kb-system/kubeblocks",
+        source="https://github.com/apecloud/kubeblocks/blob/main/pkg/constant/finalizer.go",
+    ),
+    FinalizerOwner(
+        # results.tekton.dev/pipelinerun, /taskrun, /customrun: removed once the run is stored,
+        # or after --store_deadline (10 minutes by default) past its completion
+        "results.tekton.dev/*",
+        "Tekton Results watcher",
+        "the finished run (and its logs) to be stored in Tekton Results, at most --store_deadline "
+        "(10m) after it completed",
+        "restore Deployment tekton-pipelines/tekton-results-watcher, then retry",
+        risk="the run's record and logs may never reach Tekton Results",
+        runs_as="Deployment tekton-pipelines/tekton-results-watcher",
+        source="https://github.com/tektoncd/results/blob/main/pkg/watcher/reconciler/filter.go",
     ),
 )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import FINALIZER, UNKNOWN
+from kubectl_terminating.causes import FINALIZER, POSSIBLE, UNKNOWN
 from kubectl_terminating.explain.common import (
     Facts,
     add_warning,
@@ -185,6 +185,8 @@ def nothing_found(facts: ObjectFacts) -> list[Blocker]:
             ),
             # a copy may have left its finalizers out: not proven either way
             unchecked="; ".join(finding.warnings) or "finalizers as read (a copy may omit them)",
+            confidence=POSSIBLE,
+            basis="no finalizer seen",
         )
     ]
 

@@ -99,6 +99,9 @@ def _remaining(content: Sequence[ContentType], pad: str) -> list[str]:
 def _blocker(blocker: Blocker, index: int, style: Style, pad: str) -> list[str]:
     head = f"{index}. [{safe(blocker.type)}] {safe(blocker.summary)}"
     lines = [pad + style.bold(head)]
+    if blocker.confidence is not None:  # how sure, and the witness that makes it so
+        basis = f" ({safe(blocker.basis)})" if blocker.basis else ""
+        lines.append(f"{pad}{INDENT}Confidence: {safe(blocker.confidence)}{basis}")
     if blocker.evidence:
         lines.append(f"{pad}{INDENT}Evidence:")
         for e in blocker.evidence:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from fnmatch import fnmatchcase
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 from kubectl_terminating.explain.knowledge import FinalizerOwner, entries, lookup
 from kubectl_terminating.explain.objects import explain_object
 from kubectl_terminating.kinds import json_extras
+from kubectl_terminating.model import JSON
 from kubectl_terminating.render.explain import explain_text
 from kubectl_terminating.render.style import Style
 from kubectl_terminating.resources import Resource
@@ -119,7 +122,7 @@ def test_exact_entries_name_their_owner(finalizer: str, owner: str) -> None:
         ("triggers.eventing.knative.dev", "*.knative.dev"),
         ("tektonconfigs.operator.tekton.dev", "*.operator.tekton.dev"),
         ("chains.tekton.dev/taskrun", "chains.tekton.dev*"),
-        ("finalizers.gatekeeper.sh/sync", "finalizers.gatekeeper.sh/*"),
+        ("finalizers.gatekeeper.sh/constraint", "finalizers.gatekeeper.sh/*"),
         ("olm.operatorframework.io/cleanup-unpack-cache", "olm.operatorframework.io/cleanup-*"),
         ("networking.gke.io/ingress-finalizer-V2", "networking.gke.io/ingress-finalizer*"),
         ("gke.networking.io/l4-ilb-v2", "gke.networking.io/l4-*"),
@@ -134,7 +137,7 @@ def test_exact_entries_name_their_owner(finalizer: str, owner: str) -> None:
         ("dockermachine.infrastructure.cluster.x-k8s.io", "*.infrastructure.cluster.x-k8s.io"),
         ("awscluster.infrastructure.cluster.x-k8s.io", "*.infrastructure.cluster.x-k8s.io"),
         ("machineset.topology.cluster.x-k8s.io", "*.topology.cluster.x-k8s.io"),
-        ("fleet.cattle.io/gitrepo-finalizer", "fleet.cattle.io/*-finalizer"),
+        ("fleet.cattle.io/bundle-finalizer", "fleet.cattle.io/*-finalizer"),
         ("fleet.cattle.io/bundle-deployment-finalizer", "fleet.cattle.io/*-finalizer"),
         (
             "groupsnapshot.storage.kubernetes.io/volumegroupsnapshot-bound-protection",
@@ -296,7 +299,7 @@ def test_tekton_runs_carry_no_pipelines_finalizer_its_owners_are_the_operator_an
 
 
 @pytest.mark.parametrize(
-    "finalizer", ["constrainttemplate.finalizers.gatekeeper.sh", "finalizers.gatekeeper.sh/sync"]
+    "finalizer", ["constrainttemplate.finalizers.gatekeeper.sh", "finalizers.gatekeeper.sh/config"]
 )
 def test_gatekeeper_leftovers_are_removed_by_nobody_since_3_15(finalizer: str) -> None:
     entry = known(finalizer)
@@ -310,14 +313,14 @@ def test_config_connector_deletion_defender_belongs_to_its_own_statefulset() -> 
     defender = known("cnrm.cloud.google.com/deletion-defender")
     assert defender.runs_as == "StatefulSet cnrm-system/cnrm-deletiondefender"
     assert "delete the Google Cloud resource instead of abandoning it" in defender.risk
-    assert known("cnrm.cloud.google.com/finalizer").runs_as.endswith("cnrm-controller-manager")
+    assert known("cnrm.cloud.google.com/finalizer").runs_as.startswith(
+        "StatefulSet cnrm-system/cnrm-controller-manager (cluster mode)"
+    )
 
 
 def test_corrected_owners() -> None:
     istio = known("istio-finalizer.install.istio.io")
     assert "removed in 1.24" in istio.owner and "from Istio 1.24 nothing removes it" in istio.remedy
-    trident = known("trident.netapp.io")
-    assert "trident-operator" in trident.owner and not trident.strands_infrastructure
     legacy_ilb = known("gke.networking.io/l4-ilb-v1")
     assert "service controller" in legacy_ilb.owner and "ingress-gce" not in legacy_ilb.owner
     assert "cloud-provider-gcp" in legacy_ilb.source
@@ -381,38 +384,308 @@ def test_leader_election_leases_from_the_owners_main() -> None:
     assert known("sailoperator.io/sail-operator").lease_names == ("sail-operator-lock",)
 
 
+def terminating(api_version: str, kind: str, name: str, finalizers: list[str], **meta: str) -> JSON:
+    """An object being deleted since 11:00, with the given finalizers."""
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {
+            "name": name,
+            "uid": f"uid-{name}",
+            "deletionTimestamp": "2026-01-01T11:00:00Z",
+            "finalizers": finalizers,
+            **meta,
+        },
+    }
+
+
+def explained(*pairs: tuple[JSON, Resource]) -> str:
+    """`--explain` of the objects, each read as its resource, with nothing else in the view."""
+    view = StaticView([obj for obj, _ in pairs], PODS_NOW)
+    findings = [explain_object(obj, resource, view) for obj, resource in pairs]
+    return explain_text(findings, Style(color=False), json_extras)
+
+
 def test_explain_of_corrected_owners() -> None:
     """A Gatekeeper leftover and Config Connector's two finalizers, as `--explain` says them."""
-    template = {
-        "apiVersion": "templates.gatekeeper.sh/v1",
-        "kind": "ConstraintTemplate",
-        "metadata": {
-            "name": "k8srequiredlabels",
-            "uid": "uid-template",
-            "deletionTimestamp": "2026-01-01T11:00:00Z",
-            "finalizers": ["constrainttemplate.finalizers.gatekeeper.sh"],
-        },
-    }
-    bucket = {
-        "apiVersion": "storage.cnrm.cloud.google.com/v1beta1",
-        "kind": "StorageBucket",
-        "metadata": {
-            "name": "shop-assets",
-            "namespace": "shop",
-            "uid": "uid-bucket",
-            "deletionTimestamp": "2026-01-01T11:00:00Z",
-            "finalizers": [
-                "cnrm.cloud.google.com/finalizer",
-                "cnrm.cloud.google.com/deletion-defender",
-            ],
-        },
-    }
-    view = StaticView([template, bucket], PODS_NOW)
-    findings = [
-        explain_object(template, TEMPLATES, view),
-        explain_object(bucket, BUCKETS, view),
-    ]
-    text = explain_text(findings, Style(color=False), json_extras)
+    template = terminating(
+        "templates.gatekeeper.sh/v1",
+        "ConstraintTemplate",
+        "k8srequiredlabels",
+        ["constrainttemplate.finalizers.gatekeeper.sh"],
+    )
+    bucket = terminating(
+        "storage.cnrm.cloud.google.com/v1beta1",
+        "StorageBucket",
+        "shop-assets",
+        ["cnrm.cloud.google.com/finalizer", "cnrm.cloud.google.com/deletion-defender"],
+        namespace="shop",
+    )
+    text = explained((template, TEMPLATES), (bucket, BUCKETS))
     assert "restoring Gatekeeper 3.15 or later never does" in text
     assert "StatefulSet cnrm-system/cnrm-deletiondefender" in text
     assert_golden("knowledge/corrected-owners.txt", text)
+
+
+# -- issue 37: a third source check's corrections, and the families users hit ---------------
+
+
+def test_removing_a_vmi_finalizer_says_fence_the_node_first() -> None:
+    # vm.go: runStrategy Always starts a new instance as soon as the VMI is gone, with no check
+    # for a launcher pod still terminating on an unreachable node (kubevirt#9830)
+    for name in ("kubevirt.io/foregroundDeleteVirtualMachine", "foregroundDeleteVirtualMachine"):
+        vmi = known(name)
+        assert vmi.strands_infrastructure
+        assert vmi.risk.startswith("fence the node and force-delete the virt-launcher pod first")
+        assert "runStrategy Always" in vmi.risk and "kubevirt#9830" in vmi.risk
+        assert vmi.remedy.index("fence the node") < vmi.remedy.index("restore virt-controller")
+
+
+def test_trident_puts_its_finalizer_on_its_crds_not_on_a_tridentorchestrator() -> None:
+    trident = known("trident.netapp.io")
+    assert "TridentOrchestrator" not in trident.owner + trident.runs_as
+    assert "tridentctl obliviate crd" in trident.owner
+    assert "restoring trident-controller never helps" in trident.remedy
+    assert trident.source.endswith("operator/controllers/orchestrator/installer/installer.go")
+
+
+@pytest.mark.parametrize(
+    ("finalizer", "runs_as", "lease"),
+    [
+        (
+            "fleet.cattle.io/gitrepo-finalizer",
+            "Deployment cattle-fleet-system/gitjob",
+            "fleet-gitops-leader-election-shard*",
+        ),
+        (
+            "fleet.cattle.io/helmop-finalizer",
+            "Deployment cattle-fleet-system/helmops",
+            "fleet-helmops-leader-election-shard*",
+        ),
+        (
+            "fleet.cattle.io/cluster-finalizer",
+            "Deployment cattle-fleet-system/fleet-controller",
+            "fleet-controller-leader-election-shard*",
+        ),
+    ],
+)
+def test_fleet_finalizers_name_the_deployment_that_removes_them(
+    finalizer: str, runs_as: str, lease: str
+) -> None:
+    entry = known(finalizer)
+    assert entry.runs_as.startswith(runs_as + " ")
+    assert entry.lease_names == (lease,)
+
+
+@pytest.mark.parametrize(
+    ("finalizer", "daemonset"),
+    [
+        ("zfs.openebs.io/finalizer", "DaemonSet openebs-zfs-localpv-node"),
+        ("lvm.openebs.io/finalizer", "DaemonSet openebs-lvm-localpv-node"),
+    ],
+)
+def test_openebs_node_plugins_by_their_helm_daemonset_names(finalizer: str, daemonset: str) -> None:
+    entry = known(finalizer)
+    assert entry.runs_as.startswith(daemonset)
+    assert daemonset in entry.remedy
+
+
+def test_a_crossplane_claim_waits_for_its_composite_only_in_foreground() -> None:
+    claim = known("finalizer.apiextensions.crossplane.io")
+    assert "Background: removed at once" in claim.waits_for
+    assert "compositeDeletePolicy Foreground" in claim.waits_for
+
+
+def test_the_legacy_gce_netlb_finalizer_is_the_cloud_providers() -> None:
+    netlb = known("gke.networking.io/l4-netlb-v1")
+    assert netlb.owner == known("gke.networking.io/l4-ilb-v1").owner
+    assert netlb.lease_names == ("cloud-controller-manager",)
+    assert netlb.source.endswith("providers/gce/gce_loadbalancer_external.go")
+    assert "ingress-gce" in known("gke.networking.io/l4-netlb-v2").owner
+
+
+@pytest.mark.parametrize(
+    ("finalizer", "since"),
+    [
+        ("finalizers.gatekeeper.sh/sync", "Gatekeeper 3.1"),
+        ("pipelinesascode.tekton.dev", "Pipelines-as-Code 0.36"),
+        ("eventlisteners.triggers.tekton.dev", "Tekton Triggers 0.17"),
+    ],
+)
+def test_old_strings_nothing_removes_any_more(finalizer: str, since: str) -> None:
+    entry = known(finalizer)
+    assert entry.removed_by_nobody_since == since
+    assert "remove the finalizer" in entry.remedy
+    assert not entry.strands_infrastructure
+
+
+def test_config_connector_namespaced_mode_names_its_statefulsets() -> None:
+    entry = known("cnrm.cloud.google.com/finalizer")
+    assert "cnrm-system/cnrm-controller-manager-<id>" in entry.runs_as
+    assert "cnrm.cloud.google.com/scoped-namespace=<namespace>" in entry.runs_as
+
+
+@pytest.mark.parametrize(
+    ("finalizer", "owner", "runs_as"),
+    [
+        ("chaos-mesh/records", "Chaos Mesh", "chaos-controller-manager"),
+        ("apps.victoriametrics.com/finalizer", "VictoriaMetrics operator", "victoria-metrics"),
+        ("hive.openshift.io/deprovision", "Hive", "hive/hive-controllers"),
+        ("hypershift.openshift.io/finalizer", "HyperShift", "hypershift/operator"),
+        ("karmada.io/execution-controller", "Karmada", "karmada-controller-manager"),
+        ("karmada.io/binding-dependencies-distributor", "Karmada", "karmada-controller-manager"),
+        ("agent.database.arangodb.com/agency-serving", "ArangoDB", "arango-"),
+        ("dbserver.database.arangodb.com/drain", "ArangoDB", "arango-"),
+        ("database.arangodb.com/graceful-shutdown", "ArangoDB", "arango-"),
+        ("pvc.database.arangodb.com/member-exists", "ArangoDB", "arango-"),
+        ("percona.com/delete-pxc-pvc", "Percona", "percona-xtradb-cluster-operator"),
+        ("percona.com/delete-psmdb-pvc", "Percona", "percona-server-mongodb-operator"),
+        ("percona.com/delete-backup", "Percona", "percona-server-mysql-operator"),
+        ("percona.com/delete-ssl", "Percona", "percona-postgresql-operator"),
+        ("kubevirt.io/foregroundDeleteKubeVirt", "virt-operator", "kubevirt/virt-operator"),
+        ("foregroundDeleteKubeVirt", "virt-operator", "kubevirt/virt-operator"),
+        ("operator.cdi.kubevirt.io", "CDI operator", "cdi/cdi-operator"),
+        ("cdi.kubevirt.io/clonePopulator", "CDI controller", "cdi/cdi-deployment"),
+        (
+            "cluster.open-cluster-management.io/manifest-work-cleanup",
+            "Open Cluster Management work agent",
+            "klusterlet-work-agent",
+        ),
+        (
+            "cluster.open-cluster-management.io/applied-manifest-work-cleanup",
+            "Open Cluster Management work agent",
+            "klusterlet-work-agent",
+        ),
+        ("azure.microsoft.com/finalizer", "Azure Service Operator v1", "azureoperator-"),
+        ("cluster.kubeblocks.io/finalizer", "KubeBlocks", "kb-system/kubeblocks"),
+        ("dataprotection.kubeblocks.io/finalizer", "KubeBlocks", "kubeblocks-dataprotection"),
+        ("instanceset.workloads.kubeblocks.io/finalizer", "KubeBlocks", "kb-system/kubeblocks"),
+        ("results.tekton.dev/pipelinerun", "Tekton Results", "tekton-results-watcher"),
+        ("finalizer.elasticsearch.k8s.elastic.co/observer", "ECK", "elastic-operator"),
+    ],
+)
+def test_issue_37_families_name_their_owner(finalizer: str, owner: str, runs_as: str) -> None:
+    entry = known(finalizer)
+    assert owner in entry.owner and runs_as in entry.runs_as
+    # a file (or commit) of the owner's repository, not just the repository
+    assert entry.source.startswith("https://github.com/") and "/blob/" in entry.source
+
+
+def test_escape_hatches_the_owners_document_are_offered() -> None:
+    assert "chaos-mesh.chaos-mesh.org/cleanFinalizer=forced" in known("chaos-mesh/records").remedy
+    assert "spec.preserveOnDelete: true" in known("hive.openshift.io/deprovision").remedy
+    assert "karmadactl unjoin <cluster> --force" in known("karmada.io/binding-controller").remedy
+    assert "skipreconcile=true" in known("azure.microsoft.com/finalizer").remedy
+    assert "DoNotTerminate" in known("cluster.kubeblocks.io/finalizer").remedy
+
+
+@pytest.mark.parametrize(
+    ("finalizer", "kept"),
+    [
+        ("percona.com/delete-pxc-pvc", "the PVCs (the data) and Secrets stay"),
+        ("percona.com/delete-proxysql-pvc", "the PVCs (the data) and Secrets stay"),
+        ("percona.com/delete-mysql-pvc", "the PVCs (the data) and Secrets stay"),
+        ("percona.com/delete-pvc", "the PVCs (the data) and Secrets stay"),
+        ("percona.com/delete-backups", "the backup files stay"),
+        ("percona.com/delete-pitr-chunks", "the PITR chunks stay"),
+    ],
+)
+def test_percona_delete_finalizers_delete_data_and_removal_keeps_it(
+    finalizer: str, kept: str
+) -> None:
+    entry = known(finalizer)
+    assert entry.waits_for.startswith("the operator to DELETE")
+    assert entry.remedy.startswith("this finalizer deletes")
+    assert kept in entry.risk and not entry.strands_infrastructure
+
+
+def test_victoriametrics_finalizer_on_objects_it_created() -> None:
+    vm = known("apps.victoriametrics.com/finalizer")
+    assert "ServiceAccounts, Secrets" in vm.waits_for and "PVCs" in vm.waits_for
+    assert vm.lease_names == ("57410f0d.victoriametrics.com",)
+
+
+def test_the_readme_and_docs_count_the_table() -> None:
+    root = Path(__file__).resolve().parents[2]
+    for doc in ("README.md", "docs/explaining.md"):
+        counts = re.findall(r"\((\d+) entries:", (root / doc).read_text())
+        assert counts == [str(len(entries()))], doc
+
+
+VMIS = Resource("kubevirt.io", "v1", "virtualmachineinstances", "VirtualMachineInstance")
+CRDS = Resource(
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False
+)
+PXCS = Resource("pxc.percona.com", "v1", "perconaxtradbclusters", "PerconaXtraDBCluster")
+GITREPOS = Resource("fleet.cattle.io", "v1alpha1", "gitrepos", "GitRepo")
+CHAOS = Resource("chaos-mesh.org", "v1alpha1", "networkchaos", "NetworkChaos")
+
+
+def test_explain_of_issue_37_corrections() -> None:
+    """What `--explain` says of a VMI, a Trident CRD, a Percona cluster, a Fleet GitRepo and a
+    chaos experiment held by their finalizers."""
+    vmi = terminating(
+        "kubevirt.io/v1",
+        "VirtualMachineInstance",
+        "db-vm",
+        [
+            "kubevirt.io/virtualMachineControllerFinalize",
+            "kubevirt.io/foregroundDeleteVirtualMachine",
+        ],
+        namespace="vms",
+    )
+    crd = terminating(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        "tridentbackends.trident.netapp.io",
+        ["trident.netapp.io"],
+    )
+    pxc = terminating(
+        "pxc.percona.com/v1",
+        "PerconaXtraDBCluster",
+        "cluster1",
+        ["percona.com/delete-pxc-pvc"],
+        namespace="db",
+    )
+    gitrepo = terminating(
+        "fleet.cattle.io/v1alpha1",
+        "GitRepo",
+        "apps",
+        ["fleet.cattle.io/gitrepo-finalizer"],
+        namespace="fleet-default",
+    )
+    chaos = terminating(
+        "chaos-mesh.org/v1alpha1", "NetworkChaos", "delay", ["chaos-mesh/records"], namespace="demo"
+    )
+    text = explained((vmi, VMIS), (crd, CRDS), (pxc, PXCS), (gitrepo, GITREPOS), (chaos, CHAOS))
+    assert "fence the node and force-delete the virt-launcher pod first" in text
+    assert "restoring trident-controller never helps" in text
+    assert "this finalizer deletes the data when it runs" in text
+    assert "Deployment cattle-fleet-system/gitjob" in text
+    assert "chaos-mesh.chaos-mesh.org/cleanFinalizer=forced" in text
+    assert_golden("knowledge/issue-37.txt", text)
+
+
+@pytest.mark.parametrize(
+    ("finalizer", "lease"),
+    [
+        # pkg/virt-controller/leaderelectionconfig (DefaultLeaseName), virt-operator's VirtOperator
+        ("kubevirt.io/foregroundDeleteVirtualMachine", "virt-controller"),
+        ("kubevirt.io/virtualMachineControllerFinalize", "virt-controller"),
+        ("kubevirt.io/migrationJobFinalize", "virt-controller"),
+        ("kubevirt.io/virtOperatorFinalizer", "virt-operator"),
+        ("kubevirt.io/foregroundDeleteKubeVirt", "virt-operator"),
+        ("hive.openshift.io/deprovision", "hive-controllers-leader"),
+        ("chaos-mesh/records", "chaos-mesh"),
+    ],
+)
+def test_leases_from_the_owners_leader_election(finalizer: str, lease: str) -> None:
+    assert lease in known(finalizer).lease_names
+
+
+def test_karmada_agent_leases_are_named_after_their_member_cluster() -> None:
+    # cmd/agent/app/agent.go: LeaderElectionID karmada-agent-<cluster name>
+    assert known("karmada.io/execution-controller").lease_names == (
+        "karmada-controller-manager",
+        "karmada-agent-*",
+    )

@@ -32,7 +32,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.e2e.test_serve_web import READ_ONLY, hostile_pod
+from tests.e2e.test_serve_web import READ_ONLY, hostile_pods
 from tests.harness import scenarios
 from tests.harness.api import create_namespace, delete, unique_ns, wait_for
 from tests.harness.browser import chromium
@@ -113,7 +113,7 @@ def site(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) 
     ns = unique_ns("headlamp")
     create_namespace(cp, ns)
     orphan = scenarios.pod_on_missing_node(cp, ns, "orphan-0", grace_period=1).name
-    hostile_pod(cp, ns, "hostile-0")
+    hostile_pods(cp, ns)
     with Users(cp, directory / "users", "headlamp-users") as users:
         viewer = users.user("viewer", cluster_rules=READ_ONLY)
         nobody = users.user("nobody")

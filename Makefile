@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DEMO_DIR ?= .demo
 PYTEST_ARGS ?=
 
-.PHONY: help venv lint test test-matrix unit e2e fuzz test-k9s demo demo-down control-plane \
+.PHONY: help venv lint test test-matrix unit e2e fuzz test-k9s test-headlamp demo demo-down control-plane \
 	clean deploy-manifests matrix-control-planes prebuild
 
 help:
@@ -15,6 +15,7 @@ help:
 	@echo "make test-matrix  the end-to-end scenarios on the oldest and newest Kubernetes tested"
 	@echo "make prebuild  helm, the matrix control planes and krew (CI builds them beside make test)"
 	@echo "make test-k9s  the k9s plugin in a real k9s in tmux (builds k9s once: ~11 min cold)"
+	@echo "make test-headlamp  the Headlamp plugin: vitest, build, its components in chromium against serve"
 	@echo "make demo      start a local control plane with stuck pods/namespaces and explain them"
 	@echo "make demo-down stop the demo control plane and its real node"
 	@echo "make lint      ruff (check and format) + mypy --strict"
@@ -47,7 +48,7 @@ unit: $(STAMP)
 	$(BIN)/pytest -m "not e2e" $(PYTEST_ARGS)
 
 e2e: $(STAMP) control-plane
-	$(BIN)/pytest -m "e2e and not k9s" $(PYTEST_ARGS)
+	$(BIN)/pytest -m "e2e and not k9s and not headlamp" $(PYTEST_ARGS)
 
 # CI runs the property tests derandomized (tests/profiles.py); exploring is this target's job.
 # A failure it finds is printed with its reproduce blob and kept in .hypothesis/ to replay.
@@ -55,7 +56,7 @@ fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest -m "hypothesis and not e2e" --hypothesis-show-statistics $(PYTEST_ARGS)
 
 test: lint $(STAMP) control-plane
-	$(BIN)/pytest -m "not k9s" $(PYTEST_ARGS)
+	$(BIN)/pytest -m "not k9s and not headlamp" $(PYTEST_ARGS)
 
 # The k9s plugin in a real k9s, in tmux (tests/e2e/test_k9s.py). Its own target: building k9s
 # took 10m44s cold on a loaded 2-core machine (2.3 GB of modules). tmux and less come from
@@ -69,6 +70,28 @@ test-k9s: $(STAMP) control-plane
 	  else echo "test-k9s needs:$$missing" >&2; exit 1; fi; \
 	fi
 	$(BIN)/pytest -m k9s tests/e2e/test_k9s.py $(PYTEST_ARGS)
+
+# The Headlamp plugin (integrations/headlamp): npm ci of the pinned @kinvolk/headlamp-plugin
+# (once per package-lock.json), tsc, its vitest tests, the plugin's build (dist/main.js), the
+# Storybook build its tooling ships, then its components in Debian's chromium (playwright-core,
+# installed with apt-get by tests/harness/browser.py when missing) against a real serve
+# (tests/e2e/test_headlamp.py). Its own target: cold (npm ci + Storybook build) it took about
+# 20 min on the loaded 2-core machine. HEADLAMP_SCREENSHOT=docs/img/headlamp-section.png keeps
+# the section's picture.
+HEADLAMP := integrations/headlamp
+
+$(HEADLAMP)/node_modules/.installed: $(HEADLAMP)/package-lock.json
+	cd $(HEADLAMP) && npm ci --no-audit --no-fund
+	touch $@
+
+$(HEADLAMP)/storybook-static/.built: $(HEADLAMP)/node_modules/.installed $(wildcard $(HEADLAMP)/src/*.ts* $(HEADLAMP)/src/stories/*)
+	cd $(HEADLAMP) && npx headlamp-plugin storybook-build
+	touch $@
+
+test-headlamp: $(STAMP) control-plane $(HEADLAMP)/node_modules/.installed
+	cd $(HEADLAMP) && npx headlamp-plugin tsc && npx headlamp-plugin test && npx headlamp-plugin build
+	$(MAKE) $(HEADLAMP)/storybook-static/.built
+	$(BIN)/pytest -m headlamp tests/e2e/test_headlamp.py $(PYTEST_ARGS)
 
 # The e2e scenarios (tests/conftest.py MATRIX) on the oldest and the newest Kubernetes the Go
 # module proxy lets hack/build-control-plane.sh build, besides the v1.36.3 of `make test`; each

@@ -9,7 +9,7 @@ from typing import Any
 
 # The blocker types, their rank and all else known of each: one table, causes.py.
 from kubectl_terminating import causes
-from kubectl_terminating.causes import GRACE_PERIOD, TABLE, rank
+from kubectl_terminating.causes import TABLE, rank
 
 JSON = dict[str, Any]
 
@@ -114,9 +114,17 @@ class Blocker:
     # set when the blocker is only possible: the read that would prove or clear it is missing
     unchecked: str | None = None
     # how sure (causes.CONFIDENCES) and the witness that makes it so ("the kubelet's
-    # FailedUnmount names the volume"); None: not stated yet (issue 37 states it everywhere)
+    # FailedUnmount names the volume"); every cause states both (tests/unit/test_confidence.py)
     confidence: str | None = None
     basis: str | None = None
+
+    def __post_init__(self) -> None:
+        # A blocker whose proving read is missing is only possible, whatever its witness says
+        # (DESIGN.md "How sure"): said once here, so no cause (nor a replace()) can forget it.
+        if self.unchecked is not None and self.confidence not in (None, causes.POSSIBLE):
+            object.__setattr__(self, "confidence", causes.POSSIBLE)
+            said = "the read that would prove it is missing (unchecked)"
+            object.__setattr__(self, "basis", f"{self.basis}; {said}" if self.basis else said)
 
     @property
     def subjects(self) -> tuple[Subject, ...]:
@@ -137,7 +145,8 @@ class Blocker:
         }
         if self.unchecked is not None:
             out["unchecked"] = str(self.unchecked)  # plain (a FailedCheck is a str too)
-        return _set(out, confidence=self.confidence, confidenceBasis=self.basis)
+        out["confidence"] = self.confidence  # always: null only for a blocker built elsewhere
+        return _set(out, confidenceBasis=self.basis)
 
 
 @dataclass(frozen=True)
@@ -196,7 +205,7 @@ class Finding:
         if not self.stuck:
             # Inside the grace period the honest one-liner is "not stuck yet", whatever else
             # is listed (those say what would hold the object once the period ends).
-            grace = [b for b in self.blockers if b.type == GRACE_PERIOD]
+            grace = [b for b in self.blockers if causes.cause_of(b.type).not_stuck]
             if grace:
                 return grace[0]
         return min(self.blockers, key=blocker_rank)
@@ -205,7 +214,7 @@ class Finding:
     def stuck(self) -> bool:
         if self.overdue_seconds is not None and self.overdue_seconds < 0:
             return False  # still inside the grace period: nothing can be stuck yet
-        return any(b.type != GRACE_PERIOD for b in self.blockers) or (
+        return any(not causes.cause_of(b.type).not_stuck for b in self.blockers) or (
             self.overdue_seconds is not None and self.overdue_seconds > 0
         )
 

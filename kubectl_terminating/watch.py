@@ -16,8 +16,8 @@ from datetime import datetime
 from typing import IO
 
 from kubectl_terminating import kinds
-from kubectl_terminating.causes import GRACE_PERIOD
-from kubectl_terminating.client import ACCEPT_METADATA, Client
+from kubectl_terminating.causes import cause_of
+from kubectl_terminating.client import ACCEPT_METADATA, Client, accept_for
 from kubectl_terminating.connection import connected, error_line
 from kubectl_terminating.errors import ApiError, ExitStatus, Gone, NotFound, TerminatingError
 from kubectl_terminating.find import listable_types
@@ -211,7 +211,7 @@ def holds(finding: Finding) -> tuple[str, str]:
     main = finding.main_blocker
     if main is None:
         return "", ""
-    return main.type, "" if main.type == GRACE_PERIOD else _NUMBERS.sub("#", main.summary)
+    return main.type, "" if cause_of(main.type).not_stuck else _NUMBERS.sub("#", main.summary)
 
 
 def key_of(resource: Resource, obj: JSON) -> Key:
@@ -381,7 +381,8 @@ class Tracker:
     def _refresh(self, key: Key, live: LiveView) -> None:
         resource, namespace, name = key
         try:
-            obj = self.client.get(resource.path(namespace or None, name))
+            path = resource.path(namespace or None, name)
+            obj = typed(self.client.get(path, accept=accept_for(resource)), resource)
         except NotFound:
             self._gone(key)
             return

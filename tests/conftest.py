@@ -34,6 +34,7 @@ MATRIX = frozenset(
         "test_exporter.py",
         "test_not_served.py",
         "test_versions.py",
+        "test_preflight.py",
     }
 )
 
@@ -47,6 +48,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "node: needs the real node (kubelet + containerd)")
     config.addinivalue_line("markers", "prometheus: needs a real Prometheus (Debian's package)")
     config.addinivalue_line("markers", "k9s: a real k9s in tmux (make test-k9s)")
+    config.addinivalue_line("markers", "headlamp: the Headlamp plugin (make test-headlamp)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import FINALIZER, UNKNOWN
+from kubectl_terminating.causes import POSSIBLE, UNKNOWN, cause_of
 from kubectl_terminating.explain.common import (
     Facts,
     add_warning,
@@ -24,6 +24,7 @@ from kubectl_terminating.explain.finalizers import (
     find_dependents,
     kubectl_target,
     try_read,
+    unseen_user,
 )
 from kubectl_terminating.explain.namespaces import (
     conversion_blocker,
@@ -36,7 +37,7 @@ from kubectl_terminating.explain.namespaces import (
 from kubectl_terminating.explain.pods import explain_pod
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
 from kubectl_terminating.model import JSON, Blocker, Evidence, FailedCheck, Finding, Remedy
-from kubectl_terminating.resources import CRDS, Resource
+from kubectl_terminating.resources import CRDS, Resource, metadata_only
 from kubectl_terminating.view import ClusterView
 
 
@@ -51,8 +52,11 @@ def is_custom(resource: Resource, view: ClusterView) -> bool:
 def whole_object(obj: JSON, resource: Resource, view: ClusterView) -> tuple[JSON, str | None]:
     """`all` lists metadata only; spec and status (conditions, phase) need the full object.
     A custom resource's explainers read only its metadata (and the whole object themselves if
-    ever): no read per object there, which keeps `all` with thousands of them cheap."""
-    if "spec" in obj or "status" in obj or is_custom(resource, view):
+    ever): no read per object there, which keeps `all` with thousands of them cheap. A Secret
+    has neither spec nor status, and its data is never read (resources.metadata_only)."""
+    if "spec" in obj or "status" in obj or metadata_only(resource):
+        return obj, None
+    if is_custom(resource, view):
         return obj, None
     m = meta(obj)
     namespace = text(m.get("namespace")) or None
@@ -96,6 +100,8 @@ def claim_users(facts: ObjectFacts) -> list[Blocker]:
     if failure is not None:
         return []  # the finalizer's blocker already says the pods could not be read
     stuck = [p for p in pods or [] if meta(p).get("deletionTimestamp") and name in claim_names(p)]
+    if not stuck:  # pasted without spec: the terminating ones are its likely users
+        stuck = [p for p in pods or [] if unseen_user(p)]
     stuck.sort(key=lambda p: text(meta(p).get("name")))
     explained = [explain_pod(p, facts.view) for p in stuck[:MAX_LISTED]]
     if facts.detailed:  # shown under the claim; `fix` plans their steps under the pods
@@ -133,7 +139,8 @@ def attach_dependents(facts: ObjectFacts) -> None:
     the finalizer blockers the causes found."""
     finding = facts.finding
     skip = {"foregroundDeletion", "orphan"} & set(finding.finalizers)
-    if not facts.detailed or skip or all(b.type != FINALIZER for b in finding.blockers):
+    freed = any(cause_of(b.type).frees_dependents for b in finding.blockers)
+    if not facts.detailed or skip or not freed:
         return
     found, _ = find_dependents(Held(facts.obj, facts.resource, "", 0), facts.view)
     if not found:
@@ -151,7 +158,7 @@ def attach_dependents(facts: ObjectFacts) -> None:
     listed = tuple(found[:MAX_LISTED])
     finding.blockers = [
         replace(b, evidence=(*b.evidence, said, *listed), remedy=(keep, *b.remedy))
-        if b.type == FINALIZER
+        if cause_of(b.type).frees_dependents
         else b
         for b in finding.blockers
     ]
@@ -181,6 +188,8 @@ def nothing_found(facts: ObjectFacts) -> list[Blocker]:
             ),
             # a copy may have left its finalizers out: not proven either way
             unchecked="; ".join(finding.warnings) or "finalizers as read (a copy may omit them)",
+            confidence=POSSIBLE,
+            basis="no finalizer seen",
         )
     ]
 

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from kubectl_terminating.causes import GRACE_PERIOD
+from kubectl_terminating.causes import cause_of
 from kubectl_terminating.model import FailedCheck, Finding
 from kubectl_terminating.render.structured import kind_group
 from kubectl_terminating.render.style import Style, safe
@@ -70,9 +70,10 @@ def blocker_cell(finding: Finding, style: Style) -> str:
         text = style.yellow("unknown: nothing found that holds it")
     else:
         text = safe(main.summary)
-        if len(finding.blockers) > 1 and main.type != GRACE_PERIOD:
+        not_stuck = cause_of(main.type).not_stuck
+        if len(finding.blockers) > 1 and not not_stuck:
             text += f" (+{len(finding.blockers) - 1} more)"
-        if main.type == GRACE_PERIOD:
+        if not_stuck:
             text = style.dim(text)
         elif finding.stuck:
             text = style.red(text)
@@ -85,6 +86,11 @@ def not_known(finding: Finding, style: Style) -> str:
     if not finding.unknowns:
         return ""
     return " " + style.yellow(f"({safe('; '.join(finding.unknowns))})")
+
+
+def _confidence(finding: Finding) -> str:
+    main = finding.main_blocker
+    return "-" if main is None else safe(main.confidence or "<unknown>")
 
 
 def _finalizers(finding: Finding) -> str:
@@ -103,6 +109,8 @@ NAME = Column("NAME", lambda f, _: safe(f.name))
 TERMINATING = Column("TERMINATING", lambda f, _: human_duration(f.terminating_seconds))
 BLOCKER = Column("BLOCKER", blocker_cell)
 WIDE_FINALIZERS = Column("FINALIZERS", lambda f, _: _finalizers(f), wide=True)
+# how sure the main blocker is (causes.CONFIDENCES): -o wide, right after the blocker
+CONFIDENCE = Column("CONFIDENCE", lambda f, _: _confidence(f), wide=True)
 
 POD_COLUMNS = (
     NAME,
@@ -110,6 +118,7 @@ POD_COLUMNS = (
     TERMINATING,
     Column("OVERDUE", lambda f, _: overdue_cell(f)),
     BLOCKER,
+    CONFIDENCE,
     Column("PHASE", lambda f, _: safe(f.phase or "<unknown>"), wide=True),
     Column("CONTAINERS", lambda f, _: _containers(f), wide=True),
     WIDE_FINALIZERS,
@@ -119,6 +128,7 @@ NAMESPACE_COLUMNS = (
     TERMINATING,
     Column("REMAINING", lambda f, _: _remaining(f)),
     BLOCKER,
+    CONFIDENCE,
     WIDE_FINALIZERS,
 )
 OBJECT_COLUMNS = (
@@ -127,6 +137,7 @@ OBJECT_COLUMNS = (
     TERMINATING,
     Column("FINALIZERS", lambda f, _: _finalizers(f)),
     Column("BLOCKER", lambda f, s: blocker_cell(f, s) if f.blockers else "-" + not_possible(f, s)),
+    CONFIDENCE,
 )
 
 

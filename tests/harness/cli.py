@@ -36,9 +36,15 @@ def run_cli(
 
 
 def start_serve(
-    kubeconfig: Path | str, port: int, interval: str, log: IO[bytes]
+    kubeconfig: Path | str,
+    port: int,
+    interval: str,
+    log: IO[bytes],
+    *extra: str,
+    env: dict[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
-    """`serve -v=1` on 127.0.0.1:port, its stdout and stderr to log."""
+    """`serve -v=1` on 127.0.0.1:port (and the extra arguments, and environment), its stdout
+    and stderr to log."""
     return subprocess.Popen(
         [
             sys.executable,
@@ -48,8 +54,9 @@ def start_serve(
             "-v=1",
             f"--interval={interval}",
             f"--metrics-bind-address=127.0.0.1:{port}",
+            *extra,
         ],
-        env={**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONPATH": str(ROOT), **(env or {})},
         stdout=log,
         stderr=log,
     )

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kubectl_terminating.explain.pod_node import evicting_taints
 from tests.unit.builders import FIXTURES, run_captured
 
 JSON = dict[str, Any]
@@ -40,25 +41,25 @@ def blockers(tmp_path: Path, taints: list[JSON]) -> list[JSON]:
     return found
 
 
-def said(found: list[JSON]) -> str:
-    return json.dumps(found)
+def removals(found: list[JSON]) -> list[str]:
+    """The remedies' commands that lift a taint (`kubectl taint nodes N KEY...-`)."""
+    commands = [r.get("command") or "" for b in found for r in b.get("remedy") or []]
+    return [c for c in commands if c.startswith("kubectl taint") and c.endswith("-")]
 
 
 def test_the_node_controllers_taints_did_not_evict_the_csi_node_plugin(tmp_path: Path) -> None:
+    """They say the node is down (evidence of that, kept); never that they evicted the driver,
+    never a step that lifts them."""
     found = blockers(tmp_path, CONTROLLER_TAINTS)
-    assert "node.kubernetes.io/unreachable" not in said(found), found
-    assert "node.kubernetes.io/not-ready" not in said(found), found
     assert all("evicted" not in b["summary"] for b in found), found
-    commands = [r.get("command") or "" for b in found for r in b.get("remedy") or []]
-    assert not any(c.startswith("kubectl taint") for c in commands), commands
+    assert all("by taint node.kubernetes.io" not in json.dumps(b) for b in found), found
+    assert removals(found) == [], found
 
 
-def test_beside_them_the_operators_taint_is_the_one_named(tmp_path: Path) -> None:
-    found = blockers(tmp_path, [*CONTROLLER_TAINTS, MAINTENANCE])
-    assert found[0]["summary"] == (
-        "CSI driver ebs.csi.aws.com evicted from worker-4 by taint maintenance=true:NoExecute"
-    )
-    assert found[0]["remedy"][0]["command"] == (
-        "kubectl taint nodes worker-4 maintenance=true:NoExecute-"
-    )
-    assert "node.kubernetes.io/unreachable" not in said(found), found
+def test_beside_them_only_the_operators_taint_evicts() -> None:
+    """Since the node controller's taints make the node down (node-not-ready, issue 37 class 6),
+    the pod's explanation no longer reaches the eviction check on such a node: the check itself
+    is held to it, for a node whose taints outlive its recovery and for the CNI agents too."""
+    node = {"kind": "Node", "spec": {"taints": [*CONTROLLER_TAINTS, MAINTENANCE]}}
+    assert evicting_taints(node) == [MAINTENANCE]
+    assert evicting_taints({"kind": "Node", "spec": {"taints": CONTROLLER_TAINTS}}) == []

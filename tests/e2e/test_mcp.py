@@ -435,23 +435,28 @@ def test_no_tool_writes(
     assert set(verbs) <= {"get", "list"}, verbs
 
 
-NODE_CLIENT = ROOT / "tests" / "mcp_node_client"
+NODE_CLIENT = ROOT / "tests" / "mcp_node_client"  # package.json, its lock and session.mjs
+NODE_CLIENT_BUILD = ROOT / "build" / "mcp-node-client"  # where npm installs it (not in tests/)
 
 
 @pytest.fixture(scope="module")
 def node_client() -> Path:
-    """The TypeScript SDK's client (npm, pinned by its package-lock.json), installed once."""
-    if not (NODE_CLIENT / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+    """The TypeScript SDK's client (npm, pinned by its package-lock.json), installed once under
+    build/ (a node_modules tree inside tests/ would be walked by the tests over its files)."""
+    NODE_CLIENT_BUILD.mkdir(parents=True, exist_ok=True)
+    for name in ("package.json", "package-lock.json", "session.mjs"):
+        shutil.copyfile(NODE_CLIENT / name, NODE_CLIENT_BUILD / name)
+    if not (NODE_CLIENT_BUILD / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
         if shutil.which("npm") is None:
             skip_or_fail("second MCP client", "npm is not installed")
         subprocess.run(
             ["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
-            cwd=NODE_CLIENT,
+            cwd=NODE_CLIENT_BUILD,
             check=True,
             capture_output=True,
             timeout=600,
         )
-    return NODE_CLIENT / "session.mjs"
+    return NODE_CLIENT_BUILD / "session.mjs"
 
 
 def test_a_second_independent_client_agrees(

@@ -639,7 +639,14 @@ def _one_cluster(ctx: click.Context, command: str, flags: dict[str, Any]) -> Opt
     default=":9101",
     show_default=True,
     metavar="HOST:PORT",
-    help="Where to serve /metrics (`:PORT`: every interface).",
+    help="Where to serve /metrics, the API (/api/v1/) and the pages (`:PORT`: every interface).",
+)
+@click.option(
+    "--external-url",
+    default="",
+    metavar="URL",
+    help="The URL users reach the pages at (through an ingress or the API server's service "
+    "proxy): the alerts link there.",
 )
 @click.option(
     "--interval",
@@ -649,13 +656,17 @@ def _one_cluster(ctx: click.Context, command: str, flags: dict[str, Any]) -> Opt
     help="Time between two runs of the diagnosis (30s, 5m).",
 )
 @click.pass_context
-def serve(ctx: click.Context, /, address: str, interval: str, **flags: Any) -> None:
-    """Export the diagnosis as Prometheus metrics (read-only).
+def serve(
+    ctx: click.Context, /, address: str, external_url: str, interval: str, **flags: Any
+) -> None:
+    """Export the diagnosis as Prometheus metrics, an HTTP API and pages (read-only).
 
     Runs the diagnosis of `all -A` (or -n NAMESPACE) every --interval and serves, per main
     blocker, kind and namespace, how many objects are stuck and how long the oldest has
-    been; with run durations and failed reads per resource. In a pod it reads through its
-    service account. Stops on SIGTERM or Ctrl-C.
+    been; with run durations and failed reads per resource. Beside /metrics: the findings
+    (/api/v1/findings), one object's explanation (/api/v1/explain/RESOURCE/NS/NAME) and the
+    same as pages (/). In a pod it reads through its service account. Stops on SIGTERM or
+    Ctrl-C.
 
     \b
       kubectl terminating serve --metrics-bind-address :9101 --interval 30s
@@ -665,7 +676,7 @@ def serve(ctx: click.Context, /, address: str, interval: str, **flags: Any) -> N
     from kubectl_terminating.exporter.serve import serve as run_serve
 
     options = _one_cluster(ctx, "serve", flags)
-    serving = ServeOptions(address, interval)
+    serving = ServeOptions(address, interval, external_url)
     ctx.exit(guarded(lambda: run_serve(options, serving, sys.stderr), sys.stderr))
 
 

@@ -51,8 +51,12 @@ def is_custom(resource: Resource, view: ClusterView) -> bool:
 def whole_object(obj: JSON, resource: Resource, view: ClusterView) -> tuple[JSON, str | None]:
     """`all` lists metadata only; spec and status (conditions, phase) need the full object.
     A custom resource's explainers read only its metadata (and the whole object themselves if
-    ever): no read per object there, which keeps `all` with thousands of them cheap."""
-    if "spec" in obj or "status" in obj or is_custom(resource, view):
+    ever): no read per object there, which keeps `all` with thousands of them cheap. A Secret
+    has neither spec nor status: read whole it would only add its data, which no finding
+    carries and no reader of the findings (serve's API) may see."""
+    if "spec" in obj or "status" in obj or resource.is_core("secrets"):
+        return obj, None
+    if is_custom(resource, view):
         return obj, None
     m = meta(obj)
     namespace = text(m.get("namespace")) or None

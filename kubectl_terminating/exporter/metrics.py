@@ -93,8 +93,9 @@ def resource_of(path: str) -> str:
 class SnapshotCollector(Collector):
     """The gauges of the last run, read by the HTTP server's thread while runs go on."""
 
-    def __init__(self) -> None:
+    def __init__(self, external_url: str = "") -> None:
         self.snapshot = Snapshot()
+        self.external_url = external_url  # serve --external-url: the alerts link there
 
     def collect(self) -> Iterator[Metric]:
         snap = self.snapshot  # one reference read: a consistent view of one run
@@ -122,11 +123,12 @@ class SnapshotCollector(Collector):
             totals.add_metric([blocker], total)
         info = GaugeMetricFamily(
             f"{PREFIX}_blocker_info",
-            "The summary of each blocker type (join on main_blocker for alert text).",
-            labels=("main_blocker", "summary"),
+            "The summary of each blocker type (join on main_blocker for alert text), and where "
+            "the pages are (external_url, empty when not set: the alerts link there).",
+            labels=("main_blocker", "summary", "external_url"),
         )
         for blocker in BLOCKER_TYPES:
-            info.add_metric([blocker, CAUSES[blocker].label], 1)
+            info.add_metric([blocker, CAUSES[blocker].label, self.external_url], 1)
         yield from (count, oldest, totals, info)
         yield GaugeMetricFamily(
             f"{PREFIX}_scrape_duration_seconds",
@@ -149,9 +151,9 @@ class SnapshotCollector(Collector):
 class Metrics:
     """The exporter's registry: the last run's gauges, and counters over every run."""
 
-    def __init__(self) -> None:
+    def __init__(self, external_url: str = "") -> None:
         self.registry = CollectorRegistry()
-        self.snapshot = SnapshotCollector()
+        self.snapshot = SnapshotCollector(external_url)
         self.registry.register(self.snapshot)
         ProcessCollector(registry=self.registry)  # the exporter's own memory and CPU
         self.run_seconds = Histogram(

@@ -1,6 +1,6 @@
 """The exporter's loop: run the diagnosis every interval, and as soon as the watch layer
 (watch.py, as `all -A -w` uses it) sees an object start terminating, what holds one change, or
-one go; serve the last run's metrics.
+one go; serve the last run's metrics, and its findings as an API and pages (web.py).
 
 Each run is the CLI's own pipeline (run.collect over a LiveSource, `all -A`), with a fresh
 client: the in-cluster token file and the kubeconfig are read again, and one run's memo never
@@ -17,27 +17,35 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from types import FrameType
-from typing import IO
+from typing import IO, TYPE_CHECKING, Any
 
 from kubectl_terminating.client import parse_duration
 from kubectl_terminating.connection import connect, error_line
 from kubectl_terminating.errors import TerminatingError, UsageError
 from kubectl_terminating.exporter.metrics import Metrics
-from kubectl_terminating.model import Finding
+from kubectl_terminating.model import JSON, Finding
 from kubectl_terminating.options import Options, complete
+from kubectl_terminating.resources import Resource
 from kubectl_terminating.watch import Lines
+
+if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
+
+    from kubectl_terminating.exporter.web import Site
 
 # After a change, wait this long for the rest of a burst (a node dies: all its pods at once),
 # and start runs at least MIN_GAP apart: an outage is one run or two, not one per pod.
 SETTLE_SECONDS = 1.0
 MIN_GAP_SECONDS = 5.0
 RETRY_WATCH_SECONDS = 30.0  # before setting up the watches again when that failed
+METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 
 @dataclass(frozen=True)
 class ServeOptions:
     address: str  # host:port, `:9101` for every interface
     interval: str  # a kubectl duration: 30s, 1m
+    external_url: str = ""  # where users reach the pages (the alerts link there)
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -59,24 +67,45 @@ def parse_interval(interval: str) -> float:
     return seconds
 
 
-def run_once(options: Options, metrics: Metrics, err: IO[str]) -> None:
-    """One diagnosis, recorded in metrics; an error is its one line on err, never an exit."""
+def parse_external_url(url: str) -> str:
+    """The --external-url without its trailing slash; empty: not set."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if url and (parts.scheme not in ("http", "https") or not parts.netloc or parts.query):
+        raise UsageError(f'invalid --external-url "{url}": want http(s)://HOST[:PORT][/PATH]')
+    return url.rstrip("/")
+
+
+def run_once(options: Options, metrics: Metrics, site: Site | None, err: IO[str]) -> None:
+    """One diagnosis, recorded in metrics and (for the API and pages) on the site; an error
+    is its one line on err, never an exit."""
     from kubectl_terminating.live import LiveSource
     from kubectl_terminating.run import collect
 
     started = time.monotonic()
     client = None
+    types: set[Resource] = set()
     try:
         client = connect(options, err)
         request = complete(options, client.connection.namespace)
-        result = collect(request, LiveSource(client), io.StringIO())
+
+        def found(pair: tuple[Resource, JSON]) -> None:
+            types.add(pair[0])  # the type of each object, for the API's paths
+
+        result = collect(request, LiveSource(client), io.StringIO(), on_found=found)
     except TerminatingError as error:
         print(error_line(error), file=err, flush=True)
         metrics.record_failure(time.monotonic() - started, client.stats.failed if client else [])
         return
     seconds = time.monotonic() - started
-    stats = client.stats
-    metrics.record(result.findings, seconds, stats, time.time())
+    stats, now = client.stats, time.time()
+    metrics.record(result.findings, seconds, stats, now)
+    if site is not None:
+        from kubectl_terminating.exporter.web import LastRun
+
+        warnings = tuple(str(w) for w in result.warnings)
+        site.last = LastRun(tuple(result.findings), warnings, tuple(sorted(types)), now)
     if options.verbosity >= 1:
         stuck = sum(1 for f in result.findings if f.stuck)
         print(f"run: {stuck} stuck, {stats.requests} requests in {seconds:.2f}s", file=err)
@@ -133,23 +162,85 @@ def wait_for_next_run(
         stop.wait(max(SETTLE_SECONDS, started + MIN_GAP_SECONDS - time.monotonic()))
 
 
+def explain_now(
+    options: Options, resource: str, namespace: str | None, name: str
+) -> tuple[Finding, Resource]:
+    """An object the last run did not cover, read and explained now (the `all --explain` of
+    that one object): its finding and resource type. NotFound when it is not there or not
+    terminating, Forbidden outside the one namespace serve looks at (-n)."""
+    from kubectl_terminating import kinds
+    from kubectl_terminating.client import ACCEPT_JSON
+    from kubectl_terminating.errors import Forbidden, NotFound
+    from kubectl_terminating.exporter.web import check_scope
+    from kubectl_terminating.live import LiveSource
+    from kubectl_terminating.preflight.api import resolve_type
+    from kubectl_terminating.resources import is_terminating, typed
+    from kubectl_terminating.run import explain_one
+
+    only = None if options.all_namespaces else options.namespace
+    if only and namespace != only and (namespace, resource, name) != (None, "namespaces", only):
+        raise Forbidden(f"serve looks only at namespace {only}")
+    client = connect(options, io.StringIO(), interactive=False)
+    source = LiveSource(client)
+    found = resolve_type(resource, source.view.discovery())
+    check_scope(found, namespace)
+    # a Secret's metadata only: its data is never read (explain_object reads no more of it)
+    accept = METADATA_ONLY if found.is_core("secrets") else ACCEPT_JSON
+    try:
+        obj = typed(client.get(found.path(namespace, name), accept=accept), found)
+    except NotFound:
+        raise NotFound(f'{found.qualified} "{name}" not found') from None
+    if not is_terminating(obj):
+        raise NotFound(f'{found.qualified} "{name}" exists but is not terminating')
+    return explain_one(kinds.ANY, obj, found, source.view, True), found
+
+
+def listen(host: str, port: int, site: Site) -> WSGIServer:
+    """The standard library's threading WSGI server, as prometheus_client starts its own."""
+    import socket
+    from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+    from prometheus_client.exposition import ThreadingWSGIServer
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            """No line per request."""
+
+    class Server(ThreadingWSGIServer):
+        address_family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+
+    return make_server(host, port, site, Server, handler_class=Quiet)
+
+
 def serve(options: Options, serving: ServeOptions, err: IO[str]) -> int:
-    from prometheus_client import start_http_server
+    from prometheus_client import make_wsgi_app
+
+    from kubectl_terminating.exporter.web import Site
 
     host, port = parse_address(serving.address)
     interval = parse_interval(serving.interval)
+    external = parse_external_url(serving.external_url)
     if not options.namespace:
         options = replace(options, all_namespaces=True)
+    # the runs with every detail, as `all -A -o json`: the API serves that document (the
+    # watches, which only wake the loop, keep the table's brief reads)
+    detailed = replace(options, output="json")
     connect(options, err)  # a kubeconfig that cannot work is the one error line, now
-    metrics = Metrics()
+    metrics = Metrics(external)
+    site = Site(
+        make_wsgi_app(metrics.registry),
+        lambda resource, namespace, name: explain_now(detailed, resource, namespace, name),
+        err,
+    )
     try:
-        server, _ = start_http_server(port, host, metrics.registry)
+        server = listen(host, port, site)
     except OSError as error:
         raise TerminatingError(f"listen tcp {serving.address}: {error.strerror}") from None
+    threading.Thread(target=server.serve_forever, name="http", daemon=True).start()
     shown = f"[{host}]" if ":" in host else host
     print(
-        f"serving metrics on http://{shown}:{server.server_port}/metrics, "
-        f"a run every {serving.interval}",
+        f"serving metrics on http://{shown}:{server.server_port}/metrics, the API on /api/v1/ "
+        f"and pages on /{f' ({external}/)' if external else ''}, a run every {serving.interval}",
         file=err,
         flush=True,
     )
@@ -159,7 +250,7 @@ def serve(options: Options, serving: ServeOptions, err: IO[str]) -> int:
         while not stop.is_set():
             wake.clear()  # a change seen from here on is measured by the next run
             started = time.monotonic()
-            run_once(options, metrics, err)
+            run_once(detailed, metrics, site, err)
             wait_for_next_run(interval, started, wake, stop)
 
     def on_signal(_signum: int, _frame: FrameType | None) -> None:

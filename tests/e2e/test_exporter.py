@@ -53,6 +53,7 @@ NAMESPACE = SERVICE_ACCOUNT = "kubectl-terminating"
 AS_EXPORTER = f"--as=system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"
 WAIT = 120.0  # runs every 2s, scrapes every 1s; a loaded 2-core machine is slow
 READS = {"get", "list", "watch"}
+PAGES = "https://terminating.example/k8s"  # serve --external-url: the alerts link there
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +158,12 @@ def exporter(
     token = service_account_token(cp, NAMESPACE, SERVICE_ACCOUNT)
     port = free_port()
     # the Deployment's command; a test cannot wait a minute between runs
-    args = [*deployment_args(), f"--metrics-bind-address=127.0.0.1:{port}", "--interval=2s"]
+    args = [
+        *deployment_args(),
+        f"--metrics-bind-address=127.0.0.1:{port}",
+        "--interval=2s",
+        f"--external-url={PAGES}/",
+    ]
     with RecordingProxy(cp.port, cp.pki_dir, date_offset=20 * 60) as later:
         proc = in_cluster_exporter(
             cp, directory, token, NAMESPACE, args, tools.faketime, "+20m", later.url
@@ -250,6 +256,8 @@ def test_prometheus_sees_the_stuck_objects_fires_the_alerts_and_sees_them_go(
     description = alert["annotations"]["description"]
     assert "Blocker: node no longer exists (node-missing)." in description
     assert description.endswith(f"Run: kubectl terminating pods -n {pods} --explain")
+    # the page that lists them, each linked to its explanation (web.py's filters)
+    assert alert["annotations"]["page"] == f"{PAGES}/?kind=Pod&namespace={pods}&type=node-missing"
     eventually(
         prom.alerts,
         lambda _: firing(prom, "APIServiceHoldsNamespaceDeletion", api_ns) is not None,
@@ -260,6 +268,7 @@ def test_prometheus_sees_the_stuck_objects_fires_the_alerts_and_sees_them_go(
     assert held["annotations"]["description"].endswith(
         f"Run: kubectl terminating ns {api_ns} --explain"
     )
+    assert held["annotations"]["page"] == f"{PAGES}/objects/namespaces/{api_ns}"
 
     # with the shipped RBAC nothing was forbidden: the only failed reads are the discovery
     # of the aggregated API that has no backend

@@ -77,6 +77,11 @@ def one(documents: list[JSON], kind: str) -> JSON:
     return found
 
 
+def named(documents: list[JSON], kind: str, name: str) -> JSON:
+    (found,) = [d for d in documents if d["kind"] == kind and d["metadata"]["name"] == name]
+    return found
+
+
 def kinds(documents: list[JSON]) -> list[str]:
     return sorted(d["kind"] for d in documents)
 
@@ -119,6 +124,7 @@ def test_default_values_give_the_exporter_alone(helm: list[str]) -> None:
     documents = template(helm)
     assert kinds(documents) == [
         "ClusterRole",
+        "ClusterRole",  # the findings viewer's, bound by whoever installs it
         "ClusterRoleBinding",
         "Deployment",
         "Service",
@@ -132,7 +138,15 @@ def test_default_values_give_the_exporter_alone(helm: list[str]) -> None:
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": FULLNAME, "namespace": "monitoring"}
     ]
-    assert binding["roleRef"]["name"] == one(documents, "ClusterRole")["metadata"]["name"]
+    assert binding["roleRef"]["name"] == f"{FULLNAME}-reader"
+    viewer = named(documents, "ClusterRole", f"{FULLNAME}-findings-viewer")
+    (only,) = viewer["rules"]  # the service proxy of this release's Service, nothing else
+    assert (only["apiGroups"], only["resources"], only["verbs"]) == (
+        [""],
+        ["services/proxy"],
+        ["get"],
+    )
+    assert f"{FULLNAME}:9101" in only["resourceNames"]
 
 
 def test_values_reach_the_exporter(helm: list[str]) -> None:
@@ -141,10 +155,16 @@ def test_values_reach_the_exporter(helm: list[str]) -> None:
         "--set",
         "interval=30s,namespaceScope=shop,port=9200,resources.limits.memory=1Gi",
         "--set",
+        "externalURL=https://k8s.example/terminating",
+        "--set",
         "image.repository=registry.example/kt,image.tag=dev",
     )
     exporter = container(one(documents, "Deployment"))
-    assert exporter["args"] == [*serve_args(9200, "30s"), "--namespace=shop"]
+    assert exporter["args"] == [
+        *serve_args(9200, "30s"),
+        "--external-url=https://k8s.example/terminating",
+        "--namespace=shop",
+    ]
     assert exporter["resources"]["limits"] == {"memory": "1Gi"}
     assert exporter["image"] == "registry.example/kt:dev"
     assert one(documents, "Service")["spec"]["ports"][0]["port"] == 9200
@@ -258,6 +278,7 @@ OBJECTS = [
     ("serviceaccount", FULLNAME),
     ("clusterrole", f"{FULLNAME}-reader"),
     ("clusterrolebinding", f"{FULLNAME}-reader"),
+    ("clusterrole", f"{FULLNAME}-findings-viewer"),
     ("deployment", FULLNAME),
     ("service", FULLNAME),
     ("serviceaccount", HOOK),

@@ -36,9 +36,9 @@ def run_cli(
 
 
 def start_serve(
-    kubeconfig: Path | str, port: int, interval: str, log: IO[bytes]
+    kubeconfig: Path | str, port: int, interval: str, log: IO[bytes], *extra: str
 ) -> subprocess.Popen[bytes]:
-    """`serve -v=1` on 127.0.0.1:port, its stdout and stderr to log."""
+    """`serve -v=1` on 127.0.0.1:port (and the extra arguments), its stdout and stderr to log."""
     return subprocess.Popen(
         [
             sys.executable,
@@ -48,6 +48,7 @@ def start_serve(
             "-v=1",
             f"--interval={interval}",
             f"--metrics-bind-address=127.0.0.1:{port}",
+            *extra,
         ],
         env={**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONPATH": str(ROOT)},
         stdout=log,

@@ -17,7 +17,7 @@ from kubectl_terminating.causes import (
 )
 from kubectl_terminating.explain.objects import explain_object
 from kubectl_terminating.model import JSON
-from kubectl_terminating.resources import CRDS, NAMESPACES, PODS, PVS
+from kubectl_terminating.resources import CRDS, NAMESPACES, PODS, PVS, Resource
 from kubectl_terminating.staticview import StaticView
 from tests.unit.builders import NAMESPACES_NOW as NOW
 from tests.unit.builders import WIDGETS, types
@@ -189,3 +189,25 @@ def test_malformed_objects_never_crash(target: JSON) -> None:
     finding = explain_object(target, WIDGETS, StaticView([], NOW))
     assert finding.kind == "Widget"
     assert types(finding) == [UNKNOWN]
+
+
+def test_a_secret_is_never_read_whole() -> None:
+    """Its data is all a whole read would add: never read, so never in a finding (serve's API
+    serves findings to whoever may use its service proxy)."""
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": "db-password",
+            "namespace": "shop",
+            "uid": "uid-s",
+            "deletionTimestamp": at(-600),
+            "finalizers": ["example.com/keep"],
+        },
+        "data": {"password": "aHVudGVyMg=="},
+    }
+    secrets = Resource("", "v1", "secrets", "Secret")
+    view = StaticView([secret], NOW, unreadable={"Secret": "forbidden"})
+    finding = explain_object(metadata_only(secret), secrets, view)
+    assert finding.warnings == []  # not even tried
+    assert types(finding) == [FINALIZER]

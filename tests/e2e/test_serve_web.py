@@ -1,0 +1,401 @@
+"""`serve`'s API and pages against the real control plane, read in a real browser.
+
+One `serve` runs as a user who may only get, list and watch; the cluster holds a pod on a node
+that is gone, pods whose event and node condition messages, annotations and finalizer-less
+objects carry markup, and a terminating namespace with a Secret in it. The tests ask the API
+and the pages, open the pages in Debian's chromium (headless, tests/harness/browser.py), and
+at the end read the API server's audit log: serve's user sent nothing but get, list and watch.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.harness import scenarios
+from tests.harness.api import (
+    MERGE,
+    condition,
+    create_event,
+    create_namespace,
+    delete,
+    now,
+    remove_finalizers,
+    unique_ns,
+    wait_for,
+)
+from tests.harness.browser import Browser, chromium
+from tests.harness.cli import start_serve
+from tests.harness.controlplane import ApiError, ControlPlane, free_port
+from tests.harness.kubelet import create_node, create_pod, set_pod_status, stale_lease
+from tests.harness.users import User, Users, rights_granted
+
+pytestmark = pytest.mark.e2e
+
+JSON = dict[str, Any]
+MANIFEST = Path(__file__).resolve().parents[2] / "deploy" / "kubectl-terminating.yaml"
+READ_ONLY = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}]
+SCRIPT = "<script>document.title='pwned'</script>"
+IMAGE = "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">"
+SECRET_VALUE = "hunter2-do-not-show-9f3c"
+WAIT = 90.0
+SCREENSHOT = os.environ.get("SERVE_SCREENSHOT")  # where to keep the page's picture (docs/img)
+
+
+@dataclass(frozen=True)
+class Seeds:
+    ns: str  # the pods' namespace
+    orphan: str  # a pod on a node that is gone
+    hostile: str  # a pod whose event, annotation and node condition carry markup
+    secret_ns: str  # a terminating namespace holding a Secret
+
+
+@dataclass(frozen=True)
+class Serving:
+    url: str
+    user: User
+    audit_from: int
+    log: Path
+
+
+def hostile_pod(cp: ControlPlane, ns: str, name: str) -> None:
+    """A pod on a node NotReady whose condition message is markup, with a FailedKillPod event
+    and an annotation that are markup too."""
+    node = f"{ns}-dead"
+    message = f"Kubelet stopped posting node status. {SCRIPT}{IMAGE}"
+    create_node(
+        cp,
+        node,
+        ready="Unknown",
+        conditions=[condition("Ready", "Unknown", "NodeStatusUnknown", message, now(-600))],
+    )
+    stale_lease(cp, node, 600)
+    pod = create_pod(cp, ns, name, node=node, grace_period=1)
+    path = scenarios.pod_path(ns, name)
+    cp.api("PATCH", path, {"metadata": {"annotations": {"note": SCRIPT + IMAGE}}}, MERGE)
+    set_pod_status(cp, ns, name, "Running", {"app": "running"})
+    create_event(cp, ns, pod, "FailedKillPod", f"error killing pod: {SCRIPT} {IMAGE}", count=3)
+    delete(cp, path)
+
+
+@pytest.fixture(scope="module")
+def seeds(control_plane: ControlPlane) -> Iterator[Seeds]:
+    cp = control_plane
+    ns = unique_ns("web")
+    create_namespace(cp, ns)
+    orphan = scenarios.pod_on_missing_node(cp, ns, "orphan-0", grace_period=1)
+    hostile_pod(cp, ns, "hostile-0")
+    secret_ns = unique_ns("web-secret")
+    create_namespace(cp, secret_ns)
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "db-password", "finalizers": ["example.com/keep"]},
+        "data": {"password": base64.b64encode(SECRET_VALUE.encode()).decode()},
+        "stringData": {"token": SECRET_VALUE + "-token"},
+    }
+    cp.api("POST", f"/api/v1/namespaces/{secret_ns}/secrets", secret)
+    delete(cp, f"/api/v1/namespaces/{secret_ns}")
+    try:
+        yield Seeds(ns, orphan.name, "hostile-0", secret_ns)
+    finally:
+        with contextlib.suppress(ApiError):
+            remove_finalizers(cp, f"/api/v1/namespaces/{secret_ns}/secrets/db-password")
+        for pod in (orphan.name, "hostile-0"):
+            with contextlib.suppress(ApiError):
+                delete(cp, scenarios.pod_path(ns, pod), grace_period=0)
+
+
+@pytest.fixture(scope="module")
+def serving(
+    control_plane: ControlPlane, seeds: Seeds, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Serving]:
+    """serve as a get/list/watch-only user, once its API lists the seeded objects."""
+    directory = tmp_path_factory.mktemp("serve-web")
+    with Users(control_plane, directory / "users", "web-users") as users:
+        user = users.user("viewer", cluster_rules=READ_ONLY)
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        log_path = directory / "serve.log"
+        audit_from = control_plane.audit_offset()
+        with open(log_path, "wb") as log:
+            proc = start_serve(
+                user.kubeconfig, port, "3s", log, "--external-url=https://terminating.example/x/"
+            )
+        served = Serving(url, user, audit_from, log_path)
+        try:
+            wait_for(lambda: covers(served, seeds), WAIT, 0.5, message="the seeds in the API")
+            yield served
+        except TimeoutError:
+            raise AssertionError(log_path.read_text()[-3000:]) from None
+        finally:
+            proc.terminate()
+            proc.wait(30)
+
+
+def covers(served: Serving, seeds: Seeds) -> bool:
+    """Whether the last run shows both pods stuck, and the Secret's namespace."""
+    try:
+        items = fetch(served, "/api/v1/findings")[1]["items"]
+    except (OSError, KeyError):
+        return False
+    stuck = {(i["namespace"], i["name"]) for i in items if (i.get("overdueSeconds") or -1) >= 0}
+    names = {i["name"] for i in items}
+    wanted = {(seeds.ns, seeds.orphan), (seeds.ns, seeds.hostile)}
+    return wanted <= stuck and seeds.secret_ns in names
+
+
+def request(served: Serving, path: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+    call = urllib.request.Request(served.url + path, method=method)
+    try:
+        with urllib.request.urlopen(call, timeout=30) as answer:
+            return answer.status, dict(answer.headers), answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def fetch(served: Serving, path: str, method: str = "GET") -> tuple[int, JSON]:
+    code, headers, body = request(served, path, method)
+    assert headers["Content-Type"] == "application/json", (path, headers)
+    assert b"Traceback" not in body
+    document: JSON = json.loads(body)
+    return code, document
+
+
+def page(served: Serving, path: str) -> str:
+    code, headers, body = request(served, path)
+    assert code == 200, (path, code, body[:500])
+    assert headers["Content-Type"] == "text/html; charset=utf-8"
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["Content-Security-Policy"].startswith("default-src 'none'; style-src 'sha256-")
+    return body.decode()
+
+
+def unix(rfc3339: str) -> float:
+    return datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp()
+
+
+# -- the API -------------------------------------------------------------------------------------
+
+
+def test_findings_are_the_all_json_document_filtered(serving: Serving, seeds: Seeds) -> None:
+    code, document = fetch(serving, "/api/v1/findings")
+    assert code == 200
+    assert (document["apiVersion"], document["kind"]) == ("terminating.kubectl.io/v1", "List")
+    assert 0 <= time.time() - unix(document["generatedAt"]) < WAIT
+    _, only = fetch(serving, f"/api/v1/findings?kind=Pod&namespace={seeds.ns}&type=node-missing")
+    assert [(i["kind"], i["name"]) for i in only["items"]] == [("Pod", seeds.orphan)]
+    (orphan,) = only["items"]
+    assert orphan["blockers"][0]["type"] == "node-missing"
+    assert orphan["node"] == f"{seeds.ns}-gone"  # the pod's own fields, as -o json has them
+    _, in_ns = fetch(serving, f"/api/v1/findings?namespace={seeds.ns}")
+    assert {i["name"] for i in in_ns["items"]} == {seeds.orphan, seeds.hostile}
+    _, namespace = fetch(serving, f"/api/v1/findings?namespace={seeds.secret_ns}&kind=Namespace")
+    assert [i["name"] for i in namespace["items"]] == [seeds.secret_ns]  # in its own namespace
+    code, refused = fetch(serving, "/api/v1/findings?type=stuck")
+    assert code == 400 and refused["reason"] == "BadRequest"
+
+
+def test_explain_answers_from_the_last_run(serving: Serving, seeds: Seeds) -> None:
+    code, item = fetch(serving, f"/api/v1/explain/pods/{seeds.ns}/{seeds.orphan}")
+    assert code == 200
+    assert (item["kind"], item["namespace"], item["name"]) == ("Pod", seeds.ns, seeds.orphan)
+    assert item["blockers"][0]["type"] == "node-missing"
+    code, namespace = fetch(serving, f"/api/v1/explain/namespaces/{seeds.secret_ns}")
+    assert code == 200 and namespace["kind"] == "Namespace"
+    assert any(r["resource"] == "secrets" and r["count"] == 1 for r in namespace["remaining"])
+
+
+def test_an_object_the_last_run_did_not_cover_is_read_on_demand(
+    control_plane: ControlPlane, serving: Serving, seeds: Seeds
+) -> None:
+    for attempt in range(3):  # a run that starts and lists in the same instant: try again
+        name = f"late-{attempt}"
+        path = scenarios.pod_path(seeds.ns, name)
+        create_pod(control_plane, seeds.ns, name, finalizers=["example.com/late"], grace_period=0)
+        deleted_at = time.time()
+        delete(control_plane, path)
+        code, item = fetch(serving, f"/api/v1/explain/pods/{seeds.ns}/{name}")
+        generated = unix(fetch(serving, "/api/v1/findings")[1]["generatedAt"])
+        remove_finalizers(control_plane, path)
+        assert code == 200, item
+        assert (item["name"], item["blockers"][0]["type"]) == (name, "finalizer")
+        if generated < deleted_at - 1:  # generatedAt has whole seconds
+            return  # the last run was older than the deletion: the answer was read on demand
+    pytest.fail("every try raced a run")
+
+
+def test_errors_are_kubernetes_status_objects(serving: Serving, seeds: Seeds) -> None:
+    code, status = fetch(serving, f"/api/v1/explain/pods/{seeds.ns}/nope")
+    assert code == 404
+    assert status == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": 'pods "nope" not found',
+        "reason": "NotFound",
+        "code": 404,
+    }
+    code, status = fetch(serving, "/api/v1/explain/namespaces/default")
+    assert (code, status["message"]) == (404, 'namespaces "default" exists but is not terminating')
+    code, status = fetch(serving, "/api/v1/explain/gizmos.example.com/a/b")
+    unknown = 'the server doesn\'t have a resource type "gizmos.example.com"'
+    assert (code, status["message"]) == (404, unknown)
+    for path in (f"/api/v1/explain/pods/{seeds.orphan}", "/api/v1/explain/pods/a/b/c"):
+        assert fetch(serving, path)[0] == 400, path
+    assert fetch(serving, "/api/v1/nothing")[0] == 404
+    for method in ("POST", "PUT", "PATCH", "DELETE"):
+        code, status = fetch(serving, f"/api/v1/explain/pods/{seeds.ns}/{seeds.orphan}", method)
+        assert (code, status["reason"]) == (405, "MethodNotAllowed"), method
+    code, _, body = request(serving, "/metrics")
+    assert code == 200 and b"kubectl_terminating_stuck_objects" in body
+    assert b'external_url="https://terminating.example/x"' in body
+
+
+# -- the pages -----------------------------------------------------------------------------------
+
+
+def test_the_index_links_each_stuck_object_to_its_page(serving: Serving, seeds: Seeds) -> None:
+    index = page(serving, f"/?namespace={seeds.ns}")
+    link = f'href="objects/pods/{seeds.ns}/{seeds.orphan}"'
+    assert link in index
+    assert "node no longer exists" in index or "node-missing" in index
+    orphan = page(serving, f"/objects/pods/{seeds.ns}/{seeds.orphan}")
+    assert "node-missing" in orphan
+    assert "What to do (safest first)" in orphan
+    assert '<span class="destructive">DESTRUCTIVE:</span>' in orphan
+    ns_page = page(serving, f"/objects/namespaces/{seeds.secret_ns}")
+    assert "secrets" in ns_page and "db-password" in ns_page
+
+
+def test_markup_from_the_cluster_is_escaped(serving: Serving, seeds: Seeds) -> None:
+    hostile = page(serving, f"/objects/pods/{seeds.ns}/{seeds.hostile}")
+    index = page(serving, f"/?namespace={seeds.ns}")
+    for html in (hostile, index):
+        assert "<script" not in html and "<img" not in html
+    assert "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;" in hostile
+
+
+def test_no_secret_data_in_any_answer(serving: Serving, seeds: Seeds) -> None:
+    encoded = base64.b64encode(SECRET_VALUE.encode()).decode()
+    answers = [
+        request(serving, path)[2]
+        for path in (
+            "/api/v1/findings",
+            f"/api/v1/explain/namespaces/{seeds.secret_ns}",
+            f"/api/v1/explain/secrets/{seeds.secret_ns}/db-password",
+            "/",
+            f"/objects/namespaces/{seeds.secret_ns}",
+            f"/objects/secrets/{seeds.secret_ns}/db-password",
+        )
+    ]
+    assert b"db-password" in answers[1]  # the Secret is listed, by name
+    for answer in answers:
+        token = base64.b64encode(f"{SECRET_VALUE}-token".encode()).decode()
+        for value in (SECRET_VALUE, encoded, token):
+            assert value.encode() not in answer
+
+
+# -- in a real browser ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Browser:
+    return Browser(chromium(), tmp_path_factory.mktemp("chromium"))
+
+
+def test_the_page_reads_in_a_browser_and_no_script_runs(
+    serving: Serving, seeds: Seeds, browser: Browser, tmp_path: Path
+) -> None:
+    orphan = browser.dom(f"{serving.url}/objects/pods/{seeds.ns}/{seeds.orphan}")
+    assert f"<title>Pod {seeds.ns}/{seeds.orphan}</title>" in orphan
+    assert "node-missing" in orphan and "DESTRUCTIVE:" in orphan
+    assert "What to do (safest first)" in orphan
+    hostile = browser.dom(f"{serving.url}/objects/pods/{seeds.ns}/{seeds.hostile}")
+    assert f"<title>Pod {seeds.ns}/{seeds.hostile}</title>" in hostile  # not 'pwned'
+    assert "pwned" not in hostile.split("</title>")[0]
+    assert "data-pwned" not in hostile.replace("setAttribute(&#x27;data-pwned", "")
+    assert "<script" not in hostile and "<img" not in hostile  # no element was injected
+    assert "error killing pod" in hostile  # the event's text is shown, as text
+    index = browser.dom(f"{serving.url}/?namespace={seeds.ns}")
+    assert seeds.orphan in index and seeds.hostile in index
+    shot = Path(SCREENSHOT) if SCREENSHOT else tmp_path / "serve-page.png"
+    browser.screenshot(f"{serving.url}/objects/pods/{seeds.ns}/{seeds.orphan}", shot)
+
+
+# -- who may see the findings -------------------------------------------------------------------
+
+
+def test_the_findings_viewer_role_grants_the_service_proxy_alone(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """The chart's findings-viewer rules (from deploy/'s rendering), bound in a namespace:
+    `get` through the service proxy on serve's Service there, and nothing else."""
+    documents = [d for d in yaml.safe_load_all(MANIFEST.read_text()) if d]
+    (viewer,) = [
+        d
+        for d in documents
+        if d["kind"] == "ClusterRole" and d["metadata"]["name"].endswith("-findings-viewer")
+    ]
+    (service,) = [d for d in documents if d["kind"] == "Service"]
+    name, port = service["metadata"]["name"], service["spec"]["ports"][0]["port"]
+    with Users(control_plane, tmp_path, "web-viewers") as users:
+        where = users.namespace
+        user = users.user("teammate", namespace_rules={where: viewer["rules"]})
+        who = f"--as={user.username}"
+        assert rights_granted(control_plane, who, "-n", where) == {"services/proxy": {"get"}}
+
+        def can(verb: str, resource: str, namespace: str = where) -> str:
+            args = ("auth", "can-i", verb, *resource.split(), who, "-n", namespace)
+            return control_plane.kubectl(*args, check=False).stdout.strip()
+
+        for proxied in (f"{name}:{port}", f"{name}:metrics", f"http:{name}:{port}", name):
+            assert can("get", f"services/{proxied} --subresource=proxy") == "yes", proxied
+        for verb, resource in [
+            ("create", f"services/{name}:{port} --subresource=proxy"),  # a POST through it
+            ("get", f"services/other:{port} --subresource=proxy"),
+            ("get", f"services/{name}"),
+            ("get", "pods"),
+            ("list", "secrets"),
+        ]:
+            assert can(verb, resource) == "no", (verb, resource)
+        assert can("get", f"services/{name}:{port} --subresource=proxy", "default") == "no"
+
+
+# -- nothing written ----------------------------------------------------------------------------
+
+
+def test_serve_only_got_listed_and_watched(control_plane: ControlPlane, serving: Serving) -> None:
+    """Last in the module: every request serve's user sent while the tests above asked the API
+    and the pages (on-demand reads included) was a get, a list or a watch."""
+    cp = control_plane
+    marker = f"audit-marker-{time.time_ns()}"
+    cp.api_raw("GET", f"/api/v1/namespaces/default/configmaps/{marker}", token=serving.user.token)
+
+    def with_marker() -> list[JSON] | None:
+        events = cp.audit_events(serving.audit_from, user=serving.user.username)
+        return events if any(marker in e["requestURI"] for e in events) else None
+
+    events = wait_for(with_marker, timeout=10, message="the marker request in the audit log")
+    verbs = {e["verb"] for e in events}
+    # Secrets are listed metadata only; none is ever read by name (that would read its data)
+    secret_reads = [e["requestURI"] for e in events if "/secrets/" in e["requestURI"]]
+    assert secret_reads == [], secret_reads
+    assert len(events) > 20, verbs  # serve really ran as this user
+    assert verbs <= {"get", "list", "watch"}, sorted(
+        (e["verb"], e["requestURI"]) for e in events if e["verb"] not in ("get", "list", "watch")
+    )

@@ -1,0 +1,266 @@
+"""`serve`'s API and pages (exporter/web.py, exporter/pages.py) as a WSGI application, over
+findings explained from the JSON fixtures; the real server against the real control plane is
+tests/e2e/test_serve_web.py."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from collections.abc import Iterable
+from typing import Any
+from wsgiref.util import setup_testing_defaults
+
+import pytest
+
+from kubectl_terminating.errors import NotFound
+from kubectl_terminating.exporter import pages
+from kubectl_terminating.exporter.web import ON_DEMAND, LastRun, Site
+from kubectl_terminating.kinds import json_extras
+from kubectl_terminating.model import Finding
+from kubectl_terminating.resources import PODS, Resource
+from tests.unit.builders import explain_pod_among, healthy_cluster, pod_fixture, web_0_events
+
+HOSTILE = "<script>document.title='pwned'</script>"
+
+
+def hung_pod() -> Finding:
+    pod = pod_fixture("pod-web-0")
+    pod["metadata"]["finalizers"] = [f"example.com/{HOSTILE}"]
+    return explain_pod_among(pod, [*healthy_cluster(), *web_0_events()])
+
+
+class Answer:
+    def __init__(self, status: str, headers: list[tuple[str, str]], body: bytes) -> None:
+        self.code = int(status.split()[0])
+        self.headers = dict(headers)
+        self.body = body
+        self.text = body.decode()
+
+    def json(self) -> Any:
+        assert self.headers["Content-Type"] == "application/json"
+        return json.loads(self.body)
+
+
+def get(site: Site, path: str, method: str = "GET", query: str = "") -> Answer:
+    environ: dict[str, Any] = {"PATH_INFO": path, "REQUEST_METHOD": method, "QUERY_STRING": query}
+    setup_testing_defaults(environ)
+    seen: list[Any] = []
+
+    def start_response(status: str, headers: list[tuple[str, str]]) -> None:
+        seen[:] = [status, headers]
+
+    body: Iterable[bytes] = site(environ, start_response)
+    return Answer(seen[0], seen[1], b"".join(body))
+
+
+def metrics_app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"# metrics\n"]
+
+
+class Reads:
+    """The on-demand explainer: what it was asked, its answer (or NotFound)."""
+
+    def __init__(self, answer: tuple[Finding, Resource] | None = None) -> None:
+        self.asked: list[tuple[str, str | None, str]] = []
+        self.answer = answer
+        self.hold: threading.Event | None = None
+
+    def __call__(self, resource: str, namespace: str | None, name: str) -> tuple[Finding, Resource]:
+        self.asked.append((resource, namespace, name))
+        if self.hold is not None:
+            self.hold.wait(10)
+        if self.answer is None:
+            raise NotFound(f'{resource} "{name}" not found')
+        return self.answer
+
+
+@pytest.fixture
+def site() -> Site:
+    made = Site(metrics_app, Reads(), io.StringIO())
+    made.last = LastRun((hung_pod(),), ("a warning",), (PODS,), 1_767_268_800.0)
+    return made
+
+
+def test_findings_are_the_all_json_document_with_its_time(site: Site) -> None:
+    document = get(site, "/api/v1/findings").json()
+    assert document["apiVersion"] == "terminating.kubectl.io/v1"
+    assert document["kind"] == "List"
+    assert document["generatedAt"] == "2026-01-01T12:00:00Z"
+    (item,) = document["items"]
+    assert (item["kind"], item["namespace"], item["name"]) == ("Pod", "shop", "web-0")
+    assert item["node"] == "worker-1"  # the pod's own fields, as -o json gives them
+    assert item == hung_pod().to_json(json_extras)  # confidence too, where a blocker has it
+    assert document["warnings"] == ["a warning"]
+
+
+@pytest.mark.parametrize(
+    ("query", "count"),
+    [
+        ("kind=Pod", 1),
+        ("kind=pod", 1),
+        ("kind=Namespace", 0),
+        ("namespace=shop", 1),
+        ("namespace=other", 0),
+        ("type=containers-running", 1),
+        ("type=node-missing", 0),
+        ("kind=Pod&namespace=shop&type=containers-running", 1),
+    ],
+)
+def test_findings_filter_by_kind_namespace_and_any_blocker_type(
+    site: Site, query: str, count: int
+) -> None:
+    assert len(get(site, "/api/v1/findings", query=query).json()["items"]) == count
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("colour=red", 'unknown query parameter "colour"'),
+        ("kind=Pod&kind=Namespace", 'query parameter "kind" wants one value'),
+        ("namespace=", 'query parameter "namespace" wants one value'),
+        ("type=stuck", 'unknown blocker type "stuck"'),
+    ],
+)
+def test_a_bad_filter_is_a_400_status(site: Site, query: str, message: str) -> None:
+    answer = get(site, "/api/v1/findings", query=query)
+    assert answer.code == 400
+    status = answer.json()
+    assert (status["kind"], status["status"], status["reason"]) == (
+        "Status",
+        "Failure",
+        "BadRequest",
+    )
+    assert status["message"].startswith(message)
+
+
+def test_explain_answers_from_the_last_run_without_reading(site: Site) -> None:
+    reads = site.explain_now
+    assert isinstance(reads, Reads)
+    for resource in ("pods", "pod", "po"):  # as kubectl takes it
+        answer = get(site, f"/api/v1/explain/{resource}/shop/web-0")
+        assert answer.code == 200
+        assert answer.json()["name"] == "web-0"
+        assert "Last-Modified" in answer.headers
+    assert reads.asked == []
+
+
+def test_an_object_the_run_did_not_cover_is_read_on_demand(site: Site) -> None:
+    reads = Reads()
+    site.explain_now = reads
+    answer = get(site, "/api/v1/explain/pods/shop/web-9")
+    assert reads.asked == [("pods", "shop", "web-9")]
+    assert answer.code == 404
+    assert answer.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": 'pods "web-9" not found',
+        "reason": "NotFound",
+        "code": 404,
+    }
+    reads.answer = (hung_pod(), PODS)
+    assert get(site, "/api/v1/explain/deployments.apps/shop/web").json()["name"] == "web-0"
+
+
+def test_on_demand_reads_are_bounded(site: Site) -> None:
+    reads = Reads((hung_pod(), PODS))
+    reads.hold = threading.Event()
+    site.explain_now = reads
+    busy = [
+        threading.Thread(target=get, args=(site, f"/api/v1/explain/pods/shop/p{i}"))
+        for i in range(ON_DEMAND)
+    ]
+    for thread in busy:
+        thread.start()
+    try:
+        while len(reads.asked) < ON_DEMAND:
+            threading.Event().wait(0.01)
+        answer = get(site, "/api/v1/explain/pods/shop/one-more")
+        assert answer.code == 503
+        assert answer.json()["reason"] == "ServiceUnavailable"
+    finally:
+        reads.hold.set()
+        for thread in busy:
+            thread.join()
+    assert get(site, "/api/v1/explain/pods/shop/one-more").code == 200  # free again
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        ("/api/v1/explain/pods/web-0", 400),  # a namespaced type without its namespace
+        ("/api/v1/explain/pods", 400),
+        ("/api/v1/explain/pods/a/b/c", 400),
+        ("/api/v1/explain/pods//web-0", 400),
+        ("/api/v1/explain/pods/../web-0", 400),
+        ("/api/v1/nothing", 404),
+        ("/api/v2/findings", 404),
+    ],
+)
+def test_bad_paths_are_status_answers(site: Site, path: str, code: int) -> None:
+    answer = get(site, path)
+    assert answer.code == code
+    assert answer.json()["code"] == code
+
+
+def test_only_get_and_head_are_answered(site: Site) -> None:
+    for method in ("POST", "PUT", "PATCH", "DELETE"):
+        for path in ("/api/v1/findings", "/api/v1/explain/pods/shop/web-0", "/"):
+            answer = get(site, path, method)
+            assert answer.code == 405, (method, path)
+            assert answer.headers["Allow"] == "GET, HEAD"
+    head = get(site, "/api/v1/findings", "HEAD")
+    assert head.code == 200 and head.body == b""
+    assert get(site, "/metrics").text == "# metrics\n"  # prometheus_client's own
+
+
+def test_before_the_first_run_the_api_says_so(site: Site) -> None:
+    site.last = None
+    answer = get(site, "/api/v1/findings")
+    assert answer.code == 503
+    assert answer.json()["message"] == "the first run of the diagnosis has not finished yet"
+
+
+def test_a_bug_is_a_500_status_and_one_line_not_a_traceback(site: Site) -> None:
+    def broken(resource: str, namespace: str | None, name: str) -> tuple[Finding, Resource]:
+        raise KeyError("spec")
+
+    site.explain_now = broken
+    answer = get(site, "/api/v1/explain/pods/shop/other")
+    assert answer.code == 500
+    assert "Traceback" not in answer.text
+    assert answer.json()["message"] == "internal error KeyError"
+
+
+def test_every_answer_has_the_strict_headers(site: Site) -> None:
+    for path in ("/", "/objects/pods/shop/web-0", "/api/v1/findings", "/nothing"):
+        headers = get(site, path).headers
+        policy = headers["Content-Security-Policy"]
+        assert policy.startswith("default-src 'none'; style-src 'sha256-")
+        assert "script-src" not in policy and "unsafe" not in policy
+        assert headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_the_pages_escape_what_the_cluster_says(site: Site) -> None:
+    index = get(site, "/")
+    assert index.headers["Content-Type"] == "text/html; charset=utf-8"
+    assert 'href="objects/pods/shop/web-0"' in index.text
+    page = get(site, "/objects/pods/shop/web-0").text
+    assert "<script" not in page and "<script" not in index.text
+    assert "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;" in page
+    assert 'href="../../../"' in page  # relative: works under any prefix (a service proxy)
+    assert 'href="../../../api/v1/explain/pods/shop/web-0"' in page
+    assert "What to do (safest first)" in page
+
+
+def test_the_style_is_the_one_the_policy_allows() -> None:
+    import base64
+    import hashlib
+
+    digest = base64.b64encode(hashlib.sha256(pages.STYLE.encode()).digest()).decode()
+    assert f"'sha256-{digest}'" in pages.CONTENT_SECURITY_POLICY
+    html = pages.error_page(404, "x", "./")
+    assert f"<style>{pages.STYLE}</style>" in html

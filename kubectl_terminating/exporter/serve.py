@@ -22,6 +22,7 @@ from typing import IO, TYPE_CHECKING, Any
 from kubectl_terminating.client import parse_duration
 from kubectl_terminating.connection import connect, error_line
 from kubectl_terminating.errors import TerminatingError, UsageError
+from kubectl_terminating.exporter.health import Health
 from kubectl_terminating.exporter.metrics import Metrics
 from kubectl_terminating.model import JSON, Finding
 from kubectl_terminating.options import Options, complete
@@ -32,12 +33,14 @@ if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
     from kubectl_terminating.exporter.web import Site
+    from kubectl_terminating.watch import Session
 
 # After a change, wait this long for the rest of a burst (a node dies: all its pods at once),
 # and start runs at least MIN_GAP apart: an outage is one run or two, not one per pod.
 SETTLE_SECONDS = 1.0
 MIN_GAP_SECONDS = 5.0
 RETRY_WATCH_SECONDS = 30.0  # before setting up the watches again when that failed
+RESTART_WATCH_SECONDS = 5.0  # before watching again when following the changes failed
 METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 
@@ -94,8 +97,9 @@ def run_once(options: Options, metrics: Metrics, site: Site | None, err: IO[str]
             types.add(pair[0])  # the type of each object, for the API's paths
 
         result = collect(request, LiveSource(client), io.StringIO(), on_found=found)
-    except TerminatingError as error:
-        print(error_line(error), file=err, flush=True)
+    except Exception as error:  # a bug in one run must not end the runs: one line, counted
+        line = error_line(error) if isinstance(error, TerminatingError) else f"run: {error!r}"
+        print(line, file=err, flush=True)
         metrics.record_failure(time.monotonic() - started, client.stats.failed if client else [])
         return
     seconds = time.monotonic() - started
@@ -127,29 +131,54 @@ class Wake(Lines):
 
 
 def watch_changes(
-    options: Options, wake: threading.Event, stop: threading.Event, err: IO[str]
+    options: Options,
+    wake: threading.Event,
+    stop: threading.Event,
+    err: IO[str],
+    health: Health | None = None,
 ) -> None:
     """Follow the terminating objects as `all -w` does, waking the loop on each change; set
-    up again (after RETRY_WATCH_SECONDS) when the first reads fail."""
+    up again (after RETRY_WATCH_SECONDS) when the first reads fail, and (after
+    RESTART_WATCH_SECONDS) when following them ends on an error: one line each time, the old
+    watches stopped, a run woken for what they missed."""
+    while not stop.is_set():
+        session: Session | None = None
+        try:
+            session = watch_session(options, wake, err)
+            if health is not None:
+                health.failed_watches = session.failed_watches
+                health.queued = session.changes.qsize
+            print(f"watching {len(session.watchers)} types for changes", file=err, flush=True)
+            session.follow(stop=stop)  # until serve stops: the watches reconnect on their own
+        except Exception as error:  # a bug in one explanation must not end the watching
+            if isinstance(error, TerminatingError) and session is None:
+                print(f"watch: {error_line(error)}", file=err, flush=True)
+                stop.wait(RETRY_WATCH_SECONDS)
+                continue
+            what = error_line(error) if isinstance(error, TerminatingError) else repr(error)
+            print(f"watch: {what}; watching again", file=err, flush=True)
+            wake.set()
+            stop.wait(RESTART_WATCH_SECONDS)
+        finally:
+            if session is not None:
+                session.stop()
+
+
+def watch_session(options: Options, wake: threading.Event, err: IO[str]) -> Session:
+    """The watches, started, with the terminating objects of a first pass tracked. Nothing
+    of that pass is kept but the tracker's findings: its client's and view's reads go."""
     from kubectl_terminating.live import LiveSource
     from kubectl_terminating.run import collect
     from kubectl_terminating.watch import Session
 
-    while not stop.is_set():
-        try:
-            client = connect(options, err, interactive=False)
-            request = complete(options, client.connection.namespace)
-            source = LiveSource(client)
-            session = Session(client, source.view, request, Wake(options, wake, err), err)
-            found = collect(request, source, io.StringIO(), view_for=session.tracker.view_for)
-            session.tracker.start(found)
-            session.start()
-            print(f"watching {len(session.watchers)} types for changes", file=err, flush=True)
-        except TerminatingError as error:
-            print(f"watch: {error_line(error)}", file=err, flush=True)
-            stop.wait(RETRY_WATCH_SECONDS)
-            continue
-        session.follow()  # forever: the watches reconnect on their own
+    client = connect(options, err, interactive=False)
+    request = complete(options, client.connection.namespace)
+    source = LiveSource(client)
+    session = Session(client, source.view, request, Wake(options, wake, err), err)
+    found = collect(request, source, io.StringIO(), view_for=session.tracker.view_for)
+    session.tracker.start(found)
+    session.start()
+    return session
 
 
 def wait_for_next_run(
@@ -227,16 +256,19 @@ def serve(options: Options, serving: ServeOptions, err: IO[str]) -> int:
     detailed = replace(options, output="json")
     connect(options, err)  # a kubeconfig that cannot work is the one error line, now
     metrics = Metrics(external)
+    health = Health()
+    metrics.registry.register(health)
     site = Site(
         make_wsgi_app(metrics.registry),
         lambda resource, namespace, name: explain_now(detailed, resource, namespace, name),
         err,
+        health.problems,
     )
     try:
         server = listen(host, port, site)
     except OSError as error:
         raise TerminatingError(f"listen tcp {serving.address}: {error.strerror}") from None
-    threading.Thread(target=server.serve_forever, name="http", daemon=True).start()
+    health.start("http", server.serve_forever)
     shown = f"[{host}]" if ":" in host else host
     print(
         f"serving metrics on http://{shown}:{server.server_port}/metrics, the API on /api/v1/ "
@@ -258,9 +290,8 @@ def serve(options: Options, serving: ServeOptions, err: IO[str]) -> int:
         wake.set()
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-    threading.Thread(target=loop, name="diagnosis", daemon=True).start()
-    watching = (options, wake, stop, err)
-    threading.Thread(target=watch_changes, args=watching, name="watch", daemon=True).start()
+    health.start("diagnosis", loop)
+    health.start("watch", watch_changes, options, wake, stop, err, health)
     try:
         while not stop.wait(1.0):
             pass

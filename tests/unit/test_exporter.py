@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 
@@ -212,3 +213,38 @@ def test_a_change_starts_the_next_run_early_but_not_at_once(
     quiet = time.monotonic()
     serve.wait_for_next_run(0.3, quiet, threading.Event(), stop)  # no change: the interval
     assert 0.3 <= time.monotonic() - quiet < 5
+
+
+def test_a_dead_thread_fails_healthz_and_its_gauge_drops_to_zero() -> None:
+    """serve's threads each have a kubectl_terminating_thread_up gauge, and /healthz (the
+    chart's liveness probe) answers 503 naming the ones that ended, 200 while all run."""
+    import threading
+
+    from kubectl_terminating.exporter.health import Health
+    from kubectl_terminating.exporter.web import Site
+    from tests.unit.test_serve_web import Reads, get, metrics_app
+
+    health, release, metrics = Health(), threading.Event(), Metrics()
+    metrics.registry.register(health)
+    health.start("diagnosis", release.wait)
+    health.start("watch", release.wait)
+    health.start("http", lambda: None)  # ends at once: a thread that died
+    health.threads["http"].join()
+    site = Site(metrics_app, Reads(), io.StringIO(), health.problems)
+    try:
+        sick = get(site, "/healthz")
+        up = {
+            dict(labels)["thread"]: value
+            for (name, labels), value in samples(metrics).items()
+            if name == "kubectl_terminating_thread_up"
+        }
+        assert (sick.code, sick.text) == (503, "thread http is not running\n")
+        assert up == {"diagnosis": 1, "watch": 1, "watches": 1, "http": 0}
+        health.failed_watches = lambda: ["pods"]
+        assert get(site, "/healthz").text == "thread http is not running\nwatches ended: pods\n"
+        del health.threads["http"]
+        health.failed_watches = list
+        healthy = get(site, "/healthz")
+        assert (healthy.code, healthy.text) == (200, "ok\n")
+    finally:
+        release.set()

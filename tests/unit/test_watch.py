@@ -153,3 +153,75 @@ def test_a_watch_too_old_for_the_server_lists_again_and_goes_on_from_there() -> 
     assert (modified.event, meta(modified.obj)["resourceVersion"]) == ("MODIFIED", "21")
     watched = [(q.get("watch"), q.get("resourceVersion")) for q in asked]
     assert watched[:3] == [(["true"], ["10"]), (None, None), (["true"], ["20"])]
+
+
+def event_line(kind: str, name: str, version: str) -> bytes:
+    pod = {"metadata": {"name": name, "namespace": "shop", "resourceVersion": version}}
+    return json.dumps({"type": kind, "object": pod}).encode() + b"\n"
+
+
+def test_a_watch_survives_an_error_that_is_no_api_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Anything raised while a watch reads (a bug, an answer it did not expect) is one
+    INTERRUPTED change and the watch goes on from where it was; its thread used to end."""
+    from kubectl_terminating import watch
+
+    path = "/api/v1/namespaces/shop/pods"
+    server = FaultServer()
+    server.on(
+        path,
+        Step(body=event_line("MODIFIED", "web-0", "11")),
+        Step(body=event_line("MODIFIED", "web-1", "12")),
+        Step(delay=3600),
+    )
+    from kubectl_terminating.resources import typed as real
+
+    raised: list[object] = []
+
+    def typed_once_failing(obj: dict[str, object], resource: object) -> object:
+        if not raised:
+            raised.append(obj)
+            raise ValueError("injected")
+        return real(obj, resource)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(watch, "typed", typed_once_failing)
+    monkeypatch.setattr(watch, "FIRST_BACKOFF", 0.01)
+    changes: queue.Queue[Change] = queue.Queue()
+    try:
+        watcher = Watcher(make_client(server), PODS, "shop", EVERYTHING, changes, True)
+        watcher.start("10")
+        interrupted, modified = changes.get(timeout=30), changes.get(timeout=30)
+        asked = [parse_qs(urlsplit(s.path).query) for s in server.requests(path)]
+        alive = watcher.thread is not None and watcher.thread.is_alive()
+    finally:
+        server.stop()
+    assert (interrupted.event, interrupted.message) == ("INTERRUPTED", "ValueError: injected")
+    assert (modified.event, meta(modified.obj)["name"]) == ("MODIFIED", "web-1")
+    # on from past the event it choked on: the same answer again would choke it again
+    assert [q.get("resourceVersion") for q in asked[:2]] == [["10"], ["11"]]
+    assert alive and not watcher.failed()
+
+
+def test_a_watch_waits_on_a_full_queue_and_ends_when_stopped() -> None:
+    """Nobody handles the changes (the loop died, or is slow): a watch holds at most what
+    the bounded queue holds, waiting instead of growing, and stop() ends it."""
+    import threading
+
+    path = "/api/v1/namespaces/shop/pods"
+    server = FaultServer()
+    server.on(path, Step(body=b"".join(event_line("ADDED", f"web-{i}", str(i)) for i in range(50))))
+    changes: queue.Queue[Change] = queue.Queue(5)
+    stopped = threading.Event()
+    try:
+        watcher = Watcher(make_client(server), PODS, "shop", EVERYTHING, changes, True, stopped)
+        watcher.start("0")
+        deadline = time.monotonic() + 30
+        while not changes.full() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # time to put more, were it unbounded
+        assert changes.qsize() == 5
+        assert watcher.thread is not None and watcher.thread.is_alive()
+        stopped.set()
+        watcher.thread.join(timeout=10)
+        assert not watcher.thread.is_alive() and not watcher.failed()
+    finally:
+        server.stop()

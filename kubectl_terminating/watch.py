@@ -284,6 +284,11 @@ class Lines:
             self.out.write(line + "\n")
             self.out.flush()
 
+    def kept(self, finding: Finding) -> Finding:
+        """What the tracker keeps of a finding until the object goes: its DELETED line
+        prints it (with -o json whole)."""
+        return finding
+
     def started(self, finding: Finding) -> None:
         self.emit("ADDED", finding, f"terminating: {self._blocker(finding)}")
 
@@ -348,7 +353,8 @@ class Tracker:
         if before is not None and before.since is not None:
             # a forced deletion moves deletionTimestamp to now: the first request counts
             since = before.since if since is None else min(since, before.since)
-        self.objects[key] = Tracked(finding, read, str(meta(obj).get("resourceVersion")), since)
+        version = str(meta(obj).get("resourceVersion"))
+        self.objects[key] = Tracked(self.lines.kept(finding), read, version, since)
         if finding.overdue_seconds is not None and finding.overdue_seconds <= 0:
             # nothing will be written when the grace period ends: look again then. The
             # seconds are whole (-14.9 reads -14) and the explainers call a pod past its
@@ -483,6 +489,7 @@ class Session:
         related = [r for r in watched_kinds() if r not in own]
         self.changes: queue.Queue[Change] = queue.Queue(MAX_QUEUED)
         self.stopped = threading.Event()  # stop(): every watch of the session ends
+        self.relists = 0  # watches that got 410 Gone and listed again
         # long-lived requests get their own connections: the explanations keep theirs
         streams = Client(client.connection, 0.0, len(own) + len(related), options.verbosity, err)
         selectors = Selectors(labels=options.selector or "")
@@ -553,6 +560,7 @@ class Session:
                         flush=True,
                     )
             else:
+                self.relists += change.event == "RELISTED"
                 tracker.handle(change)
 
 

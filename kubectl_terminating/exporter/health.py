@@ -8,14 +8,22 @@ would leave the process up and its metrics stale, so each one's liveness is a ga
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-# the watches of the current session: the types whose watch thread died (none: all well)
-FailedWatches = Callable[[], list[str]]
+
+class Watching(Protocol):
+    """What health reads of the watch loop's session (watch.Session)."""
+
+    changes: queue.Queue[Any]
+    relists: int
+
+    def failed_watches(self) -> list[str]: ...
 
 
 class Health(Collector):
@@ -23,8 +31,17 @@ class Health(Collector):
 
     def __init__(self) -> None:
         self.threads: dict[str, threading.Thread] = {}
-        self.failed_watches: FailedWatches = list  # set by the watch loop once it has watches
-        self.queued: Callable[[], int] = lambda: 0  # changes waiting for the watch loop
+        self.session: Watching | None = None  # the watch loop's, once it has one
+        self.relists_before = 0  # of the sessions before it
+
+    def watching(self, session: Watching | None) -> None:
+        """The watch loop's new session (None: none while it sets up again)."""
+        if self.session is not None:
+            self.relists_before += self.session.relists
+        self.session = session
+
+    def failed_watches(self) -> list[str]:
+        return self.session.failed_watches() if self.session is not None else []
 
     def start(self, name: str, target: Callable[..., object], *args: object) -> None:
         thread = threading.Thread(target=target, args=args, name=name, daemon=True)
@@ -57,8 +74,14 @@ class Health(Collector):
         for name, alive in sorted(self.status().items()):
             up.add_metric([name], 1.0 if alive else 0.0)
         yield up
+        session = self.session
         yield GaugeMetricFamily(
             "kubectl_terminating_watch_queued_changes",
             "Changes the watches saw that the watch loop has not handled yet (bounded).",
-            value=self.queued(),
+            value=session.changes.qsize() if session is not None else 0,
+        )
+        yield CounterMetricFamily(
+            "kubectl_terminating_watch_relists",
+            "Watches that got 410 Gone (too old a resourceVersion) and listed again.",
+            value=self.relists_before + (session.relists if session is not None else 0),
         )

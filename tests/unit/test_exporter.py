@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 
@@ -240,11 +241,36 @@ def test_a_dead_thread_fails_healthz_and_its_gauge_drops_to_zero() -> None:
         }
         assert (sick.code, sick.text) == (503, "thread http is not running\n")
         assert up == {"diagnosis": 1, "watch": 1, "watches": 1, "http": 0}
-        health.failed_watches = lambda: ["pods"]
+        health.failed_watches = lambda: ["pods"]  # type: ignore[method-assign]
         assert get(site, "/healthz").text == "thread http is not running\nwatches ended: pods\n"
         del health.threads["http"]
-        health.failed_watches = list
+        del health.failed_watches
         healthy = get(site, "/healthz")
         assert (healthy.code, healthy.text) == (200, "ok\n")
     finally:
         release.set()
+
+
+def test_the_watches_keep_only_what_tells_a_change_of_each_stuck_object() -> None:
+    """serve's watch loop keeps one finding per terminating object for as long as it is
+    there (2,000 at the bench's size): without evidence, remedies and containers, which only
+    the runs print, but with what watch.holds compares and what names the object."""
+    import threading
+
+    from kubectl_terminating.exporter.serve import Wake
+    from kubectl_terminating.options import Options
+    from kubectl_terminating.watch import holds
+    from tests.unit.test_render_pods import volumes_stuck
+
+    finding = volumes_stuck()
+    assert finding.containers and finding.blockers[0].evidence  # what there is to drop
+    kept = Wake(Options("all"), threading.Event(), io.StringIO()).kept(finding)
+    assert holds(kept) == holds(finding) and kept.stuck == finding.stuck
+    assert (kept.kind, kept.namespace, kept.name) == (finding.kind, finding.namespace, finding.name)
+    assert kept.containers == [] and all(not b.evidence and not b.remedy for b in kept.blockers)
+    from kubectl_terminating.kinds import json_extras
+
+    size = len(json.dumps(kept.to_json(json_extras))) / len(
+        json.dumps(finding.to_json(json_extras))
+    )
+    assert size < 0.5, size

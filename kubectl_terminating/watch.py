@@ -40,8 +40,10 @@ from kubectl_terminating.view import (
 # The server ends each watch request after this long (client-go: 5 to 10 minutes); the watch
 # goes on from the last resourceVersion seen.
 WATCH_SECONDS = 300
-# Statuses a watch will not get past by trying again (401, 403, 404, 405: no watch verb).
-PERMANENT = frozenset({401, 403, 404, 405})
+# Statuses a running watch will not get past by trying again (404, 405: no watch verb). A
+# 401 or 403 is not one: an API server that restarts authorizes before its caches fill (make
+# soak saw every watch refused at once); refused from the start, a type is not watched.
+GONE_FOR_GOOD = frozenset({404, 405})
 FIRST_BACKOFF = 0.5
 RETRY_SECONDS = 5.0  # before explaining again an object the server could not be asked about
 INTERRUPTED_EVERY = 60.0  # seconds between two "watch interrupted" warnings
@@ -188,7 +190,7 @@ class Watcher:
             except Gone:
                 version = None  # too old for the server: list again, then go on from there
             except Exception as error:  # a bug or an odd answer must not end the watch
-                if isinstance(error, ApiError) and error.status in PERMANENT:
+                if isinstance(error, ApiError) and error.status in GONE_FOR_GOOD:
                     self._lost(f"{self._what()}: {error_line(error)}; its changes are not followed")
                     return
                 if not interrupted:

@@ -225,3 +225,36 @@ def test_a_watch_waits_on_a_full_queue_and_ends_when_stopped() -> None:
         assert not watcher.thread.is_alive() and not watcher.failed()
     finally:
         server.stop()
+
+
+def test_a_watch_refused_after_it_ran_tries_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watch that ran and is then refused (403: an API server that restarts authorizes
+    before its caches fill) reconnects with backoff and goes on; it used to give the type up
+    for good (seen in make soak: every watch lost after the first restart)."""
+    from kubectl_terminating import watch
+
+    path = "/api/v1/namespaces/shop/pods"
+    forbidden = {
+        "kind": "Status",
+        "code": 403,
+        "reason": "Forbidden",
+        "message": "pods is forbidden",
+    }
+    server = FaultServer()
+    server.on(
+        path,
+        Step(body=event_line("MODIFIED", "web-0", "11")),
+        Step(403, forbidden),
+        Step(body=event_line("MODIFIED", "web-1", "12")),
+        Step(delay=3600),
+    )
+    monkeypatch.setattr(watch, "FIRST_BACKOFF", 0.01)
+    changes: queue.Queue[Change] = queue.Queue()
+    try:
+        watcher = Watcher(make_client(server), PODS, "shop", EVERYTHING, changes, True)
+        watcher.start("10")
+        seen = [changes.get(timeout=30) for _ in range(3)]
+    finally:
+        server.stop()
+    assert [c.event for c in seen] == ["MODIFIED", "INTERRUPTED", "MODIFIED"]
+    assert meta(seen[2].obj)["name"] == "web-1" and not watcher.given_up

@@ -233,9 +233,20 @@ class Watcher:
         version = ""
         for page in self.client.pages(self.path, self.params, ACCEPT_METADATA):
             version = version or str((page.get("metadata") or {}).get("resourceVersion") or "")
-            items += [typed(i, self.resource) for i in page.get("items") or []]
+            # only what the tracker reads of each (its key, version, deletion): after a 410
+            # every type lists at once, and whole metadata (managedFields) held that long
+            # was 29 MB that serve kept for good at 1,000 pods (make soak)
+            items += [typed(_relisted_meta(i), self.resource) for i in page.get("items") or []]
         self._put(Change("RELISTED", self.resource, items=tuple(items)))
         return version
+
+
+_RELISTED_FIELDS = ("name", "namespace", "uid", "resourceVersion", "deletionTimestamp")
+
+
+def _relisted_meta(obj: JSON) -> JSON:
+    m = meta(obj)
+    return {"metadata": {k: m[k] for k in _RELISTED_FIELDS if k in m}}
 
 
 def holds(finding: Finding) -> tuple[str, str]:

@@ -133,11 +133,12 @@ def test_a_watch_too_old_for_the_server_lists_again_and_goes_on_from_there() -> 
     path = "/api/v1/namespaces/shop/pods"
     gone = {"kind": "Status", "code": 410, "message": "too old resource version: 10 (20)"}
     pod = {"metadata": {"name": "web-0", "namespace": "shop", "resourceVersion": "21"}}
+    listed = {"metadata": {**pod["metadata"], "managedFields": [{"manager": "kubelet"}]}}
     server = FaultServer()
     server.on(
         path,
         Step(body=json.dumps({"type": "ERROR", "object": gone}).encode() + b"\n"),
-        Step(body={"kind": "PodList", "metadata": {"resourceVersion": "20"}, "items": [pod]}),
+        Step(body={"kind": "PodList", "metadata": {"resourceVersion": "20"}, "items": [listed]}),
         Step(body=json.dumps({"type": "MODIFIED", "object": pod}).encode() + b"\n"),
         Step(delay=3600),  # the watch from 21 stays open
     )
@@ -150,6 +151,7 @@ def test_a_watch_too_old_for_the_server_lists_again_and_goes_on_from_there() -> 
         server.stop()
     assert (relisted.event, [meta(i)["name"] for i in relisted.items]) == ("RELISTED", ["web-0"])
     assert relisted.items[0]["kind"] == "Pod"
+    assert set(relisted.items[0]["metadata"]) == {"name", "namespace", "resourceVersion"}
     assert (modified.event, meta(modified.obj)["resourceVersion"]) == ("MODIFIED", "21")
     watched = [(q.get("watch"), q.get("resourceVersion")) for q in asked]
     assert watched[:3] == [(["true"], ["10"]), (None, None), (["true"], ["20"])]

@@ -6,6 +6,7 @@ Imports nothing of the package: every floor may read it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 # Stable blocker types: public API of `-o json`. Add new ones, never rename one.
@@ -79,6 +80,11 @@ def stronger(a: str, b: str) -> str:
 def weaker(a: str, b: str) -> str:
     """The less sure of two confidences: a conclusion is no surer than its weakest step."""
     return a if CONFIDENCES.index(a) >= CONFIDENCES.index(b) else b
+
+
+def weakest(confidences: Iterable[str | None]) -> str:
+    """The least sure of several witnesses (one not stated counts as possible)."""
+    return max((c or POSSIBLE for c in confidences), key=CONFIDENCES.index, default=POSSIBLE)
 
 
 NOT_AUTOMATED = "not proven safe to automate"

@@ -693,12 +693,12 @@ def serve(
 def mcp(ctx: click.Context, /, max_items: int, **flags: Any) -> None:
     """Serve the diagnosis to AI agents: an MCP server over stdio (read-only).
 
-    Tools: terminating_list, terminating_explain, terminating_summary, terminating_types and
-    terminating_fix_plan (the dry run only: applying stays a human's `fix --apply --confirm
-    DIGEST`). Each answers with the -o json document of the same command. The connection is
-    resolved as for every command (--kubeconfig, --context, -n: the default namespace) once,
-    at start; each call reads the cluster again. Needs the `mcp` extra:
-    pip install 'kubectl-terminating[mcp]'.
+    Tools: terminating_list, terminating_explain, terminating_summary, terminating_types,
+    terminating_preflight and terminating_fix_plan (the dry run only: applying stays a
+    human's `fix --apply --confirm DIGEST`). Each answers with the -o json document of the
+    same command. The connection is resolved as for every command (--kubeconfig, --context,
+    -n: the default namespace) once, at start; each call reads the cluster again. Protocol
+    revisions 2024-11-05 to 2025-11-25.
 
     \b
       kubectl terminating mcp --context prod

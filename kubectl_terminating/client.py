@@ -39,10 +39,14 @@ from kubectl_terminating.errors import (
 from kubectl_terminating.kubeconfig import Connection, Impersonation, run_exec_plugin
 from kubectl_terminating.model import JSON
 from kubectl_terminating.proxy import proxy_for, without_credentials
+from kubectl_terminating.resources import Resource, metadata_only
 
 ACCEPT_JSON = "application/json"
 ACCEPT_METADATA = (
     "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+)
+ACCEPT_OBJECT_METADATA = (
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 )
 ACCEPT_TABLE = "application/json;as=Table;g=meta.k8s.io;v=v1,application/json"
 ACCEPT_DISCOVERY = (
@@ -50,6 +54,13 @@ ACCEPT_DISCOVERY = (
     "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
     "application/json"
 )
+
+
+def accept_for(resource: Resource) -> str:
+    """How an object of the type is read by name: whole, but a Secret's metadata only."""
+    return ACCEPT_OBJECT_METADATA if metadata_only(resource) else ACCEPT_JSON
+
+
 CONTENT_JSON = "application/json"
 CONTENT_JSON_PATCH = "application/json-patch+json"
 PAGE_SIZE = 500

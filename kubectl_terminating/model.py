@@ -114,9 +114,17 @@ class Blocker:
     # set when the blocker is only possible: the read that would prove or clear it is missing
     unchecked: str | None = None
     # how sure (causes.CONFIDENCES) and the witness that makes it so ("the kubelet's
-    # FailedUnmount names the volume"); None: not stated yet (issue 37 states it everywhere)
+    # FailedUnmount names the volume"); every cause states both (tests/unit/test_confidence.py)
     confidence: str | None = None
     basis: str | None = None
+
+    def __post_init__(self) -> None:
+        # A blocker whose proving read is missing is only possible, whatever its witness says
+        # (DESIGN.md "How sure"): said once here, so no cause (nor a replace()) can forget it.
+        if self.unchecked is not None and self.confidence not in (None, causes.POSSIBLE):
+            object.__setattr__(self, "confidence", causes.POSSIBLE)
+            said = "the read that would prove it is missing (unchecked)"
+            object.__setattr__(self, "basis", f"{self.basis}; {said}" if self.basis else said)
 
     @property
     def subjects(self) -> tuple[Subject, ...]:
@@ -137,7 +145,8 @@ class Blocker:
         }
         if self.unchecked is not None:
             out["unchecked"] = str(self.unchecked)  # plain (a FailedCheck is a str too)
-        return _set(out, confidence=self.confidence, confidenceBasis=self.basis)
+        out["confidence"] = self.confidence  # always: null only for a blocker built elsewhere
+        return _set(out, confidenceBasis=self.basis)
 
 
 @dataclass(frozen=True)

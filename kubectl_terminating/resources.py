@@ -92,6 +92,13 @@ def is_terminating(obj: dict[str, Any]) -> bool:
     )
 
 
+def metadata_only(resource: Resource) -> bool:
+    """A type whose objects are never read whole: a Secret's data is all a whole read would
+    add, no finding carries it, and serve's API shows findings to whoever may use its
+    service proxy (docs/integrations.md)."""
+    return resource.is_core("secrets")
+
+
 def typed(obj: dict[str, Any], resource: Resource) -> dict[str, Any]:
     """obj with its kind and apiVersion: list items and metadata-only items lack them."""
     if obj.get("kind") in (None, "", "PartialObjectMetadata"):

@@ -17,7 +17,7 @@ from typing import IO
 
 from kubectl_terminating import kinds
 from kubectl_terminating.causes import GRACE_PERIOD
-from kubectl_terminating.client import ACCEPT_METADATA, Client
+from kubectl_terminating.client import ACCEPT_METADATA, Client, accept_for
 from kubectl_terminating.connection import connected, error_line
 from kubectl_terminating.errors import ApiError, ExitStatus, Gone, NotFound, TerminatingError
 from kubectl_terminating.find import listable_types
@@ -430,7 +430,8 @@ class Tracker:
     def _refresh(self, key: Key, live: LiveView) -> None:
         resource, namespace, name = key
         try:
-            obj = self.client.get(resource.path(namespace or None, name))
+            path = resource.path(namespace or None, name)
+            obj = typed(self.client.get(path, accept=accept_for(resource)), resource)
         except NotFound:
             self._gone(key)
             return

@@ -1,24 +1,32 @@
-"""`kubectl terminating mcp`: the diagnosis as Model Context Protocol tools over stdio, with
-the official `mcp` SDK, imported by this command alone (an optional extra: see docs/choices.md).
+"""`kubectl terminating mcp`: the diagnosis as Model Context Protocol tools over stdio
+(protocol.py speaks the protocol; the official SDK is the test client: docs/choices.md).
 
 Every tool is read-only and says so (readOnlyHint); each answers with the CLI's own `-o json`
 document (tools.py). A failed call is an error result carrying kubectl's line, and the server
 keeps serving: the next call connects again, so a cluster that comes back is read again.
 """
 
-import json
-from collections.abc import Callable
-from typing import Annotated, Literal
+from __future__ import annotations
 
-from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+import io
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO
 
 from kubectl_terminating import __version__
+from kubectl_terminating.agents.protocol import (
+    INVALID_PARAMS,
+    JSON,
+    RpcError,
+    Server,
+    check_arguments,
+    serve,
+)
 from kubectl_terminating.agents.tools import ToolFailed, Tools, types
 from kubectl_terminating.connection import error_line
 from kubectl_terminating.errors import TerminatingError
-from kubectl_terminating.model import JSON
 
 INSTRUCTIONS = """\
 Diagnoses Kubernetes objects stuck in Terminating: for each one, its blockers (stable `type`,
@@ -31,34 +39,22 @@ own: the remedies say when that is safe, and terminating_fix_plan gives the plan
 review and apply with `kubectl terminating fix ... --apply --confirm DIGEST`.
 """
 
-Kind = Annotated[
-    Literal["pods", "namespaces", "all"],
-    Field(
-        description="pods, namespaces, or all (every terminating object of any kind, metadata only)"
-    ),
-]
-Namespace = Annotated[
-    str | None,
-    Field(
-        description="Namespace to look in (default: the kubeconfig context's namespace). "
-        "Ignored for namespaces."
-    ),
-]
-AllNamespaces = Annotated[bool, Field(description="Look in every namespace (pods and all).")]
-Selector = Annotated[str | None, Field(description="Label selector, e.g. app=web (as kubectl -l).")]
-Name = Annotated[str, Field(description="The object's name (a pod's name, or a namespace's name).")]
-
 LIST = """\
 List every object stuck in Terminating (or still inside its grace period) with its blockers.
 Returns the `kubectl terminating KIND -o json` document: `items` (each with kind, namespace,
 name, deletionTimestamp, overdueSeconds (negative: still inside the grace period), finalizers,
-blockers [{type, summary, evidence, remedy}], warnings), `summary` (one group per cause) and
-`warnings` (checks that could not be made). At most 50 items; `truncated` says what was cut."""
+blockers [{type, summary, confidence, confidenceBasis, evidence, remedy}], warnings),
+`summary` (one group per cause) and `warnings` (checks that could not be made). Each blocker's
+`confidence` is certain (the component doing the step said so), likely (it follows from other
+objects' state) or possible (only a hint points there); `confidenceBasis` names the witness.
+Say how sure a blocker is when you report it. At most 50 items; `truncated` says what was cut."""
 
 EXPLAIN = """\
 Explain why one pod or namespace is stuck in Terminating: every blocker with its evidence and
 its remedies, safest first (the `--explain` findings as the -o json document, one item; a
 namespace also carries its conditions, its remaining content per resource type and its pods).
+Each blocker has a `confidence` (certain, likely or possible) and its `confidenceBasis`: only a
+certain blocker is proven; `fix` acts on nothing less.
 An object that does not exist is an error result with kubectl's NotFound message."""
 
 SUMMARY = """\
@@ -93,128 +89,234 @@ resources before the operator that removes their finalizers), then delete. This 
 deletes anything; at most 50 predictions, `truncated` says what was cut."""
 
 
-def _result(document: JSON) -> CallToolResult:
+def _string(description: str, *, enum: tuple[str, ...] = (), default: str | None = None) -> JSON:
+    spec: JSON = {"type": "string", "description": description}
+    if enum:
+        spec["enum"] = list(enum)
+    if default is not None:
+        spec["default"] = default
+    return spec
+
+
+def _nullable(description: str) -> JSON:
+    return {
+        "anyOf": [{"type": "string"}, {"type": "null"}],
+        "default": None,
+        "description": description,
+    }
+
+
+KIND = _string(
+    "pods, namespaces, or all (every terminating object of any kind, metadata only)",
+    enum=("pods", "namespaces", "all"),
+)
+NAMESPACE = _nullable(
+    "Namespace to look in (default: the kubeconfig context's namespace). Ignored for namespaces."
+)
+ALL_NAMESPACES: JSON = {
+    "type": "boolean",
+    "default": False,
+    "description": "Look in every namespace (pods and all).",
+}
+TARGET: JSON = {
+    "type": "array",
+    "items": {"type": "string"},
+    "minItems": 1,
+    "description": 'What would be deleted, as kubectl words: ["ns", "shop"] (one or more '
+    'namespaces), ["deployment/operator", "crd/widgets.example.com"] (TYPE/NAME objects, in '
+    'namespace), or ["helm", "my-release"] (a Helm release, judged in Helm\'s uninstall order).',
+}
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    title: str
+    description: str
+    properties: JSON
+    required: tuple[str, ...]
+    call: Callable[[Tools, JSON], JSON]  # the checked arguments → the answer's document
+
+    def listing(self) -> JSON:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.schema,
+            # every tool only reads the cluster, and asking twice changes nothing
+            "annotations": {
+                "title": self.title,
+                "readOnlyHint": True,
+                "destructiveHint": False,
+                "idempotentHint": True,
+                "openWorldHint": False,
+            },
+        }
+
+    @property
+    def schema(self) -> JSON:
+        return {"type": "object", "properties": self.properties, "required": list(self.required)}
+
+
+TOOLS = (
+    Tool(
+        "terminating_list",
+        "List stuck objects",
+        LIST,
+        {
+            "kind": KIND,
+            "namespace": NAMESPACE,
+            "all_namespaces": ALL_NAMESPACES,
+            "label_selector": _nullable("Label selector, e.g. app=web (as kubectl -l)."),
+        },
+        ("kind",),
+        lambda t, a: t.list(a["kind"], a["namespace"], a["all_namespaces"], a["label_selector"]),
+    ),
+    Tool(
+        "terminating_explain",
+        "Explain one stuck object",
+        EXPLAIN,
+        {
+            "kind": KIND,
+            "name": _string("The object's name (a pod's name, or a namespace's name)."),
+            "namespace": NAMESPACE,
+        },
+        ("kind", "name"),
+        lambda t, a: t.explain(a["kind"], a["name"], a["namespace"]),
+    ),
+    Tool(
+        "terminating_summary",
+        "Stuck objects by cause",
+        SUMMARY,
+        {"kind": KIND, "namespace": NAMESPACE, "all_namespaces": ALL_NAMESPACES},
+        ("kind",),
+        lambda t, a: t.summary(a["kind"], a["namespace"], a["all_namespaces"]),
+    ),
+    Tool("terminating_types", "Blocker types", TYPES, {}, (), lambda t, a: types()),
+    Tool(
+        "terminating_fix_plan",
+        "Dry-run fix plan",
+        FIX_PLAN,
+        {
+            "kind": KIND,
+            "name": _nullable("One object's name (default: every stuck one in scope)."),
+            "namespace": NAMESPACE,
+        },
+        ("kind",),
+        lambda t, a: t.fix_plan(a["kind"], a["name"], a["namespace"]),
+    ),
+    Tool(
+        "terminating_preflight",
+        "Preflight a deletion",
+        PREFLIGHT,
+        {
+            "target": TARGET,
+            "namespace": _nullable(
+                "Namespace of TYPE/NAME objects and of a Helm release (default: the "
+                "kubeconfig context's namespace)."
+            ),
+            "cascade": _string(
+                "As kubectl delete --cascade: whether dependents go too.",
+                enum=("background", "foreground", "orphan"),
+                default="background",
+            ),
+            "fail_on": _string(
+                "The weakest confidence that makes the verdict blocked.",
+                enum=("certain", "likely", "possible"),
+                default="likely",
+            ),
+        },
+        ("target",),
+        lambda t, a: t.preflight(a["target"], a["namespace"], a["cascade"], a["fail_on"]),
+    ),
+)
+
+TYPES_URI = "terminating://types"
+PROMPT = "diagnose-stuck-namespace"
+
+
+def _text(text: str, error: bool = False) -> JSON:
+    return {"content": [{"type": "text", "text": text}], "isError": error}
+
+
+def call_tool(tools: Tools, params: JSON) -> JSON:
+    """tools/call: the answer's document as text and as structured content; a failed call (a
+    bad argument, kubectl's error line) is an error result the model reads, never an RPC
+    error."""
+    tool = next((t for t in TOOLS if t.name == params.get("name")), None)
+    if tool is None:
+        raise RpcError(INVALID_PARAMS, f"Unknown tool: {params.get('name')}")
+    try:
+        document = tool.call(tools, check_arguments(tool.schema, params.get("arguments")))
+    except ValueError as error:
+        return _text(f"error: {tool.name}: {error}", error=True)
+    except ToolFailed as error:
+        return _text(str(error), error=True)
+    except TerminatingError as error:
+        return _text(error_line(error), error=True)
     text = json.dumps(document, ensure_ascii=True, separators=(",", ":"))
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=document
+    return {**_text(text), "structuredContent": document}
+
+
+def _read_resource(params: JSON) -> JSON:
+    if params.get("uri") != TYPES_URI:
+        raise RpcError(-32002, "Resource not found", {"uri": params.get("uri")})
+    text = json.dumps(types(), ensure_ascii=True)
+    return {"contents": [{"uri": TYPES_URI, "mimeType": "application/json", "text": text}]}
+
+
+def _prompt(params: JSON) -> JSON:
+    namespace = (params.get("arguments") or {}).get("namespace")
+    if params.get("name") != PROMPT:
+        raise RpcError(INVALID_PARAMS, f"Unknown prompt: {params.get('name')}")
+    if not isinstance(namespace, str) or not namespace:
+        raise RpcError(INVALID_PARAMS, "Missing required argument: namespace")
+    text = (
+        f"Namespace {namespace!r} is stuck in Terminating. Call terminating_explain with "
+        f'kind "namespaces" and name {namespace!r}. Report its main blocker with the '
+        "evidence, then the remedies in the order given (safest first). Do not propose "
+        "removing finalizers or force deletion unless a remedy says it is safe and why; "
+        "for anything that writes, call terminating_fix_plan and show the user the plan "
+        "and its apply command to run themselves."
     )
+    return {
+        "description": "Find out why a namespace is stuck in Terminating, safely.",
+        "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+    }
 
 
-def build(tools: Tools) -> MCPServer:
-    """The MCP server with its tools, a resource and a prompt."""
-    server = MCPServer(
-        "kubectl-terminating",
+def build(tools: Tools) -> Server:
+    """The server with its tools, a resource and a prompt."""
+    resource = {
+        "uri": TYPES_URI,
+        "name": "blocker-types",
+        "description": TYPES,
+        "mimeType": "application/json",
+    }
+    prompt = {
+        "name": PROMPT,
+        "description": "Find out why a namespace is stuck in Terminating, safely.",
+        "arguments": [{"name": "namespace", "required": True}],
+    }
+    return Server(
+        name="kubectl-terminating",
         version=__version__,
         instructions=INSTRUCTIONS,
-        log_level="WARNING",
+        capabilities={"tools": {}, "resources": {}, "prompts": {}},
+        methods={
+            "tools/list": lambda p: {"tools": [t.listing() for t in TOOLS]},
+            "tools/call": lambda p: call_tool(tools, p),
+            "resources/list": lambda p: {"resources": [resource]},
+            "resources/templates/list": lambda p: {"resourceTemplates": []},
+            "resources/read": _read_resource,
+            "prompts/list": lambda p: {"prompts": [prompt]},
+            "prompts/get": _prompt,
+        },
     )
 
-    def read_only(title: str) -> ToolAnnotations:
-        return ToolAnnotations(
-            title=title,
-            read_only_hint=True,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        )
 
-    def answer(call: Callable[..., JSON], *args: object) -> CallToolResult:
-        try:
-            return _result(call(*args))
-        except (ToolFailed, TerminatingError) as error:
-            # kubectl's own line, as the model would read it in a terminal
-            line = error_line(error) if isinstance(error, TerminatingError) else str(error)
-            return CallToolResult(content=[TextContent(type="text", text=line)], is_error=True)
-
-    @server.tool(description=LIST, annotations=read_only("List stuck objects"))
-    def terminating_list(
-        kind: Kind,
-        namespace: Namespace = None,
-        all_namespaces: AllNamespaces = False,
-        label_selector: Selector = None,
-    ) -> CallToolResult:
-        return answer(tools.list, kind, namespace, all_namespaces, label_selector)
-
-    @server.tool(description=EXPLAIN, annotations=read_only("Explain one stuck object"))
-    def terminating_explain(kind: Kind, name: Name, namespace: Namespace = None) -> CallToolResult:
-        return answer(tools.explain, kind, name, namespace)
-
-    @server.tool(description=SUMMARY, annotations=read_only("Stuck objects by cause"))
-    def terminating_summary(
-        kind: Kind, namespace: Namespace = None, all_namespaces: AllNamespaces = False
-    ) -> CallToolResult:
-        return answer(tools.summary, kind, namespace, all_namespaces)
-
-    @server.tool(description=TYPES, annotations=read_only("Blocker types"))
-    def terminating_types() -> CallToolResult:
-        return answer(types)
-
-    @server.tool(description=FIX_PLAN, annotations=read_only("Dry-run fix plan"))
-    def terminating_fix_plan(
-        kind: Kind,
-        name: Annotated[
-            str | None, Field(description="One object's name (default: every stuck one in scope).")
-        ] = None,
-        namespace: Namespace = None,
-    ) -> CallToolResult:
-        return answer(tools.fix_plan, kind, name, namespace)
-
-    @server.tool(description=PREFLIGHT, annotations=read_only("Preflight a deletion"))
-    def terminating_preflight(
-        target: Annotated[
-            list[str],
-            Field(
-                description='What would be deleted, as kubectl words: ["ns", "shop"] (one or '
-                'more namespaces), ["deployment/operator", "crd/widgets.example.com"] '
-                '(TYPE/NAME objects, in namespace), or ["helm", "my-release"] (a Helm '
-                "release, judged in Helm's uninstall order).",
-                min_length=1,
-            ),
-        ],
-        namespace: Annotated[
-            str | None,
-            Field(
-                description="Namespace of TYPE/NAME objects and of a Helm release (default: "
-                "the kubeconfig context's namespace)."
-            ),
-        ] = None,
-        cascade: Annotated[
-            Literal["background", "foreground", "orphan"],
-            Field(description="As kubectl delete --cascade: whether dependents go too."),
-        ] = "background",
-        fail_on: Annotated[
-            Literal["certain", "likely", "possible"],
-            Field(description="The weakest confidence that makes the verdict blocked."),
-        ] = "likely",
-    ) -> CallToolResult:
-        return answer(tools.preflight, target, namespace, cascade, fail_on)
-
-    @server.resource(
-        "terminating://types",
-        name="blocker-types",
-        description=TYPES,
-        mime_type="application/json",
-    )
-    def types_resource() -> str:
-        return json.dumps(types(), ensure_ascii=True)
-
-    @server.prompt(
-        name="diagnose-stuck-namespace",
-        description="Find out why a namespace is stuck in Terminating, safely.",
-    )
-    def diagnose(namespace: str) -> str:
-        return (
-            f"Namespace {namespace!r} is stuck in Terminating. Call terminating_explain with "
-            f'kind "namespaces" and name {namespace!r}. Report its main blocker with the '
-            "evidence, then the remedies in the order given (safest first). Do not propose "
-            "removing finalizers or force deletion unless a remedy says it is safe and why; "
-            "for anything that writes, call terminating_fix_plan and show the user the plan "
-            "and its apply command to run themselves."
-        )
-
-    return server
-
-
-def serve_stdio(tools: Tools) -> int:
-    build(tools).run("stdio")
+def serve_stdio(tools: Tools, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
+    """Serves until the client closes stdin. The transport is UTF-8 whatever the locale."""
+    lines = stdin or io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    serve(build(tools), lines, stdout or sys.stdout)
     return 0

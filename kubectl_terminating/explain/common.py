@@ -6,7 +6,7 @@ import shlex
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from kubectl_terminating.causes import GRACE_PERIOD, cause_of
+from kubectl_terminating.causes import CERTAIN, GRACE_PERIOD, cause_of
 from kubectl_terminating.model import JSON, Blocker, Evidence, FailedCheck, Finding, ObjectRef
 from kubectl_terminating.resources import as_dict, list_of, meta, text
 from kubectl_terminating.timeutil import parse_time, seconds_since
@@ -140,6 +140,8 @@ def grace_period(facts: Facts) -> list[Blocker]:
                     },
                 ),
             ),
+            confidence=CERTAIN,
+            basis="its deletionTimestamp is in the future",
         )
     ]
 

@@ -16,7 +16,13 @@ from fnmatch import fnmatchcase
 from typing import TypeVar
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import FINALIZER, OWNER_DEPENDENTS, PROTECTION_IN_USE
+from kubectl_terminating.causes import (
+    CERTAIN,
+    FINALIZER,
+    LIKELY,
+    OWNER_DEPENDENTS,
+    PROTECTION_IN_USE,
+)
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.knowledge import FinalizerOwner, lookup
 from kubectl_terminating.explain.webhooks import ready_endpoints, slices_ready
@@ -527,6 +533,18 @@ def last_resort_when(owner: FinalizerOwner | None) -> str:
     return f"{owner.owner} is gone for good or cannot finish"
 
 
+def finalizer_confidence(
+    evidence: Sequence[Evidence], where: str = "metadata.finalizers"
+) -> tuple[str, str]:
+    """A finalizer on the object is the API server's own word that it holds it (it deletes
+    nothing while one is left); a read that would tell whether its owner runs, failed, leaves
+    the blocker likely: the owner may be at work (`fix` acts only on certain)."""
+    failed = next((e for e in evidence if e.failed_read), None)
+    if failed is not None:
+        return LIKELY, f"{where} names it; a liveness signal could not be read ({failed.message})"
+    return CERTAIN, f"{where} names it"
+
+
 def finalizer_blocker(
     held: Held,
     view: ClusterView,
@@ -555,8 +573,14 @@ def finalizer_blocker(
         *access.evidence,
         *extra,
     )
+    confidence, basis = finalizer_confidence(evidence)
     return Blocker(
-        FINALIZER, f"finalizer {held.finalizer} ({phrase})", tuple(evidence), tuple(remedies)
+        FINALIZER,
+        f"finalizer {held.finalizer} ({phrase})",
+        tuple(evidence),
+        tuple(remedies),
+        confidence=confidence,
+        basis=basis,
     )
 
 
@@ -642,6 +666,9 @@ def foreground_blocker(held: Held, view: ClusterView) -> Blocker | None:
             ),
         ),
         unchecked=missing,
+        # the garbage collector waits for dependents the listing shows are still there
+        confidence=CERTAIN,
+        basis="foregroundDeletion, and its dependents listed",
     )
 
 
@@ -718,6 +745,10 @@ def pvc_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
                 "the volume may be released and deleted while a pod still uses it",
             ),
         ),
+        # the controller's rule (any scheduled pod naming the claim keeps it), as certain as a
+        # webhook whose Service is gone: the pods that name it are listed
+        confidence=CERTAIN,
+        basis="pods listed that name the claim: the pvc-protection controller keeps it",
     )
 
 
@@ -773,6 +804,8 @@ def pv_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
                 "a bound claim may be left pointing at a volume that no longer exists",
             ),
         ),
+        confidence=CERTAIN,
+        basis="the volume is Bound: the pv-protection controller keeps it while it is",
     )
 
 

@@ -11,11 +11,13 @@ import shlex
 from kubectl_terminating import reads
 from kubectl_terminating.causes import (
     APISERVICE_UNAVAILABLE,
+    CERTAIN,
+    LIKELY,
     NAMESPACE_CONDITION,
     NAMESPACE_CONTROLLER,
 )
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
-from kubectl_terminating.explain.finalizers import lease_liveness
+from kubectl_terminating.explain.finalizers import NOT_RUNNING, lease_liveness
 from kubectl_terminating.explain.knowledge import KCM_LEASE
 from kubectl_terminating.explain.namespace_facts import NamespaceFacts
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
@@ -179,6 +181,8 @@ def condition_blockers(facts: NamespaceFacts) -> list[Blocker]:
                 condition_summary(reason, said),
                 (evidence,),
                 (CONDITION_REMEDIES[reason],),
+                confidence=CERTAIN,
+                basis=f"the namespace controller's {text(condition.get('type'))} condition",
             )
         )
     return blockers
@@ -249,6 +253,10 @@ def apiservice_blocker(apiservice: JSON) -> Blocker | None:
         clip(f"APIService {name} unavailable: {reason or 'no reason given'}"),
         (evidence,),
         apiservice_remedies(name, service),
+        # False: the aggregator's availability check failed; discovery then fails for every
+        # namespace deletion. Unknown: it has not said
+        confidence=CERTAIN if condition.get("status") == "False" else LIKELY,
+        basis=f"the APIService's Available={condition.get('status')} condition",
     )
 
 
@@ -293,5 +301,10 @@ def controller_blocker(facts: NamespaceFacts) -> list[Blocker]:
                     "kubectl get lease -n kube-system kube-controller-manager -o yaml",
                 ),
             ),
+            # a stale Lease says it is down; otherwise only the silence points at it
+            confidence=CERTAIN if controller.state == NOT_RUNNING else LIKELY,
+            basis="kube-controller-manager's Lease is stale"
+            if controller.state == NOT_RUNNING
+            else "no deletion condition written long after the delete",
         )
     ]

@@ -12,7 +12,14 @@ from dataclasses import replace
 from typing import TypeVar
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import CONTENT_REMAINING, CONVERSION_WEBHOOK
+from kubectl_terminating.causes import (
+    CERTAIN,
+    CONTENT_REMAINING,
+    CONVERSION_WEBHOOK,
+    LIKELY,
+    POSSIBLE,
+    weakest,
+)
 from kubectl_terminating.explain.common import as_dict, meta, text
 from kubectl_terminating.explain.finalizers import (
     finalizer_blockers,
@@ -71,7 +78,16 @@ def merge_group(group: Sequence[Blocker]) -> Blocker:
     safe = {r.description: r for r in reversed(remedies) if not r.destructive}
     remedies = [r for r in remedies if r.destructive or safe[r.description] is r]
     remedies.sort(key=lambda r: r.destructive)  # stable: safe steps first, in their order
-    return replace(group[0], evidence=tuple(evidence), remedy=tuple(remedies))
+    # one cause seen on several objects is as sure as its least sure witness
+    least = weakest(b.confidence for b in group)
+    basis = next(b.basis for b in group if (b.confidence or POSSIBLE) == least)
+    return replace(
+        group[0],
+        evidence=tuple(evidence),
+        remedy=tuple(remedies),
+        confidence=least,
+        basis=basis,
+    )
 
 
 def merge_blockers(blockers: Iterable[Blocker]) -> list[Blocker]:
@@ -169,13 +185,20 @@ def content_blockers(facts: NamespaceFacts) -> list[Blocker]:
     evidence = [*(type_evidence(c) for c in content.left), *unlisted]
     # only types that could not be listed: objects may be left, or not (ranks after the proven)
     unchecked = None if content.left else content.warnings()[0]
+    said = remaining_condition_evidence(ns)
     return [
         Blocker(
             CONTENT_REMAINING,
             content_summary(content),
-            (*evidence, *remaining_condition_evidence(ns)),
+            (*evidence, *said),
             tuple(remedies),
             unchecked=unchecked,
+            # content is left, as listed (and said by the controller); what holds it is each
+            # object's own blocker, which this one does not name: never more than likely
+            confidence=LIKELY,
+            basis="the namespace controller's condition says content remains, not what holds it"
+            if said
+            else "objects listed in the namespace, not what holds them",
         )
     ]
 
@@ -278,12 +301,17 @@ def conversion_blocker(crd: JSON, view: ClusterView, said: Sequence[str] = ()) -
             clip(f"TLS: conversion webhook of {name}: {tls.what}"),
             (uses, backend.evidence, tls.evidence),
             (tls.remedy, *conversion_remedies(name, *service)[1:]),
+            confidence=tls.confidence,
+            basis=tls.basis,
         )
     return Blocker(
         CONVERSION_WEBHOOK,
         clip(f"conversion webhook of {name} is down"),
         (uses, backend.evidence),
         conversion_remedies(name, *service),
+        # from the Service's state: the API server's call to it is not seen failing
+        confidence=LIKELY,
+        basis=f"its conversion Service {service[0]}/{service[1]} is down",
     )
 
 
@@ -326,6 +354,12 @@ def content_conversion_blockers(facts: NamespaceFacts) -> list[Blocker]:
             continue
         said = [text(c.get("message")) for c in namespace_conditions(ns)]
         blocker = conversion_blocker(crd, view, said)
+        if blocker is not None and names_conversion(crd, failing):
+            blocker = replace(
+                blocker,
+                confidence=CERTAIN,
+                basis="the namespace controller's condition names the conversion webhook",
+            )
         if blocker is not None and not here:
             named = Evidence(
                 "none of its objects is here, but the namespace controller's lists of it fail "

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from kubectl_terminating import reads
 from kubectl_terminating.causes import (
     APISERVICE_UNAVAILABLE,
+    CERTAIN,
     CONTENT_REMAINING,
     CONVERSION_WEBHOOK,
     FINALIZER,
+    LIKELY,
     WEBHOOK,
     cause_of,
 )
@@ -228,6 +230,8 @@ def _finalizer_blocker(named: Named, ns: JSON, view: ClusterView) -> Blocker:
                 f"kubectl terminating all -n {shlex.quote(name)} --explain",
             ),
         ),
+        confidence=CERTAIN,
+        basis="the namespace controller's condition names the finalizer",
     )
 
 
@@ -277,6 +281,9 @@ def _content_blocker(
                 f"kubectl terminating all -n {quoted} --explain",
             ),
         ),
+        # the controller, which deletes the content, names the types it found left
+        confidence=CERTAIN,
+        basis="the namespace controller's condition names the types left",
     )
 
 
@@ -296,13 +303,23 @@ def _unnamed_blocker(conditions: Sequence[JSON], ns: JSON) -> Blocker:
                 f"kubectl terminating all -n {shlex.quote(name)} --explain",
             ),
         ),
+        # content is left, but what holds it the condition does not say
+        confidence=LIKELY,
+        basis="the namespace controller's condition says content is left, naming none",
     )
 
 
 def _from_condition(
     blocker_type: str, summary: str, named: Named, ns: JSON, note: str, *remedies: Remedy
 ) -> Blocker:
-    return Blocker(blocker_type, clip(summary), (named.evidence(ns, note),), remedies)
+    return Blocker(
+        blocker_type,
+        clip(summary),
+        (named.evidence(ns, note),),
+        remedies,
+        confidence=CERTAIN,
+        basis=f"the namespace controller's {text(named.condition.get('type'))} condition names it",
+    )
 
 
 def _apiservice_blocker(named: Named, ns: JSON) -> Blocker:

@@ -8,11 +8,12 @@ import json
 import shlex
 from dataclasses import replace
 
-from kubectl_terminating.causes import FINALIZER, NAMESPACE_FINALIZER
+from kubectl_terminating.causes import FINALIZER, LIKELY, NAMESPACE_FINALIZER
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.finalizers import (
     Held,
     finalizer_blockers,
+    finalizer_confidence,
     lease_liveness,
     owner_evidence,
     owner_liveness,
@@ -70,6 +71,9 @@ def kubernetes_finalizer_blocker(ns: JSON, view: ClusterView) -> Blocker:
                 "still stays for several minutes",
             ),
         ),
+        # no content seen: the controller should have removed it (behind, or content unseen)
+        confidence=LIKELY,
+        basis="no content left, yet the namespace controller's finalizer stays",
     )
 
 
@@ -92,11 +96,15 @@ def foreign_spec_finalizer_blocker(
         destructive=True,
         when="its controller is gone for good and its cleanup is done by hand",
     )
+    evidence = (fact, owner_evidence(held, owner), *liveness.evidence)
+    confidence, basis = finalizer_confidence(evidence, "spec.finalizers")
     return Blocker(
         NAMESPACE_FINALIZER,
         clip(f"spec finalizer {finalizer} ({owner_phrase(owner, liveness.state)})"),
-        (fact, owner_evidence(held, owner), *liveness.evidence),
+        evidence,
         (*owner_remedies(held, owner, liveness.state), finalize),
+        confidence=confidence,
+        basis=basis,
     )
 
 

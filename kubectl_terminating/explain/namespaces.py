@@ -9,7 +9,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import GRACE_PERIOD, NAMESPACE_FINALIZER, UNKNOWN
+from kubectl_terminating.causes import (
+    GRACE_PERIOD,
+    NAMESPACE_FINALIZER,
+    POSSIBLE,
+    UNKNOWN,
+    weakest,
+)
 from kubectl_terminating.explain.common import (
     AGE_UNKNOWN,
     DELETION_TIME_UNKNOWN,
@@ -162,6 +168,7 @@ def stuck_pod_blockers(namespace: str, pods: Sequence[Finding]) -> list[Blocker]
     for blocker_type, group in by_type.items():
         first_pod, first = group[0]
         more = f" (+{len(group) - 1} more pods)" if len(group) > 1 else ""
+        confidence, basis = _least_sure(group)
         explain = Remedy(
             f"see why pod {first_pod.name} is stuck, with evidence and every remedy",
             command=f"kubectl terminating pods -n {shlex.quote(namespace)} "
@@ -176,9 +183,19 @@ def stuck_pod_blockers(namespace: str, pods: Sequence[Finding]) -> list[Blocker]
                     for pod, main in group[:MAX_MERGED]
                 ),
                 remedy=(explain, *first.remedy),
+                # the pods' own witnesses, the least sure of them
+                confidence=confidence,
+                basis=basis,
             )
         )
     return blockers
+
+
+def _least_sure(group: Sequence[tuple[Finding, Blocker]]) -> tuple[str, str]:
+    """A blocker raised from several pods is as sure as the least sure of theirs."""
+    least = weakest(main.confidence for _, main in group)
+    pod, main = next((p, m) for p, m in group if (m.confidence or POSSIBLE) == least)
+    return least, f"pod {pod.name}: {main.basis or 'not stated'}"
 
 
 def nothing_found(facts: NamespaceFacts) -> list[Blocker]:
@@ -200,6 +217,8 @@ def nothing_found(facts: NamespaceFacts) -> list[Blocker]:
                 (Evidence("the Namespace has no spec: a partial copy of the object", ref),),
                 (live, Remedy("save the whole object", f"kubectl get ns {name} -o json")),
                 unchecked=PHASE_UNKNOWN,
+                confidence=POSSIBLE,
+                basis="a partial copy: nothing in it names a blocker",
             )
         ]
     if facts.content_phase:
@@ -228,6 +247,8 @@ def nothing_found(facts: NamespaceFacts) -> list[Blocker]:
                     Remedy("read the controller's conditions", f"kubectl get ns {name} -o yaml"),
                 ),
                 unchecked=unseen,
+                confidence=POSSIBLE,
+                basis="spec.finalizers lists kubernetes; what it waits for not seen",
             )
         ]
     return [
@@ -236,6 +257,8 @@ def nothing_found(facts: NamespaceFacts) -> list[Blocker]:
             "no finalizer left: deletion should complete",
             (Evidence("spec.finalizers and metadata.finalizers are empty", ref),),
             (Remedy("list it again; if it stays, check the API server's logs"),),
+            confidence=POSSIBLE,
+            basis="no finalizer left: nothing holds it that could be seen",
         )
     ]
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from kubectl_terminating.causes import (
+    CERTAIN,
     CONTAINERS_RUNNING,
     CSI_DRIVER_MISSING,
     DISK_FULL,
@@ -305,6 +306,9 @@ def confirm(finding: Finding, keys: Iterable[str], evidence: NodeEvidence) -> Fi
         summary=summary,
         evidence=(proof, *extra, *main.evidence),
         remedy=_safest_first(*said.remedies, *main.remedy),
+        # the component doing the step says why, in its own log
+        confidence=CERTAIN,
+        basis=f"the {log} log line on {evidence.node}",
     )
     return finding
 

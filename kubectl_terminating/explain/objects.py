@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import FINALIZER, UNKNOWN
+from kubectl_terminating.causes import FINALIZER, POSSIBLE, UNKNOWN
 from kubectl_terminating.explain.common import (
     Facts,
     add_warning,
@@ -36,7 +36,7 @@ from kubectl_terminating.explain.namespaces import (
 from kubectl_terminating.explain.pods import explain_pod
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
 from kubectl_terminating.model import JSON, Blocker, Evidence, FailedCheck, Finding, Remedy
-from kubectl_terminating.resources import CRDS, Resource
+from kubectl_terminating.resources import CRDS, Resource, metadata_only
 from kubectl_terminating.view import ClusterView
 
 
@@ -52,9 +52,8 @@ def whole_object(obj: JSON, resource: Resource, view: ClusterView) -> tuple[JSON
     """`all` lists metadata only; spec and status (conditions, phase) need the full object.
     A custom resource's explainers read only its metadata (and the whole object themselves if
     ever): no read per object there, which keeps `all` with thousands of them cheap. A Secret
-    has neither spec nor status: read whole it would only add its data, which no finding
-    carries and no reader of the findings (serve's API) may see."""
-    if "spec" in obj or "status" in obj or resource.is_core("secrets"):
+    has neither spec nor status, and its data is never read (resources.metadata_only)."""
+    if "spec" in obj or "status" in obj or metadata_only(resource):
         return obj, None
     if is_custom(resource, view):
         return obj, None
@@ -185,6 +184,8 @@ def nothing_found(facts: ObjectFacts) -> list[Blocker]:
             ),
             # a copy may have left its finalizers out: not proven either way
             unchecked="; ".join(finding.warnings) or "finalizers as read (a copy may omit them)",
+            confidence=POSSIBLE,
+            basis="no finalizer seen",
         )
     ]
 

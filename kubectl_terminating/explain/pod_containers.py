@@ -8,7 +8,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kubectl_terminating.causes import CONTAINERS_RUNNING
+from kubectl_terminating.causes import CERTAIN, CONTAINERS_RUNNING, LIKELY
 from kubectl_terminating.explain.common import as_dict, list_of, text
 from kubectl_terminating.explain.pod_facts import (
     PodFacts,
@@ -304,5 +304,10 @@ def explain_containers(facts: PodFacts) -> list[Blocker]:
                 *(e for h in hints for e in h.evidence),
             ),
             unique_remedies([first, *(r for h in hints for r in h.remedies), *silent, *generic]),
+            # the kubelet's status says so; with the node unchecked it is its last word only
+            confidence=LIKELY if facts.node.unreadable else CERTAIN,
+            basis="the kubelet's last status of a node not checked"
+            if facts.node.unreadable
+            else "the kubelet's pod status, past the deadline",
         )
     ]

@@ -14,7 +14,7 @@ from datetime import datetime
 from functools import cached_property
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import HOOKS, TEARDOWN, cause_of
+from kubectl_terminating.causes import CERTAIN, HOOKS, LIKELY, TEARDOWN, cause_of
 from kubectl_terminating.explain.common import AGE_UNKNOWN, Facts, as_dict, list_of, meta, text
 from kubectl_terminating.model import JSON, Evidence, FailedCheck, Finding, ObjectRef, Remedy
 from kubectl_terminating.reads import NODE_LEASE_NAMESPACE
@@ -175,6 +175,9 @@ def node_ref(name: str) -> ObjectRef:
 class NodeProblem:
     summary: str
     evidence: Evidence
+    # how sure it is that no kubelet acts on the node, and the witness (Blocker.confidence)
+    confidence: str = LIKELY
+    basis: str = ""
 
 
 def _why_not_ready(condition: JSON) -> str:
@@ -191,12 +194,16 @@ def ready_problem(name: str, node: JSON, now: datetime) -> NodeProblem | None:
         return NodeProblem(
             f"node {name} has never reported Ready",
             Evidence(f"Node {name} has no Ready condition", node_ref(name), {"Ready": None}),
+            basis="the Node has no Ready condition",
         )
     if ready.get("status") == "True":
         return None
     since = text(ready.get("lastTransitionTime"))
     age = seconds_since(since, now)
     for_how_long = f" for {human_duration(age)}" if age is not None else ""
+    # Unknown: the node lifecycle controller's word that the kubelet stopped posting; False:
+    # the kubelet's own, so it is alive and may still act on its pods
+    unknown = ready.get("status") == "Unknown"
     return NodeProblem(
         f"node {name} NotReady{for_how_long} ({_why_not_ready(ready)})",
         Evidence(
@@ -211,6 +218,10 @@ def ready_problem(name: str, node: JSON, now: datetime) -> NodeProblem | None:
                 "lastHeartbeatTime": text(ready.get("lastHeartbeatTime")) or None,
             },
         ),
+        CERTAIN if unknown else LIKELY,
+        "the node lifecycle controller marked Ready Unknown: the kubelet stopped posting"
+        if unknown
+        else f"the kubelet reports Ready={text(ready.get('status')) or '?'} (it may still act)",
     )
 
 
@@ -231,6 +242,8 @@ def lease_problem(name: str, lease: JSON | None, now: datetime) -> NodeProblem |
             ObjectRef("Lease", name, NODE_LEASE_NAMESPACE, "coordination.k8s.io/v1"),
             {"renewTime": renewed, "secondsSinceRenew": age, "staleAfterSeconds": limit},
         ),
+        CERTAIN,
+        f"the node's Lease not renewed for {human_duration(age)}: the kubelet stopped",
     )
 
 

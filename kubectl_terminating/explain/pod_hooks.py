@@ -7,7 +7,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from kubectl_terminating.causes import LIFECYCLE_HOOK
+from kubectl_terminating.causes import LIFECYCLE_HOOK, LIKELY
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.pod_facts import (
     PodFacts,
@@ -149,6 +149,9 @@ def _blocker(facts: PodFacts, hook: HungHook) -> Blocker:
             ),
         ),
         unchecked=hook.unknown,
+        # the kubelet's Started event and its status still waiting: only the hook lies between
+        confidence=LIKELY,
+        basis="the kubelet's Started event, and its status still ContainerCreating",
     )
 
 

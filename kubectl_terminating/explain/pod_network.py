@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from kubectl_terminating.causes import NETWORK_TEARDOWN
+from kubectl_terminating.causes import CERTAIN, NETWORK_TEARDOWN
 from kubectl_terminating.explain.common import pods_on_node, text
 from kubectl_terminating.explain.pod_facts import PodFacts, event_evidence, newest_event
 from kubectl_terminating.explain.pod_node import evicting_taints, taint_evidence, untaint
@@ -67,5 +67,8 @@ def explain_network(facts: PodFacts) -> list[Blocker]:
                     "the node until the runtime can remove them"
                 ),
             ),
+            confidence=CERTAIN,
+            basis=f"the kubelet's {text(event.get('reason')) or 'event'} says the network "
+            "teardown fails",
         )
     ]

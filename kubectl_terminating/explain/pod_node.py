@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-from kubectl_terminating.causes import NODE_MISSING, NODE_NOT_READY, RUNTIME_UNAVAILABLE
+from kubectl_terminating.causes import CERTAIN, NODE_MISSING, NODE_NOT_READY, RUNTIME_UNAVAILABLE
 from kubectl_terminating.explain.common import as_dict, list_of, text
 from kubectl_terminating.explain.pod_facts import (
     NodeProblem,
@@ -88,6 +88,8 @@ def _node_missing(facts: PodFacts) -> Blocker:
                 "containers still running"
             ),
         ),
+        confidence=CERTAIN,
+        basis=f"the API has no Node {name}",
     )
 
 
@@ -132,7 +134,14 @@ def _node_not_ready(facts: PodFacts, problem: NodeProblem) -> Blocker:
             "keep running and a replacement pod would run beside them"
         )
     )
-    return Blocker(NODE_NOT_READY, problem.summary, tuple(evidence), tuple(remedies))
+    return Blocker(
+        NODE_NOT_READY,
+        problem.summary,
+        tuple(evidence),
+        tuple(remedies),
+        confidence=problem.confidence,
+        basis=problem.basis,
+    )
 
 
 # The kubelet's events when it cannot reach the runtime to kill the pod's containers.
@@ -154,7 +163,9 @@ def _runtime_timed_out(facts: PodFacts) -> JSON | None:
     return event if event is not None and RUNTIME_TIMEOUT in text(event.get("message")) else None
 
 
-def _runtime_blocker(facts: PodFacts, summary: str, evidence: list[Evidence]) -> Blocker:
+def _runtime_blocker(
+    facts: PodFacts, summary: str, evidence: list[Evidence], basis: str
+) -> Blocker:
     """The kubelet will kill the containers and confirm the deletion once the runtime answers
     again. The node is not shut down, so neither the out-of-service taint nor a force delete is
     safe: the containers are still running."""
@@ -176,6 +187,8 @@ def _runtime_blocker(facts: PodFacts, summary: str, evidence: list[Evidence]) ->
                 "systemctl restart containerd",
             ),
         ),
+        confidence=CERTAIN,
+        basis=basis,
     )
 
 
@@ -186,7 +199,10 @@ def _runtime_unavailable(facts: PodFacts, problem: NodeProblem, alive: Evidence)
     if event is not None:
         evidence.append(event_evidence(event))
     return _runtime_blocker(
-        facts, f"container runtime on {facts.node_name} is down (the kubelet is alive)", evidence
+        facts,
+        f"container runtime on {facts.node_name} is down (the kubelet is alive)",
+        evidence,
+        "the kubelet's Ready condition says the runtime is down, and it renews its Lease",
     )
 
 
@@ -197,6 +213,7 @@ def _runtime_hung(facts: PodFacts, event: JSON) -> Blocker:
         f"container runtime on {facts.node_name} timed out stopping the pod "
         f"(FailedKillPod: {RUNTIME_TIMEOUT})",
         [event_evidence(event)],
+        f"the kubelet's FailedKillPod event: {RUNTIME_TIMEOUT} in the runtime",
     )
 
 

@@ -8,7 +8,7 @@ import shlex
 from collections.abc import Iterator
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import DRA_DRIVER, RESOURCE_CLAIM, RESOURCES
+from kubectl_terminating.causes import DRA_DRIVER, LIKELY, RESOURCE_CLAIM, RESOURCES
 from kubectl_terminating.explain.common import as_dict, list_of, pods_on_node, text
 from kubectl_terminating.explain.pod_facts import PodFacts, node_ref, spec_of, status_of
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
@@ -82,6 +82,9 @@ def _blocker(facts: PodFacts, claim: JSON, driver: str) -> Blocker:
                 "still prepared there, and the claim is freed for another pod"
             ),
         ),
+        # from the claim's and the slices' state: no kubelet word names the unprepare
+        confidence=LIKELY,
+        basis=f"claim reserved for the pod, no ResourceSlice of {driver} on the node",
     )
 
 

@@ -8,8 +8,11 @@ from dataclasses import dataclass, field
 
 from kubectl_terminating import reads
 from kubectl_terminating.causes import (
+    CERTAIN,
     CSI_DRIVER_MISSING,
+    LIKELY,
     NETWORK,
+    POSSIBLE,
     VOLUME_ATTACHMENT,
     VOLUMES,
     VOLUMES_NOT_RECLAIMED,
@@ -47,6 +50,8 @@ VOLUME_EVENT_REASONS = frozenset(
     {"FailedUnMount", "FailedUnmount", "FailedDetachVolume", "FailedMount", "FailedUnmapDevice"}
 )
 KUBELET_VOLUMES_LOG = "Pod is terminated, but some volumes have not been cleaned up"
+# of those, the ones that say a teardown fails (FailedMount is about the set-up)
+TEARDOWN_EVENT_REASONS = VOLUME_EVENT_REASONS - {"FailedMount"}
 
 
 # -- volumes not reclaimed ---------------------------------------------------------------------
@@ -491,7 +496,46 @@ def _reclaim_blocker(
         *(event_evidence(e) for e in events[:3]),
         *([] if in_use or events else _url_webhooks(facts)),
     ]
-    return Blocker(VOLUMES_NOT_RECLAIMED, summary, tuple(evidence), remedies, unchecked=unchecked)
+    confidence, basis = _reclaim_confidence(facts, events, in_use)
+    return Blocker(
+        VOLUMES_NOT_RECLAIMED,
+        summary,
+        tuple(evidence),
+        remedies,
+        unchecked=unchecked,
+        confidence=confidence,
+        basis=basis,
+    )
+
+
+def _reclaim_confidence(facts: PodFacts, events: list[JSON], in_use: list[str]) -> tuple[str, str]:
+    """As sure as the witness of the volume step: the kubelet's teardown event, its
+    volumesInUse, its final status; else only its order of teardown points there."""
+    failing = [e for e in events if text(e.get("reason")) in TEARDOWN_EVENT_REASONS]
+    if failing:
+        return CERTAIN, f"the kubelet's {text(failing[0].get('reason'))} event"
+    if in_use:
+        return LIKELY, "the node's status.volumesInUse still lists the pod's volume"
+    if events:
+        return LIKELY, f"the kubelet's {text(events[0].get('reason'))} event (not a teardown)"
+    if facts.node.unreadable:
+        return POSSIBLE, "only the kubelet's order of teardown; its node not checked"
+    if facts.final_status:
+        return LIKELY, "the kubelet wrote the final status: the volumes are the step left"
+    return POSSIBLE, "only the kubelet's order of teardown: no container running, nothing else seen"
+
+
+def _driver_confidence(facts: PodFacts, t: VolumeTrace) -> tuple[str, str]:
+    """The kubelet's event naming the driver unregistered is certain; the driver's objects
+    (CSIDriver gone, the node's CSINode without it) likely; a taint alone possible."""
+    said = f"driver name {t.driver} not found"
+    if any(said in text(e.get("message")) for e in _volume_events(facts)):
+        return CERTAIN, f"the kubelet's event says {said}"
+    if t.driver_problem is not None and t.driver_problem.fields.get("csiDriverExists") is False:
+        return LIKELY, f"no CSIDriver object {t.driver}"
+    if t.registered is None:
+        return POSSIBLE, "a NoExecute taint on the node; the driver's registration not read"
+    return LIKELY, f"the node's CSINode does not list {t.driver}"
 
 
 def _driver_blockers(
@@ -503,6 +547,7 @@ def _driver_blockers(
             continue
         gone = t.driver_problem.fields.get("csiDriverExists") is False
         where = "not installed" if gone else f"not running on {facts.node_name}"
+        confidence, basis = _driver_confidence(facts, t)
         if t.taints:  # the taint, the chain, the attachment left and who waits on it
             where = f"evicted from {facts.node_name} by taint {taint_text(t.taints[0])}"
         blockers[t.driver] = Blocker(
@@ -510,6 +555,8 @@ def _driver_blockers(
             f"CSI driver {t.driver} {where}",
             (t.driver_problem, *(t.evidence if t.taints else t.evidence[:1])),
             remedies,
+            confidence=confidence,
+            basis=basis,
         )
     return list(blockers.values())
 
@@ -525,6 +572,10 @@ def _attachment_blockers(
             else f"VolumeAttachment of {t.pv} stuck deleting",
             (t.attachment_problem,),
             remedies,
+            confidence=CERTAIN if t.attachment_problem.fields.get("detachError") else LIKELY,
+            basis="the VolumeAttachment's detachError"
+            if t.attachment_problem.fields.get("detachError")
+            else "the VolumeAttachment is stuck deleting",
         )
         for t in traces
         if t.attachment_problem is not None

@@ -8,7 +8,12 @@ import shlex
 from collections.abc import Callable
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import NAMESPACE_TERMINATING, TABLE, UNKNOWN
+from kubectl_terminating.causes import (
+    NAMESPACE_TERMINATING,
+    POSSIBLE,
+    TABLE,
+    UNKNOWN,
+)
 from kubectl_terminating.explain.common import (
     as_dict,
     base_finding,
@@ -85,6 +90,10 @@ def explain_namespace(facts: PodFacts) -> list[Blocker]:
                     f"kubectl terminating ns {shlex.quote(name)} --explain",
                 ),
             ),
+            # certain that it is terminating, but a namespace's deletion holds no pod: as
+            # what holds this one (the main blocker when nothing else is seen) only possible
+            confidence=POSSIBLE,
+            basis=f"Namespace {name} is Terminating: context, not what holds the pod",
         )
     ]
 
@@ -141,6 +150,8 @@ def unknown_blocker(facts: PodFacts) -> Blocker:
             ),
             facts.kubelet_log(),
         ),
+        confidence=POSSIBLE,
+        basis="no cause found in what could be read",
     )
 
 

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import WEBHOOK
+from kubectl_terminating.causes import CERTAIN, LIKELY, WEBHOOK
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.tls import ca_bundle, invalid_at, x509_error
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
@@ -65,6 +65,9 @@ class BackendProblem:
     evidence: Evidence
     remedy: Remedy
     headline: str = ""  # the whole summary after "webhook NAME: " (TLS problems)
+    # how sure a call to the backend fails, and the witness (Blocker.confidence)
+    confidence: str = LIKELY
+    basis: str = ""
 
 
 # -- rule matching (admission's rules.Matcher) -------------------------------------------------
@@ -298,6 +301,7 @@ def slices_problem(
             "find why the webhook's pods are not ready and restore them",
             _pods_command(namespace, {}, name),
         ),
+        basis=f"the EndpointSlices of Service {namespace}/{name} (the Service not read)",
     )
 
 
@@ -337,6 +341,8 @@ def backend_problem(hook: MatchedWebhook, view: ClusterView) -> BackendProblem |
                 "serves the webhook",
                 f"kubectl get deployments,pods -n {shlex.quote(namespace)}",
             ),
+            confidence=CERTAIN,
+            basis=f"its Service {namespace}/{name} does not exist",
         )
     if text(as_dict(service.get("spec")).get("type")) == "ExternalName":
         return None  # resolved through DNS outside the API: cannot be checked here
@@ -355,6 +361,8 @@ def backend_problem(hook: MatchedWebhook, view: ClusterView) -> BackendProblem |
             "find why the webhook's pods are not ready and restore them",
             _pods_command(namespace, service, name),
         ),
+        confidence=CERTAIN,
+        basis=f"its Service {namespace}/{name} has no ready endpoints",
     )
 
 
@@ -409,6 +417,7 @@ def bundle_problem(
         ),
         _renew_remedy("the backend's serving certificate", check),
         headline=f"TLS certificate{name} in caBundle {when}",
+        basis=f"its caBundle's certificate is {state}",
     )
 
 
@@ -445,6 +454,8 @@ def quoted_problem(
                 check,
             ),
             headline=x509_headline(failure),
+            confidence=CERTAIN,
+            basis="the API server's x509 failure calling it, quoted",
         )
     return None
 
@@ -514,6 +525,8 @@ def conversion_tls_problem(crd: JSON, now: datetime, said: Iterable[str]) -> Bac
                 Evidence(f"converting {kind}.{group} failed: {failure}", ref, {"x509": failure}),
                 _renew_remedy("the conversion webhook's serving certificate", check),
                 headline=x509_headline(failure),
+                confidence=CERTAIN,
+                basis="the API server's x509 failure converting it, quoted",
             )
     return None
 
@@ -549,6 +562,9 @@ def _webhook_blocker(hook: MatchedWebhook, problem: BackendProblem, resource: Re
             problem.evidence,
         ),
         remedy=(problem.remedy, _delete_config_remedy(hook)),
+        # failurePolicy Fail: the API server rejects the write whenever the call fails
+        confidence=problem.confidence,
+        basis=f"failurePolicy Fail and {problem.basis}",
     )
 
 

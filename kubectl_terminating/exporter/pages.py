@@ -16,6 +16,7 @@ from html import escape
 from urllib.parse import quote
 
 from kubectl_terminating.model import JSON, Blocker, ContentType, Finding, Remedy
+from kubectl_terminating.render.explain import remaining_object
 from kubectl_terminating.timeutil import human_duration
 
 Extras = Callable[[Finding], JSON]  # kinds.json_extras: the fields a finding's kind adds
@@ -168,15 +169,7 @@ def _remaining(content: Sequence[ContentType]) -> str:
     items = []
     for c in content:
         state = f"cannot list: {c.error}" if c.error else str(c.count)
-        objects = []
-        for obj in c.objects:
-            notes = []
-            if obj.get("finalizers"):
-                notes.append("finalizers: " + ", ".join(str(f) for f in obj["finalizers"]))
-            if obj.get("deletionTimestamp"):
-                notes.append("terminating")
-            detail = f" ({'; '.join(notes)})" if notes else ""
-            objects.append(f"<li>{escape(str(obj.get('name')) + detail)}</li>")
+        objects = [f"<li>{escape(remaining_object(obj))}</li>" for obj in c.objects]
         inner = f"<ul>{''.join(objects)}</ul>" if objects else ""
         items.append(f"<li><code>{escape(c.resource)}</code>: {escape(state)}{inner}</li>")
     return "<ul>" + "".join(items) + "</ul>"

@@ -41,7 +41,6 @@ SETTLE_SECONDS = 1.0
 MIN_GAP_SECONDS = 5.0
 RETRY_WATCH_SECONDS = 30.0  # before setting up the watches again when that failed
 RESTART_WATCH_SECONDS = 5.0  # before watching again when following the changes failed
-METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 
 @dataclass(frozen=True)
@@ -240,7 +239,7 @@ def explain_now(
     that one object): its finding and resource type. NotFound when it is not there or not
     terminating, Forbidden outside the one namespace serve looks at (-n)."""
     from kubectl_terminating import kinds
-    from kubectl_terminating.client import ACCEPT_JSON
+    from kubectl_terminating.client import accept_for
     from kubectl_terminating.errors import Forbidden, NotFound
     from kubectl_terminating.exporter.web import check_scope
     from kubectl_terminating.live import LiveSource
@@ -255,10 +254,8 @@ def explain_now(
     source = LiveSource(client)
     found = resolve_type(resource, source.view.discovery())
     check_scope(found, namespace)
-    # a Secret's metadata only: its data is never read (explain_object reads no more of it)
-    accept = METADATA_ONLY if found.is_core("secrets") else ACCEPT_JSON
     try:
-        obj = typed(client.get(found.path(namespace, name), accept=accept), found)
+        obj = typed(client.get(found.path(namespace, name), accept=accept_for(found)), found)
     except NotFound:
         raise NotFound(f'{found.qualified} "{name}" not found') from None
     if not is_terminating(obj):

@@ -182,8 +182,13 @@ class Answer:
         self.code, self.content_type, self.body, self.headers = code, content_type, body, headers
 
 
+# As Go's encoding/json (and so the API server) writes them: a JSON answer opened as HTML by
+# mistake holds no markup. Outside strings JSON has none of these characters.
+JSON_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+
 def json_answer(code: int, document: JSON, **headers: str) -> Answer:
-    text = json.dumps(document, indent=2, ensure_ascii=True) + "\n"
+    text = json.dumps(document, indent=2, ensure_ascii=True).translate(JSON_ESCAPES) + "\n"
     return Answer(code, JSON_TYPE, text.encode(), **headers)
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from kubectl_terminating.causes import (
     APISERVICE_UNAVAILABLE,
+    CERTAIN,
     FINALIZER,
     NAMESPACE_FINALIZER,
     NODE_MISSING,
@@ -332,7 +333,6 @@ def _finalizers(subject: Target, blocker: Blocker, resolve: Resolver) -> Iterato
     if not held:
         yield Refusal(subject, blocker, "no finalizer named in the evidence")
         return
-    failed = [e.message for e in blocker.failed_reads]
     in_spec = {s.name for _, s in held if s.spec}
     for ref, fact in held:
         finalizer = fact.name
@@ -342,8 +342,6 @@ def _finalizers(subject: Target, blocker: Blocker, resolve: Resolver) -> Iterato
             continue
         target = target_of(resource, ref.name, ref.namespace)
         checks, why = _owner_checks(finalizer, resource)
-        if failed:
-            why = f"a liveness signal could not be read ({failed[0]})"
         if why:
             yield Refusal(subject, blocker, f"{finalizer}: {why}", target)
             continue
@@ -373,13 +371,28 @@ PROPOSERS: dict[str, Callable[[Ask], Iterator[Step]]] = {
 }
 
 
+def not_certain(blocker: Blocker) -> str | None:
+    """Why `fix` writes nothing for the blocker whatever its type: it is not certain (DESIGN.md
+    "How sure"). The one gate on proof; the proposers then only choose the write and the
+    checks that must still hold right before it."""
+    if blocker.confidence == CERTAIN:
+        return None
+    said = f": {blocker.basis}" if blocker.basis else ""
+    confidence = blocker.confidence or "confidence not stated"
+    return f"not certain ({confidence}{said}): fix acts only on certain blockers"
+
+
 def steps_for(ask: Ask) -> Iterator[Step]:
-    """The row of the blocker's type (causes.py) says: nothing, its proposer, or a refusal."""
+    """The row of the blocker's type (causes.py) says: nothing, its proposer, or a refusal;
+    a proposer is asked only for a certain blocker."""
     cause = cause_of(ask.blocker.type)
     if cause.context:
         return iter(())
     proposer = PROPOSERS.get(cause.type)
     if proposer is not None and cause.refusal is None:
+        doubt = not_certain(ask.blocker)
+        if doubt is not None:
+            return iter((Refusal(ask.subject, ask.blocker, doubt),))
         return proposer(ask)
     reason = cause.refusal or NOT_AUTOMATED
     return iter((Refusal(ask.subject, ask.blocker, reason),))

@@ -24,6 +24,7 @@ from kubectl_terminating.causes import (
     POSSIBLE,
     WEBHOOK,
     stronger,
+    weaker,
 )
 from kubectl_terminating.explain.finalizers import (
     NOT_RUNNING,
@@ -178,7 +179,7 @@ def _owner_prediction(
         certain = s.first_in_namespace(item.obj, causes)
         return Prediction(
             FINALIZER,
-            CERTAIN if certain else LIKELY,
+            no_surer(CERTAIN if certain else LIKELY, blocker),
             ref(item),
             f"finalizer {held.finalizer}: {_owner(who)} runs now and is deleted by this "
             "deletion" + (" before the object" if certain else ", racing the object"),
@@ -193,7 +194,7 @@ def _owner_prediction(
     if before.state == NOT_RUNNING:
         return Prediction(
             FINALIZER,
-            LIKELY,
+            no_surer(LIKELY, blocker),
             ref(item),
             f"finalizer {held.finalizer}: {_owner(who)} is not running",
             blocker.evidence,
@@ -211,6 +212,12 @@ def _owner_prediction(
     )
 
 
+def no_surer(confidence: str, blocker: Blocker) -> str:
+    """A prediction that rests on an explainer's blocker is no surer than that blocker's own
+    witness (its confidence on the cluster as it will be)."""
+    return weaker(confidence, blocker.confidence or POSSIBLE)
+
+
 def _owner(who: str) -> str:
     return who if who == "its owner" else f"its owner ({who})"
 
@@ -221,7 +228,7 @@ def _pvc_prediction(s: Situation, item: Doomed1, held: Held) -> Prediction | Non
         return None
     return Prediction(
         blocker.type,
-        CERTAIN,
+        no_surer(CERTAIN, blocker),
         ref(item),
         blocker.summary + ", a pod this deletion does not remove",
         blocker.evidence,
@@ -282,14 +289,14 @@ def _webhook_predictions(
     for blocker in after:
         causes = s.why_gone(blocker.evidence)
         if _hook(blocker) in now:
-            found.append((blocker, LIKELY, causes))
+            found.append((blocker, no_surer(LIKELY, blocker), causes))
         else:
             ordered = (
                 s.deleter == NAMESPACE_DELETER
                 and s.ordered_namespace_deletion
                 and all(c.object and c.object.namespace in s.doomed.namespaces for c in causes)
             )
-            found.append((blocker, CERTAIN if ordered else LIKELY, causes))
+            found.append((blocker, no_surer(CERTAIN if ordered else LIKELY, blocker), causes))
     return found
 
 
@@ -469,7 +476,7 @@ def judge_conversions(s: Situation) -> list[Prediction]:
         out.append(
             Prediction(
                 CONVERSION_WEBHOOK,
-                LIKELY if versions > 1 else POSSIBLE,
+                no_surer(LIKELY if versions > 1 else POSSIBLE, blocker),
                 target,
                 f"{blocker.summary}: its objects cannot be converted while they are deleted",
                 (*blocker.evidence, *s.why_gone(blocker.evidence)),

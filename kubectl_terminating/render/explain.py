@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from kubectl_terminating.model import Blocker, ContentType, Finding, Remedy
+from kubectl_terminating.model import JSON, Blocker, ContentType, Finding, Remedy
 from kubectl_terminating.render.structured import Extras
 from kubectl_terminating.render.style import Style, safe
 from kubectl_terminating.timeutil import human_duration
@@ -85,20 +85,28 @@ def _remaining(content: Sequence[ContentType], pad: str) -> list[str]:
     for c in content:
         state = f"cannot list: {safe(c.error)}" if c.error else str(c.count)
         lines.append(f"{pad}{INDENT * 2}{safe(c.resource)}: {state}")
-        for obj in c.objects:
-            extras = []
-            if obj.get("finalizers"):
-                extras.append("finalizers: " + ", ".join(str(f) for f in obj["finalizers"]))
-            if obj.get("deletionTimestamp"):
-                extras.append("terminating")
-            detail = f" ({safe('; '.join(extras))})" if extras else ""
-            lines.append(f"{pad}{INDENT * 3}{safe(obj.get('name'))}{detail}")
+        lines.extend(f"{pad}{INDENT * 3}{safe(remaining_object(obj))}" for obj in c.objects)
     return lines
+
+
+def remaining_object(obj: JSON) -> str:
+    """A remaining object's name, and its finalizers and whether it is terminating: `w1
+    (finalizers: example.com/x; terminating)` (the --explain text and serve's pages)."""
+    notes = []
+    if obj.get("finalizers"):
+        notes.append("finalizers: " + ", ".join(str(f) for f in obj["finalizers"]))
+    if obj.get("deletionTimestamp"):
+        notes.append("terminating")
+    name = obj.get("name")
+    return ("" if name is None else str(name)) + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _blocker(blocker: Blocker, index: int, style: Style, pad: str) -> list[str]:
     head = f"{index}. [{safe(blocker.type)}] {safe(blocker.summary)}"
     lines = [pad + style.bold(head)]
+    if blocker.confidence is not None:  # how sure, and the witness that makes it so
+        basis = f" ({safe(blocker.basis)})" if blocker.basis else ""
+        lines.append(f"{pad}{INDENT}Confidence: {safe(blocker.confidence)}{basis}")
     if blocker.evidence:
         lines.append(f"{pad}{INDENT}Evidence:")
         for e in blocker.evidence:

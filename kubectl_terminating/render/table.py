@@ -87,6 +87,11 @@ def not_known(finding: Finding, style: Style) -> str:
     return " " + style.yellow(f"({safe('; '.join(finding.unknowns))})")
 
 
+def _confidence(finding: Finding) -> str:
+    main = finding.main_blocker
+    return "-" if main is None else safe(main.confidence or "<unknown>")
+
+
 def _finalizers(finding: Finding) -> str:
     return safe(",".join(finding.finalizers)) or "<none>"
 
@@ -103,6 +108,8 @@ NAME = Column("NAME", lambda f, _: safe(f.name))
 TERMINATING = Column("TERMINATING", lambda f, _: human_duration(f.terminating_seconds))
 BLOCKER = Column("BLOCKER", blocker_cell)
 WIDE_FINALIZERS = Column("FINALIZERS", lambda f, _: _finalizers(f), wide=True)
+# how sure the main blocker is (causes.CONFIDENCES): -o wide, right after the blocker
+CONFIDENCE = Column("CONFIDENCE", lambda f, _: _confidence(f), wide=True)
 
 POD_COLUMNS = (
     NAME,
@@ -110,6 +117,7 @@ POD_COLUMNS = (
     TERMINATING,
     Column("OVERDUE", lambda f, _: overdue_cell(f)),
     BLOCKER,
+    CONFIDENCE,
     Column("PHASE", lambda f, _: safe(f.phase or "<unknown>"), wide=True),
     Column("CONTAINERS", lambda f, _: _containers(f), wide=True),
     WIDE_FINALIZERS,
@@ -119,6 +127,7 @@ NAMESPACE_COLUMNS = (
     TERMINATING,
     Column("REMAINING", lambda f, _: _remaining(f)),
     BLOCKER,
+    CONFIDENCE,
     WIDE_FINALIZERS,
 )
 OBJECT_COLUMNS = (
@@ -127,6 +136,7 @@ OBJECT_COLUMNS = (
     TERMINATING,
     Column("FINALIZERS", lambda f, _: _finalizers(f)),
     Column("BLOCKER", lambda f, s: blocker_cell(f, s) if f.blockers else "-" + not_possible(f, s)),
+    CONFIDENCE,
 )
 
 

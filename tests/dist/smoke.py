@@ -13,11 +13,15 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.types import TextContent
 
 from tests.harness import scenarios
-from tests.harness.controlplane import ControlPlane
 from tests.harness.api import create_namespace, get, unique_ns
+from tests.harness.controlplane import ControlPlane
 
 pytestmark = pytest.mark.dist
 
@@ -111,3 +115,39 @@ def test_completion_through_kubectl(
     assert result.returncode == 0, result.stderr
     words = {line.split("\t")[0] for line in result.stdout.splitlines()}
     assert {"pods", "namespaces", "all", "dump"} <= words, result.stdout
+
+
+def test_an_agent_session_with_the_krew_binary(
+    control_plane: ControlPlane, krew_root: Path
+) -> None:
+    """The README's MCP configuration runs `kubectl-terminating mcp` from krew's bin: the
+    official SDK's client starts it, lists the tools and explains a stuck pod through it."""
+    ns = unique_ns("smoke-mcp")
+    create_namespace(control_plane, ns)
+    stuck = scenarios.pod_on_missing_node(control_plane, ns, grace_period=1)
+    scenarios.wait_past_deadline(get(control_plane, scenarios.pod_path(ns, stuck.name)))
+    binary = krew_root / "bin" / "kubectl-terminating"
+    params = StdioServerParameters(
+        command=str(binary),
+        args=["mcp"],
+        env={"PATH": "/usr/bin:/bin", "KUBECONFIG": str(control_plane.kubeconfig_path)},
+    )
+    seen: dict[str, object] = {}
+
+    async def main() -> None:
+        with anyio.fail_after(120):
+            async with Client(params) as client:
+                seen["tools"] = {tool.name for tool in (await client.list_tools()).tools}
+                result = await client.call_tool(
+                    "terminating_explain", {"kind": "pods", "name": stuck.name, "namespace": ns}
+                )
+                block = result.content[0]
+                assert isinstance(block, TextContent)
+                seen["error"], seen["answer"] = result.is_error, json.loads(block.text)
+
+    anyio.run(main)
+    assert "terminating_explain" in seen["tools"]  # type: ignore[operator]
+    assert seen["error"] is False, seen["answer"]
+    (item,) = seen["answer"]["items"]  # type: ignore[index]
+    assert item["name"] == stuck.name
+    assert item["blockers"][0]["type"] == "node-missing"

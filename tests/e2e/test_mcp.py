@@ -12,6 +12,8 @@ import json
 import os
 import re
 import secrets
+import shutil
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -48,6 +50,7 @@ from tests.harness.scenarios import (
     pod_path,
     pod_with_finalizer,
 )
+from tests.harness.tiers import skip_or_fail
 from tests.harness.users import Users
 
 pytestmark = pytest.mark.e2e
@@ -430,3 +433,60 @@ def test_no_tool_writes(
     assert len(events) >= 30, verbs  # the tools really read as this user
     assert [(e["verb"], e["requestURI"]) for e in events if e["verb"] in WRITES] == []
     assert set(verbs) <= {"get", "list"}, verbs
+
+
+NODE_CLIENT = ROOT / "tests" / "mcp_node_client"
+
+
+@pytest.fixture(scope="module")
+def node_client() -> Path:
+    """The TypeScript SDK's client (npm, pinned by its package-lock.json), installed once."""
+    if not (NODE_CLIENT / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        if shutil.which("npm") is None:
+            skip_or_fail("second MCP client", "npm is not installed")
+        subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
+            cwd=NODE_CLIENT,
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+    return NODE_CLIENT / "session.mjs"
+
+
+def test_a_second_independent_client_agrees(
+    control_plane: ControlPlane, stuck: tuple[Stuck, Stuck, Stuck], node_client: Path
+) -> None:
+    """The TypeScript SDK's client (another implementation of the protocol than the Python
+    SDK's) negotiates, lists, pings and calls; its answers are the CLI's."""
+    dead, _, _ = stuck
+    config = control_plane.kubeconfig_path
+    calls = [
+        ["terminating_explain", {"kind": "pods", "name": dead.name, "namespace": dead.namespace}],
+        ["terminating_list", {"kind": "bogus"}],
+    ]
+    env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "NO_COLOR")}
+    env.update(PYTHONPATH=str(ROOT), KUBECONFIG=str(config), MCP_CALLS=json.dumps(calls))
+    done = subprocess.run(
+        ["node", str(node_client), sys.executable, "-m", "kubectl_terminating", "mcp"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["server"]["name"] == "kubectl-terminating"
+    assert {tool["name"] for tool in seen["tools"]} == TOOLS
+    assert seen["ping"] == {}
+    assert [r["uri"] for r in seen["resources"]] == ["terminating://types"]
+    explained = seen["calls"]["terminating_explain"]
+    assert explained["isError"] is False
+    cli = run_json("pods", "-n", dead.namespace, dead.name, kubeconfig=config)
+    assert steady(explained["structuredContent"]) == steady(cli)
+    wrong = seen["calls"]["terminating_list"]
+    assert wrong["isError"] is True
+    assert wrong["content"][0]["text"] == (
+        "error: terminating_list: kind must be one of pods, namespaces, all"
+    )

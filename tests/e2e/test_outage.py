@@ -239,7 +239,12 @@ def test_table_and_summary_same_as_from_whole_pods(
     rows, causes = table.split("\n\n")
     wide_rows, wide_causes = wide.split("\n\n")
     assert len(rows.splitlines()) == 1 + 15 + 2 + 4  # more than 20: the causes follow
-    assert wide_rows.splitlines()[0].split()[5:] == ["PHASE", "CONTAINERS", "FINALIZERS"]
+    assert wide_rows.splitlines()[0].split()[5:] == [
+        "CONFIDENCE",
+        "PHASE",
+        "CONTAINERS",
+        "FINALIZERS",
+    ]
     assert _cells(rows, 5) == _cells(wide_rows, 5)
     assert causes == wide_causes == summary
     ns = mixed.ns

@@ -13,6 +13,7 @@ import base64
 import contextlib
 import json
 import os
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -40,7 +41,15 @@ from tests.harness.api import (
 from tests.harness.browser import Browser, chromium
 from tests.harness.cli import start_serve
 from tests.harness.controlplane import ApiError, ControlPlane, free_port
-from tests.harness.kubelet import create_node, create_pod, set_pod_status, stale_lease
+from tests.harness.kubelet import (
+    create_node,
+    create_pod,
+    renew_lease,
+    set_pod_status,
+    stale_lease,
+)
+from tests.harness.recording_proxy import RecordingProxy
+from tests.harness.recording_proxy import Request as RecordingRequest
 from tests.harness.users import User, Users, rights_granted
 
 pytestmark = pytest.mark.e2e
@@ -59,7 +68,7 @@ SCREENSHOT = os.environ.get("SERVE_SCREENSHOT")  # where to keep the page's pict
 class Seeds:
     ns: str  # the pods' namespace
     orphan: str  # a pod on a node that is gone
-    hostile: str  # a pod whose event, annotation and node condition carry markup
+    hostile: tuple[str, str]  # pods whose node condition, event and annotation carry markup
     secret_ns: str  # a terminating namespace holding a Secret
 
 
@@ -69,26 +78,41 @@ class Serving:
     user: User
     audit_from: int
     log: Path
+    proxy: RecordingProxy  # between serve and the API server: each request's headers
 
 
-def hostile_pod(cp: ControlPlane, ns: str, name: str) -> None:
-    """A pod on a node NotReady whose condition message is markup, with a FailedKillPod event
-    and an annotation that are markup too."""
-    node = f"{ns}-dead"
+def hostile_pods(cp: ControlPlane, ns: str) -> tuple[str, str]:
+    """A pod on a node NotReady whose condition message is markup; a pod on a healthy node
+    whose runtime never killed it, the kubelet's FailedKillPod event markup too; both
+    annotated with markup."""
+    dead, busy = f"{ns}-dead", f"{ns}-busy"
     message = f"Kubelet stopped posting node status. {SCRIPT}{IMAGE}"
-    create_node(
-        cp,
-        node,
-        ready="Unknown",
-        conditions=[condition("Ready", "Unknown", "NodeStatusUnknown", message, now(-600))],
+    ready = condition("Ready", "Unknown", "NodeStatusUnknown", message, now(-600))
+    create_node(cp, dead, ready="Unknown", conditions=[ready])
+    stale_lease(cp, dead, 600)
+    create_node(cp, busy)
+    killed = (
+        'error killing pod: failed to "KillContainer" for "app" with KillContainerError: "rpc '
+        f'error: code = DeadlineExceeded desc = context deadline exceeded {SCRIPT} {IMAGE}"'
     )
-    stale_lease(cp, node, 600)
-    pod = create_pod(cp, ns, name, node=node, grace_period=1)
-    path = scenarios.pod_path(ns, name)
-    cp.api("PATCH", path, {"metadata": {"annotations": {"note": SCRIPT + IMAGE}}}, MERGE)
-    set_pod_status(cp, ns, name, "Running", {"app": "running"})
-    create_event(cp, ns, pod, "FailedKillPod", f"error killing pod: {SCRIPT} {IMAGE}", count=3)
-    delete(cp, path)
+    names = ("hostile-0", "hostile-1")
+    for name, node in zip(names, (dead, busy), strict=True):
+        pod = create_pod(cp, ns, name, node=node, grace_period=1)
+        path = scenarios.pod_path(ns, name)
+        cp.api("PATCH", path, {"metadata": {"annotations": {"note": SCRIPT + IMAGE}}}, MERGE)
+        set_pod_status(cp, ns, name, "Running", {"app": "running"})
+        if node == busy:
+            create_event(cp, ns, pod, "FailedKillPod", killed, count=3)
+        delete(cp, path)
+    return names
+
+
+def heartbeat(cp: ControlPlane, node: str, stop: threading.Event) -> None:
+    """The busy node's kubelet: its Lease renewed every 10 s, so the node stays healthy and the
+    runtime that never killed the container is what holds its pod."""
+    while not stop.wait(10):
+        with contextlib.suppress(ApiError):
+            renew_lease(cp, node)
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +121,7 @@ def seeds(control_plane: ControlPlane) -> Iterator[Seeds]:
     ns = unique_ns("web")
     create_namespace(cp, ns)
     orphan = scenarios.pod_on_missing_node(cp, ns, "orphan-0", grace_period=1)
-    hostile_pod(cp, ns, "hostile-0")
+    hostile = hostile_pods(cp, ns)
     secret_ns = unique_ns("web-secret")
     create_namespace(cp, secret_ns)
     secret = {
@@ -109,12 +133,17 @@ def seeds(control_plane: ControlPlane) -> Iterator[Seeds]:
     }
     cp.api("POST", f"/api/v1/namespaces/{secret_ns}/secrets", secret)
     delete(cp, f"/api/v1/namespaces/{secret_ns}")
+    stop = threading.Event()
+    beat = threading.Thread(target=heartbeat, args=(cp, f"{ns}-busy", stop), daemon=True)
+    beat.start()
     try:
-        yield Seeds(ns, orphan.name, "hostile-0", secret_ns)
+        yield Seeds(ns, orphan.name, hostile, secret_ns)
     finally:
+        stop.set()
+        beat.join()
         with contextlib.suppress(ApiError):
             remove_finalizers(cp, f"/api/v1/namespaces/{secret_ns}/secrets/db-password")
-        for pod in (orphan.name, "hostile-0"):
+        for pod in (orphan.name, *hostile):
             with contextlib.suppress(ApiError):
                 delete(cp, scenarios.pod_path(ns, pod), grace_period=0)
 
@@ -131,19 +160,31 @@ def serving(
         url = f"http://127.0.0.1:{port}"
         log_path = directory / "serve.log"
         audit_from = control_plane.audit_offset()
-        with open(log_path, "wb") as log:
-            proc = start_serve(
-                user.kubeconfig, port, "3s", log, "--external-url=https://terminating.example/x/"
-            )
-        served = Serving(url, user, audit_from, log_path)
-        try:
-            wait_for(lambda: covers(served, seeds), WAIT, 0.5, message="the seeds in the API")
-            yield served
-        except TimeoutError:
-            raise AssertionError(log_path.read_text()[-3000:]) from None
-        finally:
-            proc.terminate()
-            proc.wait(30)
+        proxy = RecordingProxy(control_plane.port, control_plane.pki_dir)
+        with proxy, open(log_path, "wb") as log:
+            through = {"HTTPS_PROXY": proxy.url, "NO_PROXY": "", "no_proxy": ""}
+            external = "--external-url=https://terminating.example/x/"
+            config = through_proxy(control_plane, user.kubeconfig, directory / "serve.kubeconfig")
+            proc = start_serve(config, port, "3s", log, external, env=through)
+            served = Serving(url, user, audit_from, log_path, proxy)
+            try:
+                wait_for(lambda: covers(served, seeds), WAIT, 0.5, message="the seeds in the API")
+                yield served
+            except TimeoutError:
+                raise AssertionError(log_path.read_text()[-3000:]) from None
+            finally:
+                proc.terminate()
+                proc.wait(30)
+
+
+def through_proxy(cp: ControlPlane, kubeconfig: Path, out: Path) -> Path:
+    """kubeconfig with a server name the certificate holds but no resolver knows, and not
+    loopback (which a proxy never serves): reachable through the recording proxy only."""
+    config = yaml.safe_load(kubeconfig.read_text())
+    for cluster in config["clusters"]:
+        cluster["cluster"]["server"] = f"https://kubernetes.default.svc:{cp.port}"
+    out.write_text(yaml.safe_dump(config))
+    return out
 
 
 def covers(served: Serving, seeds: Seeds) -> bool:
@@ -154,7 +195,7 @@ def covers(served: Serving, seeds: Seeds) -> bool:
         return False
     stuck = {(i["namespace"], i["name"]) for i in items if (i.get("overdueSeconds") or -1) >= 0}
     names = {i["name"] for i in items}
-    wanted = {(seeds.ns, seeds.orphan), (seeds.ns, seeds.hostile)}
+    wanted = {(seeds.ns, name) for name in (seeds.orphan, *seeds.hostile)}
     return wanted <= stuck and seeds.secret_ns in names
 
 
@@ -184,6 +225,27 @@ def page(served: Serving, path: str) -> str:
     return body.decode()
 
 
+def audited(cp: ControlPlane, served: Serving) -> list[JSON]:
+    """serve's user's audit events since it started, once a marker request sent now is in."""
+    marker = f"audit-marker-{time.time_ns()}"
+    cp.api_raw("GET", f"/api/v1/namespaces/default/configmaps/{marker}", token=served.user.token)
+
+    def with_marker() -> list[JSON] | None:
+        events = cp.audit_events(served.audit_from, user=served.user.username)
+        return events if any(marker in e["requestURI"] for e in events) else None
+
+    events = wait_for(with_marker, timeout=10, message="the marker request in the audit log")
+    return [e for e in events if marker not in e["requestURI"]]
+
+
+def metadata_only(request: RecordingRequest) -> bool:
+    """Asked as PartialObjectMetadata(List), or a Table (its rows: metadata and a data count)."""
+    accept = ",".join(request.values("accept"))
+    return accept.startswith(
+        ("application/json;as=PartialObjectMetadata", "application/json;as=Table")
+    )
+
+
 def unix(rfc3339: str) -> float:
     return datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp()
 
@@ -202,7 +264,7 @@ def test_findings_are_the_all_json_document_filtered(serving: Serving, seeds: Se
     assert orphan["blockers"][0]["type"] == "node-missing"
     assert orphan["node"] == f"{seeds.ns}-gone"  # the pod's own fields, as -o json has them
     _, in_ns = fetch(serving, f"/api/v1/findings?namespace={seeds.ns}")
-    assert {i["name"] for i in in_ns["items"]} == {seeds.orphan, seeds.hostile}
+    assert {i["name"] for i in in_ns["items"]} == {seeds.orphan, *seeds.hostile}
     _, namespace = fetch(serving, f"/api/v1/findings?namespace={seeds.secret_ns}&kind=Namespace")
     assert [i["name"] for i in namespace["items"]] == [seeds.secret_ns]  # in its own namespace
     code, refused = fetch(serving, "/api/v1/findings?type=stuck")
@@ -222,20 +284,22 @@ def test_explain_answers_from_the_last_run(serving: Serving, seeds: Seeds) -> No
 def test_an_object_the_last_run_did_not_cover_is_read_on_demand(
     control_plane: ControlPlane, serving: Serving, seeds: Seeds
 ) -> None:
-    for attempt in range(3):  # a run that starts and lists in the same instant: try again
+    """A pod deleted a moment ago, asked for at once: the runs (every 3 s, or a second after
+    a change) have not seen it, so serve reads it (a GET by its user in the audit log)."""
+    for attempt in range(3):  # a run that lists pods in that very moment: try again
         name = f"late-{attempt}"
         path = scenarios.pod_path(seeds.ns, name)
         create_pod(control_plane, seeds.ns, name, finalizers=["example.com/late"], grace_period=0)
-        deleted_at = time.time()
         delete(control_plane, path)
         code, item = fetch(serving, f"/api/v1/explain/pods/{seeds.ns}/{name}")
-        generated = unix(fetch(serving, "/api/v1/findings")[1]["generatedAt"])
         remove_finalizers(control_plane, path)
         assert code == 200, item
         assert (item["name"], item["blockers"][0]["type"]) == (name, "finalizer")
-        if generated < deleted_at - 1:  # generatedAt has whole seconds
-            return  # the last run was older than the deletion: the answer was read on demand
-    pytest.fail("every try raced a run")
+        if any(
+            e["verb"] == "get" and e["requestURI"] == path for e in audited(control_plane, serving)
+        ):
+            return
+    pytest.fail("every try raced a run that listed the pod first")
 
 
 def test_errors_are_kubernetes_status_objects(serving: Serving, seeds: Seeds) -> None:
@@ -283,11 +347,17 @@ def test_the_index_links_each_stuck_object_to_its_page(serving: Serving, seeds: 
 
 
 def test_markup_from_the_cluster_is_escaped(serving: Serving, seeds: Seeds) -> None:
-    hostile = page(serving, f"/objects/pods/{seeds.ns}/{seeds.hostile}")
+    hostile = [page(serving, f"/objects/pods/{seeds.ns}/{name}") for name in seeds.hostile]
     index = page(serving, f"/?namespace={seeds.ns}")
-    for html in (hostile, index):
+    findings = request(serving, f"/api/v1/findings?namespace={seeds.ns}")[2].decode()
+    for html in (*hostile, index):
         assert "<script" not in html and "<img" not in html
-    assert "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;" in hostile
+    escaped = "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;"
+    # the node's condition message (evidence of the dead node), the kubelet's event message
+    assert escaped in hostile[0] and escaped in hostile[1]
+    assert "Kubelet stopped posting node status." in hostile[0]
+    assert "error killing pod" in hostile[1]
+    assert "<script" not in findings and "\\u003cscript\\u003e" in findings  # as Go writes JSON
 
 
 def test_no_secret_data_in_any_answer(serving: Serving, seeds: Seeds) -> None:
@@ -325,14 +395,14 @@ def test_the_page_reads_in_a_browser_and_no_script_runs(
     assert f"<title>Pod {seeds.ns}/{seeds.orphan}</title>" in orphan
     assert "node-missing" in orphan and "DESTRUCTIVE:" in orphan
     assert "What to do (safest first)" in orphan
-    hostile = browser.dom(f"{serving.url}/objects/pods/{seeds.ns}/{seeds.hostile}")
-    assert f"<title>Pod {seeds.ns}/{seeds.hostile}</title>" in hostile  # not 'pwned'
-    assert "pwned" not in hostile.split("</title>")[0]
-    assert "data-pwned" not in hostile.replace("setAttribute(&#x27;data-pwned", "")
-    assert "<script" not in hostile and "<img" not in hostile  # no element was injected
-    assert "error killing pod" in hostile  # the event's text is shown, as text
-    index = browser.dom(f"{serving.url}/?namespace={seeds.ns}")
-    assert seeds.orphan in index and seeds.hostile in index
+    for name, text in zip(
+        seeds.hostile, ("Kubelet stopped posting", "error killing pod"), strict=True
+    ):
+        hostile = browser.dom(f"{serving.url}/objects/pods/{seeds.ns}/{name}")
+        assert f"<title>Pod {seeds.ns}/{name}</title>" in hostile  # not 'pwned'
+        assert "<body>" in hostile  # the onerror handler did not mark it (data-pwned)
+        assert "<script" not in hostile and "<img" not in hostile  # no element was injected
+        assert text in hostile and "document.title=" in hostile, hostile  # shown, as text
     shot = Path(SCREENSHOT) if SCREENSHOT else tmp_path / "serve-page.png"
     browser.screenshot(f"{serving.url}/objects/pods/{seeds.ns}/{seeds.orphan}", shot)
 
@@ -382,19 +452,15 @@ def test_the_findings_viewer_role_grants_the_service_proxy_alone(
 def test_serve_only_got_listed_and_watched(control_plane: ControlPlane, serving: Serving) -> None:
     """Last in the module: every request serve's user sent while the tests above asked the API
     and the pages (on-demand reads included) was a get, a list or a watch."""
-    cp = control_plane
-    marker = f"audit-marker-{time.time_ns()}"
-    cp.api_raw("GET", f"/api/v1/namespaces/default/configmaps/{marker}", token=serving.user.token)
-
-    def with_marker() -> list[JSON] | None:
-        events = cp.audit_events(serving.audit_from, user=serving.user.username)
-        return events if any(marker in e["requestURI"] for e in events) else None
-
-    events = wait_for(with_marker, timeout=10, message="the marker request in the audit log")
+    events = audited(control_plane, serving)
     verbs = {e["verb"] for e in events}
-    # Secrets are listed metadata only; none is ever read by name (that would read its data)
-    secret_reads = [e["requestURI"] for e in events if "/secrets/" in e["requestURI"]]
-    assert secret_reads == [], secret_reads
+    # every read of Secrets asked for their metadata only: serve never received their data
+    with serving.proxy.recording.lock:
+        sent = list(serving.proxy.recording.requests)
+    secrets = [r for r in sent if "/secrets" in r.path.split("?")[0]]
+    assert any(r.path.split("?")[0].endswith("/db-password") for r in secrets)  # read, by name
+    whole = [(r.path, r.values("accept")) for r in secrets if not metadata_only(r)]
+    assert whole == [], whole
     assert len(events) > 20, verbs  # serve really ran as this user
     assert verbs <= {"get", "list", "watch"}, sorted(
         (e["verb"], e["requestURI"]) for e in events if e["verb"] not in ("get", "list", "watch")

@@ -36,9 +36,15 @@ def run_cli(
 
 
 def start_serve(
-    kubeconfig: Path | str, port: int, interval: str, log: IO[bytes], *extra: str
+    kubeconfig: Path | str,
+    port: int,
+    interval: str,
+    log: IO[bytes],
+    *extra: str,
+    env: dict[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
-    """`serve -v=1` on 127.0.0.1:port (and the extra arguments), its stdout and stderr to log."""
+    """`serve -v=1` on 127.0.0.1:port (and the extra arguments, and environment), its stdout
+    and stderr to log."""
     return subprocess.Popen(
         [
             sys.executable,
@@ -50,7 +56,7 @@ def start_serve(
             f"--metrics-bind-address=127.0.0.1:{port}",
             *extra,
         ],
-        env={**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONPATH": str(ROOT), **(env or {})},
         stdout=log,
         stderr=log,
     )

@@ -117,32 +117,36 @@ class RecordingProxy:
             return
         client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
         upstream = socket.create_connection(self.upstream, timeout=60)
+        inner: ssl.SSLSocket | None = None
         try:
             inner = self._server_tls.wrap_socket(client, server_side=True)
             secure = self._client_tls.wrap_socket(upstream)
         except (ssl.SSLError, OSError):
             upstream.close()
+            if inner is not None:
+                inner.close()
             return
         self._forward(inner, secure)
 
     def _forward(self, client: ssl.SSLSocket, upstream: ssl.SSLSocket) -> None:
         """One request per connection (the answer says `Connection: close`): record it, send
-        it on unchanged but for that header, relay the answer until the server closes."""
-        head = _read_head(client)
-        if not head:
-            return
-        method, target, headers = _parse_head(head)
-        with self.recording.lock:
-            self.recording.requests.append(Request(method, target, headers))
-        lines = head.split(b"\r\n\r\n", 1)
-        kept = [
-            line
-            for line in lines[0].split(b"\r\n")
-            if not line.lower().startswith((b"connection:", b"keep-alive:"))
-        ]
-        rest = lines[1] if len(lines) > 1 else b""
-        upstream.sendall(b"\r\n".join([*kept, b"Connection: close"]) + b"\r\n\r\n" + rest)
+        it on unchanged but for that header, relay the answer until the server closes. Both
+        sockets are closed however it ends (a client that connects and sends nothing too)."""
         try:
+            head = _read_head(client)
+            if not head:
+                return
+            method, target, headers = _parse_head(head)
+            with self.recording.lock:
+                self.recording.requests.append(Request(method, target, headers))
+            lines = head.split(b"\r\n\r\n", 1)
+            kept = [
+                line
+                for line in lines[0].split(b"\r\n")
+                if not line.lower().startswith((b"connection:", b"keep-alive:"))
+            ]
+            rest = lines[1] if len(lines) > 1 else b""
+            upstream.sendall(b"\r\n".join([*kept, b"Connection: close"]) + b"\r\n\r\n" + rest)
             if self.date_offset:
                 client.sendall(self._moved_date(_read_head(upstream)))
             while chunk := upstream.recv(65536):

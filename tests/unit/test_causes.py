@@ -148,7 +148,11 @@ def _finding(kind: str) -> model.Finding:
 
 def test_a_cause_returning_a_type_its_row_forbids_fails() -> None:
     def content(_: Facts) -> list[model.Blocker]:
-        return [model.Blocker(causes.CONTENT_REMAINING, "objects left")]
+        return [
+            model.Blocker(
+                causes.CONTENT_REMAINING, "objects left", confidence=causes.LIKELY, basis="listed"
+            )
+        ]
 
     with pytest.raises(TypeError, match="content-remaining cannot hold a Pod"):
         run_causes(Facts({}, StaticView([], NOW), _finding("Pod")), [content])

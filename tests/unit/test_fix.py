@@ -17,13 +17,16 @@ from typing import Any
 import pytest
 
 from kubectl_terminating.causes import (
+    CERTAIN,
     FINALIZER,
     LIFECYCLE_HOOK,
+    LIKELY,
     NODE_MISSING,
     NODE_NOT_READY,
     RUNTIME_UNAVAILABLE,
 )
 from kubectl_terminating.errors import ApiError, Forbidden
+from kubectl_terminating.explain.finalizers import finalizer_confidence
 from kubectl_terminating.explain.namespaces import explain_namespace
 from kubectl_terminating.fix.apply import CHANGED, DONE, FORBIDDEN, NOT_CONFIRMED, apply_plan
 from kubectl_terminating.fix.audit import Actor, AuditLog
@@ -147,8 +150,20 @@ def pod_finding(blocker: Blocker, node: str = "worker-3") -> Finding:
 
 
 POD_REF = ObjectRef("Pod", "web-0", "shop", "v1")
-NODE_GONE = Blocker(NODE_MISSING, "node worker-3 no longer exists", (Evidence("gone", POD_REF),))
-NODE_DOWN = Blocker(NODE_NOT_READY, "node worker-3 NotReady for 2h", (Evidence("down"),))
+NODE_GONE = Blocker(
+    NODE_MISSING,
+    "node worker-3 no longer exists",
+    (Evidence("gone", POD_REF),),
+    confidence=CERTAIN,
+    basis="the API has no Node worker-3",
+)
+NODE_DOWN = Blocker(
+    NODE_NOT_READY,
+    "node worker-3 NotReady for 2h",
+    (Evidence("down"),),
+    confidence=CERTAIN,
+    basis="the node's Lease not renewed for 2h",
+)
 
 
 def pod_object(node: str = "worker-3") -> JSON:
@@ -326,7 +341,14 @@ def cert_manager_finding(evidence: tuple[Evidence, ...] = ()) -> Finding:
         {"finalizer": "acme.cert-manager.io/finalizer", "index": 0},
         about=Subject(FINALIZER_ON, "acme.cert-manager.io/finalizer", holder=ref),
     )
-    blocker = Blocker(FINALIZER, "finalizer acme (owner: cert-manager)", (fact, *evidence))
+    confidence, basis = finalizer_confidence((fact, *evidence))
+    blocker = Blocker(
+        FINALIZER,
+        "finalizer acme (owner: cert-manager)",
+        (fact, *evidence),
+        confidence=confidence,
+        basis=basis,
+    )
     return replace(
         pod_finding(blocker),
         kind="Challenge",
@@ -399,7 +421,8 @@ def test_finalizer_removed_only_when_every_sign_of_its_owner_is_absent() -> None
 )
 def test_finalizers_whose_owner_cannot_be_proven_gone_are_refused(finalizer: str, why: str) -> None:
     fact = Evidence("has", POD_REF, about=Subject(FINALIZER_ON, finalizer, holder=POD_REF))
-    [section] = plan([pod_finding(Blocker(FINALIZER, "f", (fact,)))])
+    held = Blocker(FINALIZER, "f", (fact,), confidence=CERTAIN, basis="metadata.finalizers")
+    [section] = plan([pod_finding(held)])
     [refusal] = section.steps
     assert isinstance(refusal, Refusal) and why in refusal.reason
 
@@ -704,3 +727,14 @@ def test_apply_goes_ahead_only_on_the_digest_shown_or_at_a_terminal() -> None:
     assert _confirmation_refused(unconfirmed, shown, Typed(False)) == (
         "--apply without --confirm DIGEST and no terminal to confirm on"
     )
+
+
+@pytest.mark.parametrize("certain", [pod_finding(NODE_GONE), cert_manager_finding()])
+def test_a_blocker_identical_but_for_a_likely_confidence_gets_no_proposal(certain: Finding) -> None:
+    """One gate on proof: `fix` writes only for a certain blocker, whatever its type."""
+    [sure] = plan([certain], resolve=resolve)[0].steps
+    assert isinstance(sure, Proposal)
+    doubted = replace(certain.blockers[0], confidence=LIKELY, basis="a witness of others' state")
+    [refusal] = plan([replace(certain, blockers=[doubted])], resolve=resolve)[0].steps
+    assert isinstance(refusal, Refusal)
+    assert refusal.reason.startswith("not certain (likely: a witness of others' state)")

@@ -1,5 +1,6 @@
-"""`kubectl terminating mcp` without a cluster: how answers are bounded, and how it starts
-(the SDK imported by this command alone; a missing SDK or a bad kubeconfig is one line)."""
+"""`kubectl terminating mcp` without a cluster: how answers are bounded, how it starts (a bad
+kubeconfig is one line) and that it speaks the protocol with no SDK installed (the single-file
+build has none). The protocol itself: test_mcp_protocol.py; with the SDK's client: e2e."""
 
 from __future__ import annotations
 
@@ -47,21 +48,16 @@ def test_large_items_are_cut_by_size_but_one_always_shows() -> None:
     assert json.dumps(huge)  # still a JSON document
 
 
-def test_only_mcp_imports_the_sdk() -> None:
-    code = (
-        "import sys\n"
-        "from kubectl_terminating.cli import main\n"
-        "for args in (['pods', '--help'], ['mcp', '--help']):\n"
-        "    try:\n        main(args)\n    except SystemExit:\n        pass\n"
-        "    loaded = any(m.split('.')[0] in ('mcp', 'pydantic') for m in sys.modules)\n"
-        "    print('loaded', loaded)"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    answers = [line for line in done.stdout.splitlines() if line.startswith("loaded ")]
-    assert answers == ["loaded False", "loaded False"]  # not even for its --help
+INITIALIZE = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "clientInfo": {"name": "test", "version": "0"},
+}
 
 
-def run_mcp(*args: str, kubeconfig: Path, code: str = "") -> subprocess.CompletedProcess[str]:
+def run_mcp(
+    *args: str, kubeconfig: Path, code: str = "", stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
     script = f"{code}\nfrom kubectl_terminating.cli import main\nmain({['mcp', *args]!r})"
     return subprocess.run(
         [sys.executable, "-c", script],
@@ -69,21 +65,49 @@ def run_mcp(*args: str, kubeconfig: Path, code: str = "") -> subprocess.Complete
         text=True,
         check=False,
         env={"KUBECONFIG": str(kubeconfig), "PATH": "/usr/bin:/bin"},
-        input="",
+        input=stdin,
         timeout=60,
     )
 
 
-def test_without_the_sdk_one_line_says_how_to_get_it(tmp_path: Path) -> None:
+def test_it_serves_without_the_sdk(tmp_path: Path) -> None:
+    """The Krew binary carries no MCP SDK and no pydantic: the server must not need them."""
     config = tmp_path / "config"
     config.write_text(KUBECONFIG)
-    done = run_mcp(kubeconfig=config, code="import sys; sys.modules['mcp'] = None")
-    assert done.returncode == 1, done.stderr
-    assert done.stdout == ""
-    assert done.stderr.splitlines() == [
-        "error: kubectl terminating mcp needs the mcp package, which this installation does "
-        "not have: pip install 'kubectl-terminating[mcp]'"
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "terminating_types"},
+        },
     ]
+    sdk = ("mcp", "mcp_types", "pydantic", "pydantic_core")
+    blocked = f"import sys\nfor m in {sdk!r}: sys.modules[m] = None"
+    done = run_mcp(
+        kubeconfig=config, code=blocked, stdin="".join(json.dumps(m) + "\n" for m in messages)
+    )
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [1, 2, 3]  # the notification is not answered
+    assert answers[0]["result"]["serverInfo"]["name"] == "kubectl-terminating"
+    assert len(answers[1]["result"]["tools"]) == 6
+    types = answers[2]["result"]["structuredContent"]
+    assert types["items"][0]["type"] == "node-missing"
+
+
+def test_no_other_command_loads_the_server() -> None:
+    code = (
+        "import sys\n"
+        "from kubectl_terminating.cli import main\n"
+        "try:\n    main(['pods', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print(any(m.startswith('kubectl_terminating.agents') for m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "False"
 
 
 def test_an_unknown_context_fails_at_start(tmp_path: Path) -> None:

@@ -519,3 +519,15 @@ def test_a_malformed_manifest_or_release_is_one_error_line() -> None:
     truncated = gzip.compress(json.dumps({"manifest": "kind: ConfigMap\n"}).encode())[:20]
     with pytest.raises(ConfigError, match="could not be decoded"):
         decode_release(base64.b64encode(base64.b64encode(truncated)).decode())
+
+
+def test_a_prediction_is_no_surer_than_the_explainers_blocker_it_rests_on() -> None:
+    from kubectl_terminating.model import Blocker
+    from kubectl_terminating.preflight.judges import no_surer
+
+    likely = Blocker("webhook", "w", confidence="likely", basis="its Service not read")
+    assert no_surer("certain", likely) == "likely"
+    assert no_surer("possible", likely) == "possible"
+    assert (
+        no_surer("certain", Blocker("webhook", "w", confidence="certain", basis="b")) == "certain"
+    )

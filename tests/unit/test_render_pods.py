@@ -204,6 +204,7 @@ def test_table_all_namespaces_wide_no_headers(findings: list[Finding]) -> None:
         "TERMINATING",
         "OVERDUE",
         "BLOCKER",
+        "CONFIDENCE",
         "PHASE",
         "CONTAINERS",
         "FINALIZERS",

@@ -254,6 +254,9 @@ def test_the_pages_escape_what_the_cluster_says(site: Site) -> None:
     assert 'href="../../../"' in page  # relative: works under any prefix (a service proxy)
     assert 'href="../../../api/v1/explain/pods/shop/web-0"' in page
     assert "What to do (safest first)" in page
+    api = get(site, "/api/v1/explain/pods/shop/web-0")
+    assert "<" not in api.text and "\\u003cscript\\u003e" in api.text  # as Go writes JSON
+    assert api.json()["finalizers"] == [f"example.com/{HOSTILE}"]
 
 
 def test_the_style_is_the_one_the_policy_allows() -> None:

@@ -6,9 +6,13 @@
 #   K8S_VERSION=v1.31.0 bash hack/build-control-plane.sh     another Kubernetes (make test-matrix)
 #   BINARIES="etcd kube-apiserver kube-controller-manager kubectl"   only these (no kubelet)
 # etcd depends on ETCD_VERSION alone: one built for another Kubernetes is copied, not rebuilt.
+# kubectl for another Kubernetes is the pinned version's, copied when that is built (the tests
+# drive every server with one kubectl, as the harness's setup only): a matrix version then
+# builds kube-apiserver and kube-controller-manager alone.
 set -euo pipefail
 
-K8S_VERSION="${K8S_VERSION:-v1.36.3}"
+PINNED_VERSION=v1.36.3
+K8S_VERSION="${K8S_VERSION:-$PINNED_VERSION}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.8}"
 read -r -a binaries <<< "${BINARIES:-etcd kube-apiserver kube-controller-manager kubectl kubelet}"
 cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-terminating"
@@ -38,14 +42,23 @@ if all_present; then
 fi
 
 mkdir -p "$out"
-if wanted etcd && [ ! -x "$out/etcd" ]; then
-  for other in "$cache_root"/control-plane/k8s-*-etcd-"$ETCD_VERSION"/etcd; do
+# copy_from NAME CANDIDATE...: the first executable candidate, copied as $out/NAME
+copy_from() {
+  local name=$1 other
+  shift
+  for other in "$@"; do
     if [ -x "$other" ]; then
-      cp "$other" "$out/etcd.tmp" && mv "$out/etcd.tmp" "$out/etcd"
-      echo "build-control-plane: etcd $ETCD_VERSION copied from ${other%/etcd}" >&2
-      break
+      cp "$other" "$out/$name.tmp" && mv "$out/$name.tmp" "$out/$name"
+      echo "build-control-plane: $name copied from ${other%/*}" >&2
+      return 0
     fi
   done
+}
+if wanted etcd && [ ! -x "$out/etcd" ]; then
+  copy_from etcd "$cache_root"/control-plane/k8s-*-etcd-"$ETCD_VERSION"/etcd
+fi
+if wanted kubectl && [ ! -x "$out/kubectl" ] && [ "$K8S_VERSION" != "$PINNED_VERSION" ]; then
+  copy_from kubectl "$cache_root"/control-plane/k8s-"$PINNED_VERSION"-etcd-*/kubectl
 fi
 if all_present; then
   echo "$out"
@@ -125,10 +138,14 @@ if wanted etcd && [ ! -x "$out/etcd" ]; then
 fi
 
 export GOTOOLCHAIN="go$go_line+auto"
-for target in "${targets[@]}"; do
-  pkg="${target%%:*}"; name="${target##*:}"
-  echo "build-control-plane: building $name" >&2
-  go build -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION" -o "$out/$name.tmp" "$pkg"
-  mv "$out/$name.tmp" "$out/$name"
-done
+if [ "${#targets[@]}" -gt 0 ]; then
+  # One `go build` for every binary: the package graph is loaded once and the links overlap.
+  names=("${targets[@]##*:}")
+  echo "build-control-plane: building ${names[*]}" >&2
+  mkdir "$work/bin"
+  go build -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION" -o "$work/bin/" "${targets[@]%%:*}"
+  for name in "${names[@]}"; do
+    mv "$work/bin/$name" "$out/$name.tmp" && mv "$out/$name.tmp" "$out/$name"
+  done
+fi
 echo "$out"

@@ -17,8 +17,18 @@ if [ -x "$out/$tool" ]; then
   echo "$out/$tool"
   exit 0
 fi
-command -v go >/dev/null || { echo "build-go-tool: go is required to build $tool" >&2; exit 1; }
 mkdir -p "$cache_root/tools"
+# One build at a time: a caller that comes while another builds (the test session's early
+# build of helm, then the helm tests) waits for it and finds the binary.
+if command -v flock >/dev/null; then
+  exec 9>"$cache_root/tools/.$tool-$version.lock"
+  flock 9
+  if [ -x "$out/$tool" ]; then
+    echo "$out/$tool"
+    exit 0
+  fi
+fi
+command -v go >/dev/null || { echo "build-go-tool: go is required to build $tool" >&2; exit 1; }
 # A private GOBIN per run: two concurrent builds never write one file.
 staging=$(mktemp -d "$cache_root/tools/.$tool.XXXXXX")
 trap 'rm -rf "$staging"' EXIT

@@ -4,6 +4,7 @@
 #
 #   hack/krew-install.sh MANIFEST ARCHIVE [MORE_MANIFESTS_TO_VALIDATE...]
 #   KREW_VALIDATE_ONLY=1 hack/krew-install.sh MANIFEST...   # validate, install nothing
+#   KREW_BUILD_ONLY=1 hack/krew-install.sh                  # build (or find) krew, nothing more
 #
 # krew and validate-krew-manifest are built from the Go module proxy, pinned, and cached
 # like the control plane (only the first run pays). kubectl comes from
@@ -13,7 +14,9 @@ set -euo pipefail
 
 KREW_VERSION="${KREW_VERSION:-v0.4.4}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
-if [ "${KREW_VALIDATE_ONLY:-}" = 1 ]; then
+if [ "${KREW_BUILD_ONLY:-}" = 1 ]; then
+  :
+elif [ "${KREW_VALIDATE_ONLY:-}" = 1 ]; then
   manifest="$1" archive=""
   shift
 else
@@ -51,6 +54,12 @@ build_krew() {
   mv "$tools/kubectl-krew.tmp" "$tools/kubectl-krew"
   mv "$tools/validate-krew-manifest.tmp" "$tools/validate-krew-manifest"
 }
+
+if [ "${KREW_BUILD_ONLY:-}" = 1 ]; then
+  build_krew
+  echo "$tools"
+  exit 0
+fi
 
 validate() {
   # The validator insists that the file is named after the plugin: terminating.yaml.

@@ -21,6 +21,7 @@ NETWORK_TEARDOWN = "network-teardown"
 RESOURCE_CLAIM = "resource-claim"
 CONTAINERS_RUNNING = "containers-running"
 VOLUMES_NOT_RECLAIMED = "volumes-not-reclaimed"
+TEARDOWN_UNFINISHED = "teardown-unfinished"
 CSI_DRIVER_MISSING = "csi-driver-missing"
 VOLUME_ATTACHMENT = "volume-attachment"
 WEBHOOK = "webhook"
@@ -113,6 +114,18 @@ class Cause:
     refusal: str | None = NOT_AUTOMATED
     context: bool = False  # says when the object goes; `fix` has nothing to do for it
     cluster_wide: bool = False  # one object holds many: `fix` refuses it once for them all
+    # the object is not stuck yet (inside its grace period): no cause, dim in the table
+    not_stuck: bool = False
+    # its type when the object held is the Namespace itself (metadata.finalizers of a namespace)
+    on_namespace: str | None = None
+    # removing it by hand lets the object go, and the garbage collector its dependents with it
+    frees_dependents: bool = False
+    # it accounts for a namespace's remaining content (no other blocker needs to name it)
+    names_content: bool = False
+    # the log lines that prove it name no pod (the kubelet's failed calls to the runtime)
+    unnamed_log_lines: bool = False
+    # a full disk on the node (kubelet stats) explains it: the runtime cannot record the exit
+    full_disk_explains: bool = False
 
     @property
     def kubelet(self) -> bool:
@@ -151,6 +164,7 @@ TABLE: tuple[Cause, ...] = (
         node_log=RUNTIME_LOG,
         refusal="the node is up and its containers still run: the runtime must come back "
         "(deleting the pod object or tainting the node would leave them running)",
+        unnamed_log_lines=True,
     ),
     Cause(
         DISK_FULL,
@@ -252,6 +266,18 @@ TABLE: tuple[Cause, ...] = (
         refusal="a volume is still mounted: removing the pod would strand it",
     ),
     Cause(
+        TEARDOWN_UNFINISHED,
+        "teardown unfinished, step unknown",
+        "the kubelet has not confirmed, no container runs, and nothing says which later step "
+        "it is on",
+        # the first step it may be on: killPod stops the sandbox once the containers are down
+        stage=NETWORK,
+        group=(NODE,),
+        node_log=RUNTIME_LOG,
+        refusal="which step of the teardown hangs is unknown: removing the pod could leave its "
+        "sandbox, prepared devices or mounts behind on the node",
+    ),
+    Cause(
         CONTAINERS_RUNNING,
         "containers still running",
         "the kubelet has not confirmed and is past the deadline, node healthy",
@@ -260,6 +286,7 @@ TABLE: tuple[Cause, ...] = (
         node_log=RUNTIME_LOG,
         refusal="the container runtime still runs the containers: deleting the pod object "
         "would leave them running on the node",
+        full_disk_explains=True,
     ),
     Cause(
         OWNER_DEPENDENTS,
@@ -284,6 +311,8 @@ TABLE: tuple[Cause, ...] = (
         shared="finalizer {}",
         names_finalizer=True,
         refusal=PROPOSED,
+        on_namespace=NAMESPACE_FINALIZER,
+        frees_dependents=True,
     ),
     Cause(
         NAMESPACE_CONTROLLER,
@@ -305,6 +334,7 @@ TABLE: tuple[Cause, ...] = (
         "kubernetes is in spec.finalizers and objects (or unlistable types) remain",
         kinds=NAMESPACE,
         refusal="the namespace controller deletes the content by itself once nothing blocks it",
+        names_content=True,
     ),
     Cause(
         NAMESPACE_FINALIZER,
@@ -334,6 +364,7 @@ TABLE: tuple[Cause, ...] = (
         "context only: the deletionTimestamp is still in the future",
         refusal=PROPOSED,
         context=True,
+        not_stuck=True,
     ),
 )
 

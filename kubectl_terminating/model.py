@@ -9,7 +9,7 @@ from typing import Any
 
 # The blocker types, their rank and all else known of each: one table, causes.py.
 from kubectl_terminating import causes
-from kubectl_terminating.causes import GRACE_PERIOD, TABLE, rank
+from kubectl_terminating.causes import TABLE, rank
 
 JSON = dict[str, Any]
 
@@ -205,7 +205,7 @@ class Finding:
         if not self.stuck:
             # Inside the grace period the honest one-liner is "not stuck yet", whatever else
             # is listed (those say what would hold the object once the period ends).
-            grace = [b for b in self.blockers if b.type == GRACE_PERIOD]
+            grace = [b for b in self.blockers if causes.cause_of(b.type).not_stuck]
             if grace:
                 return grace[0]
         return min(self.blockers, key=blocker_rank)
@@ -214,7 +214,7 @@ class Finding:
     def stuck(self) -> bool:
         if self.overdue_seconds is not None and self.overdue_seconds < 0:
             return False  # still inside the grace period: nothing can be stuck yet
-        return any(b.type != GRACE_PERIOD for b in self.blockers) or (
+        return any(not causes.cause_of(b.type).not_stuck for b in self.blockers) or (
             self.overdue_seconds is not None and self.overdue_seconds > 0
         )
 

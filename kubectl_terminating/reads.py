@@ -119,6 +119,12 @@ def pods_named(view: ClusterView, name: str) -> list[JSON]:
     return _list(view, PODS, None, Selectors(fields=f"metadata.name={escape_field_value(name)}"))
 
 
+def pods_on_node(view: ClusterView, node_name: str) -> list[JSON]:
+    """The pods bound to a node, in any namespace (a hostNetwork Lease holder names its node)."""
+    on_node = Selectors(fields=f"spec.nodeName={escape_field_value(node_name)}")
+    return _list(view, PODS, None, on_node)
+
+
 def node(view: ClusterView, name: str) -> JSON | None:
     return _get(view, NODES, None, name)
 
@@ -160,6 +166,13 @@ def events_for(view: ClusterView, namespace: str, uid: str) -> list[JSON]:
     # escaped: a uid read from a file may hold a comma or `=` (the server's are UUIDs)
     selector = f"involvedObject.uid={escape_field_value(uid)}"
     return _list(view, EVENTS, namespace, Selectors(fields=selector))
+
+
+def node_events(view: ClusterView, name: str) -> list[JSON]:
+    """core/v1 Events about Node `name`: the node controller and the kubelet record them in
+    `default` (NodeNotReady, NodeReady)."""
+    selector = f"involvedObject.kind=Node,involvedObject.name={escape_field_value(name)}"
+    return _list(view, EVENTS, "default", Selectors(fields=selector))
 
 
 def events_with_reason(view: ClusterView, namespace: str, reason: str) -> list[JSON]:

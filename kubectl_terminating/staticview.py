@@ -17,6 +17,7 @@ from kubectl_terminating.resources import (
     SERVICES,
     Resource,
     meta,
+    typed,
 )
 from kubectl_terminating.selectors import parse_field_selector, parse_selector
 from kubectl_terminating.view import EVERYTHING, ContentListing, Discovery, ReadFailed, Selectors
@@ -57,6 +58,12 @@ def matcher(selectors: Selectors) -> Callable[[JSON], bool]:
         )
 
     return match
+
+
+def metadata_only(obj: JSON, resource: Resource) -> JSON:
+    """What a metadata-only list returns of obj: its metadata, typed as the live view types it
+    (resources.typed)."""
+    return typed({"metadata": meta(obj)}, resource)
 
 
 class StaticView:
@@ -103,8 +110,15 @@ class StaticView:
         return self._discovery
 
     def namespace_content(self, namespace: str) -> list[ContentListing]:
+        """Metadata only, as the live view lists content (PartialObjectMetadata): code that
+        reads a spec or status here would read nothing on a live cluster, and so here."""
         if self._content is not None and namespace in self._content:
-            return self._content[namespace]
+            return [
+                ContentListing(
+                    c.resource, tuple(metadata_only(i, c.resource) for i in c.items), c.error
+                )
+                for c in self._content[namespace]
+            ]
         listings = []
         for resource in self._discovery.resources:
             if not resource.namespaced:
@@ -113,7 +127,7 @@ class StaticView:
             if reason is not None:
                 listings.append(ContentListing(resource=resource, error=reason))
                 continue
-            items = tuple(self.list(resource, namespace))
+            items = tuple(metadata_only(i, resource) for i in self.list(resource, namespace))
             if items:
                 listings.append(ContentListing(resource=resource, items=items))
         return listings

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import IO
 
 from kubectl_terminating import kinds
-from kubectl_terminating.causes import GRACE_PERIOD
+from kubectl_terminating.causes import cause_of
 from kubectl_terminating.client import ACCEPT_METADATA, Client, accept_for
 from kubectl_terminating.connection import connected, error_line
 from kubectl_terminating.errors import ApiError, ExitStatus, Gone, NotFound, TerminatingError
@@ -254,7 +254,7 @@ def holds(finding: Finding) -> tuple[str, str]:
     main = finding.main_blocker
     if main is None:
         return "", ""
-    return main.type, "" if main.type == GRACE_PERIOD else _NUMBERS.sub("#", main.summary)
+    return main.type, "" if cause_of(main.type).not_stuck else _NUMBERS.sub("#", main.summary)
 
 
 def key_of(resource: Resource, obj: JSON) -> Key:

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import os
+import shutil
+import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests import profiles
-from tests.harness.controlplane import K8S_VERSION_ENV, ControlPlane, build_binaries
+from tests.harness.controlplane import (
+    GO_TOOL_SCRIPT,
+    K8S_VERSION_ENV,
+    ControlPlane,
+    build_binaries,
+)
 
 E2E_DIR = Path(__file__).parent / "e2e"
 # What `make test-matrix` runs on every Kubernetes it tests besides the pinned one: the
@@ -26,6 +34,7 @@ MATRIX = frozenset(
         "test_exporter.py",
         "test_not_served.py",
         "test_versions.py",
+        "test_preflight.py",
     }
 )
 
@@ -39,6 +48,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "node: needs the real node (kubelet + containerd)")
     config.addinivalue_line("markers", "prometheus: needs a real Prometheus (Debian's package)")
     config.addinivalue_line("markers", "k9s: a real k9s in tmux (make test-k9s)")
+    config.addinivalue_line("markers", "headlamp: the Headlamp plugin (make test-headlamp)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -59,6 +69,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+# The files that run a real helm (hack/build-go-tool.sh: about 3.5 minutes cold).
+HELM_FILES = frozenset({"test_helm.py", "test_preflight.py", "test_preflight_guards.py"})
+EARLY_BUILDS: list[subprocess.Popen[bytes]] = []
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """helm builds beside the e2e files that run before those that use it, at nice 19 (they
+    mostly wait on their API servers); the helm tests' own call waits for it (the script's
+    lock). A no-op once cached; a failed build fails those tests with its error."""
+    if os.environ.get(K8S_VERSION_ENV) or not shutil.which("go"):
+        return
+    if any(Path(str(item.path)).name in HELM_FILES for item in session.items):
+        EARLY_BUILDS.append(
+            subprocess.Popen(
+                ["nice", "-n", "19", "bash", str(GO_TOOL_SCRIPT), "helm"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    for build in EARLY_BUILDS:
+        if build.poll() is None:  # the session ended first (-x, Ctrl-C): stop the build
+            os.killpg(build.pid, signal.SIGTERM)
+            build.wait()
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,6 @@ backend). Without evidence the answer is "unknown", never a guess.
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -25,6 +24,7 @@ from kubectl_terminating.causes import (
 )
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.knowledge import FinalizerOwner, lookup
+from kubectl_terminating.explain.leader import lease_holder, workload
 from kubectl_terminating.explain.webhooks import ready_endpoints, slices_ready
 from kubectl_terminating.model import (
     FINALIZER_ON,
@@ -321,11 +321,6 @@ def owner_liveness(
 
 # -- may the running owner act? --------------------------------------------------------------
 
-# A Deployment's pod: `<deployment>-<pod-template-hash>-<5 characters>`, both from the
-# alphabet of apimachinery's rand.SafeEncodeString (no vowels: no words).
-POD_OF_DEPLOYMENT = re.compile(
-    r"^(.+?-[bcdfghjklmnpqrstvwxz2456789]{6,10}-[bcdfghjklmnpqrstvwxz2456789]{5})(?:[-_].*)?$"
-)
 # Removing a finalizer is an update or a patch of the object (controllers use either).
 RELEASE_VERBS = ("update", "patch")
 
@@ -340,26 +335,27 @@ class Access:
     account: str = ""
 
 
-def _leader_account(lease: JSON, view: ClusterView) -> tuple[str, str, Evidence] | None:
+def _leader_account(
+    lease: JSON, view: ClusterView, owner: FinalizerOwner | None
+) -> tuple[str, str, Evidence] | None:
     """(namespace, ServiceAccount, how it was found) of the leader that holds the Lease: its
-    pod, found by name in any namespace. client-go's leader election writes `<hostname>_<uuid>`
-    (controller-runtime's default) and a pod's hostname is its name."""
-    holder = text(as_dict(lease.get("spec")).get("holderIdentity"))
-    leader = holder.split("_", 1)[0]
-    if not leader:
+    pod (leader.lease_holder), when exactly one workload's pods can be it."""
+    holder = lease_holder(lease, view, workload(owner.runs_as) if owner else None)
+    if holder is None or not holder.pods:
         return None
-    # the leader's pod may run outside the Lease's namespace (--leader-election-namespace),
-    # and some owners add to the hostname (cert-manager: `<pod>-external-cert-manager-controller`)
-    named = POD_OF_DEPLOYMENT.match(holder)
-    for name in dict.fromkeys((leader, named.group(1) if named else leader)):
-        pods = reads.pods_named(view, name)
-        if pods:
-            pod, where = pods[0], text(meta(pods[0]).get("namespace"))
-            account = text(as_dict(pod.get("spec")).get("serviceAccountName")) or "default"
-            said = f"the leader, pod {where}/{name}, runs as ServiceAccount {where}/{account}"
-            fields = {"serviceAccount": account}
-            return where, account, Evidence(said, object_ref(pod, PODS), fields)
-    return None
+    accounts = {
+        (
+            text(meta(p).get("namespace")),
+            text(as_dict(p.get("spec")).get("serviceAccountName")) or "default",
+        )
+        for p in holder.pods
+    }
+    if len(accounts) != 1:
+        return None  # several hostNetwork pods on its node, of different accounts
+    (where, account), pod = next(iter(accounts)), holder.pods[0]
+    name = text(meta(pod).get("name"))
+    said = f"the leader, pod {where}/{name}, runs as ServiceAccount {where}/{account}"
+    return where, account, Evidence(said, object_ref(pod, PODS), {"serviceAccount": account})
 
 
 def _may_release(view: ClusterView, user: str, groups: tuple[str, ...], held: Held) -> list[str]:
@@ -393,7 +389,7 @@ def owner_access(
         return Access(None)
     try:
         # the first fresh Lease whose leader can be found (several installs may match)
-        found = (_leader_account(lease, view) for lease in liveness.leases)
+        found = (_leader_account(lease, view, owner) for lease in liveness.leases)
         leader = next((account for account in found if account is not None), None)
         if leader is None:
             why = "its leader's pod was not found"
@@ -724,20 +720,68 @@ def pvc_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
         return finalizer_blocker(held, view, [failure])
     pods = [p for p in everyone or [] if held.name in claim_names(p)]
     unknown = [text(meta(p).get("name")) for p in everyone or [] if "spec" not in p]
-    if not pods and unknown:  # pasted without spec: whether they use the claim is unknown
-        said = f"pods {', '.join(unknown[:MAX_LISTED])} are in the file without spec"
-        blocker = finalizer_blocker(
-            held, view, [Evidence(f"{said}: whether they use the claim is unknown")]
-        )
-        return replace(blocker, unchecked=f"{said} (which pods use the claim)")
+    if not pods and unknown:
+        return _unseen_users(held, view, [p for p in everyone or [] if "spec" not in p])
     if not pods:
         return None  # unused: the controller should have removed it, explain it generically
+    # the controller's rule (any scheduled pod naming the claim keeps it), as certain as a
+    # webhook whose Service is gone: the pods that name it are listed
+    return _in_use(
+        held,
+        pods,
+        CERTAIN,
+        "pods listed that name the claim: the pvc-protection controller keeps it",
+    )
+
+
+def unseen_user(pod: JSON) -> bool:
+    """A terminating pod pasted without spec: the claims it uses are not in view, and it is
+    what a pvc-protection finalizer beside it most likely waits for."""
+    return "spec" not in pod and bool(meta(pod).get("deletionTimestamp"))
+
+
+def _unseen_users(held: Held, view: ClusterView, unseen: list[JSON]) -> Blocker:
+    """Pods pasted without spec: whether they use the claim is unknown. Those terminating are
+    what the protection controller most likely waits for (a claim is deleted with the pods
+    that use it, and they are what is left): named as its holders, likely; else the finalizer,
+    with the check it lacks."""
+    holding = [p for p in unseen if unseen_user(p)]
+    unknown = [text(meta(p).get("name")) for p in unseen]
+    said = f"pods {', '.join(unknown[:MAX_LISTED])} are in the file without spec"
+    if holding:
+        return _in_use(
+            held,
+            holding,
+            LIKELY,
+            "terminating pods beside the claim, their specs (the claim they use) not in view",
+            [
+                Evidence(
+                    f"pod {text(meta(p).get('name'))} is terminating beside the claim; its "
+                    "spec (the claims it uses) is not in view",
+                    object_ref(p, PODS),
+                    {"deletionTimestamp": meta(p).get("deletionTimestamp"), "spec": None},
+                )
+                for p in holding[:MAX_LISTED]
+            ],
+        )
+    blocker = finalizer_blocker(
+        held, view, [Evidence(f"{said}: whether they use the claim is unknown")]
+    )
+    return replace(blocker, unchecked=f"{said} (which pods use the claim)")
+
+
+def _in_use(
+    held: Held, pods: list[JSON], confidence: str, basis: str, said: list[Evidence] | None = None
+) -> Blocker:
+    """The claim held by pods: `said` of them, or that they use it (their specs name it)."""
     first = text(meta(pods[0]).get("name"))
     more = f" (+{len(pods) - 1} more)" if len(pods) > 1 else ""
+    if said is None:
+        said = [pod_evidence(p) for p in pods[:MAX_LISTED]]
     return Blocker(
         PROTECTION_IN_USE,
         f"pvc-protection: claim in use by pod {first}{more}",
-        (held.fact(), *(pod_evidence(p) for p in pods[:MAX_LISTED])),
+        (held.fact(), *said),
         (
             release_claim(held, pods),
             held.remove(
@@ -745,10 +789,8 @@ def pvc_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
                 "the volume may be released and deleted while a pod still uses it",
             ),
         ),
-        # the controller's rule (any scheduled pod naming the claim keeps it), as certain as a
-        # webhook whose Service is gone: the pods that name it are listed
-        confidence=CERTAIN,
-        basis="pods listed that name the claim: the pvc-protection controller keeps it",
+        confidence=confidence,
+        basis=basis,
     )
 
 

@@ -50,10 +50,17 @@ from kubectl_terminating.resources import (
 from kubectl_terminating.view import ClusterView
 
 # The controller's messages (pkg/controller/namespace/deletion/namespaced_resources_deleter.go):
-# "widgets.example.com has 2 resource instances"; the core group leaves "pods." (empty group)
+# "Some resources are remaining: " then "<plural>.<group> has N resource instances" joined by
+# ", " (the core group leaves "pods."), and "Some content in the namespace has finalizers
+# remaining: " then "<finalizer> in N resource instances", sorted.
 REMAINING_TYPE = re.compile(r"([a-z0-9][a-z0-9-]*)\.([a-z0-9.-]*) has (\d+) resource instances?")
-# "example.com/cleanup in 2 resource instances"
 REMAINING_FINALIZER = re.compile(r"(\S+) in (\d+) resource instances?")
+TYPES_SAID = "Some resources are remaining: "
+FINALIZERS_SAID = "Some content in the namespace has finalizers remaining: "
+# The last item of a message cut in a paste: the name it carried, and its count if it got that
+# far ("pods. has 2 res", "kfdef-finalizer.kfdef.apps.kubeflow.org").
+CUT_TYPE = re.compile(r"([a-z0-9][a-z0-9-]*)\.([a-z0-9.-]*)(?: has (\d+) .*| has.*)?")
+CUT_FINALIZER = re.compile(r"(\S+?)(?: in (\d+) .*| in.*)?")
 
 
 @dataclass(frozen=True)
@@ -63,11 +70,36 @@ class Named:
     name: str
     count: int
     condition: JSON
+    # the last name of a message cut short in a paste: it may be cut too, its count unknown (0)
+    cut: bool = False
 
     def evidence(self, ns: JSON, note: str = "") -> Evidence:
         condition = self.condition
         message = f"{text(condition.get('type'))}: {text(condition.get('message'))}"
+        if self.cut:
+            what = "what follows" if self.count else "its count and what follows"
+            cut = f"the message is cut after {self.name}: {what} unknown"
+            note = f"{note}; {cut}" if note else cut
         return Evidence(message + (f" ({note})" if note else ""), ns_ref(ns), condition)
+
+
+def _named_in(
+    condition: JSON, said: str, whole: re.Pattern[str], cut: re.Pattern[str]
+) -> list[tuple[tuple[str, ...], bool]]:
+    """The items a controller message names (each `whole`'s groups), the last one read with
+    `cut` when a paste cut it short (True beside it)."""
+    message = text(condition.get("message"))
+    if not message.startswith(said):  # another release's words: what matches whole
+        return [(groups, False) for groups in whole.findall(message)]
+    items = message[len(said) :].split(", ")
+    found: list[tuple[tuple[str, ...], bool]] = []
+    for i, item in enumerate(items):
+        if (full := whole.fullmatch(item)) is not None:
+            found.append((full.groups(), False))
+        elif i == len(items) - 1 and (part := cut.fullmatch(item)) is not None:
+            *name, count = part.groups()
+            found.append(((*name, count or "0"), True))
+    return found
 
 
 def _current(ns: JSON, condition_type: str) -> list[JSON]:
@@ -81,17 +113,17 @@ def _current(ns: JSON, condition_type: str) -> list[JSON]:
 def remaining_types(ns: JSON) -> list[Named]:
     """Types the controller counted, as `plural` (core) or `plural.group`, with their count."""
     return [
-        Named(f"{plural}.{group}" if group else plural, int(n), c)
+        Named(f"{plural}.{group}" if group else plural, int(n), c, cut)
         for c in _current(ns, CONTENT_REMAINING_CONDITION)
-        for plural, group, n in REMAINING_TYPE.findall(text(c.get("message")))
+        for (plural, group, n), cut in _named_in(c, TYPES_SAID, REMAINING_TYPE, CUT_TYPE)
     ]
 
 
 def remaining_finalizers(ns: JSON) -> list[Named]:
     return [
-        Named(finalizer, int(n), c)
+        Named(finalizer, int(n), c, cut)
         for c in _current(ns, FINALIZERS_REMAINING_CONDITION)
-        for finalizer, n in REMAINING_FINALIZER.findall(text(c.get("message")))
+        for (finalizer, n), cut in _named_in(c, FINALIZERS_SAID, REMAINING_FINALIZER, CUT_FINALIZER)
     ]
 
 
@@ -108,12 +140,15 @@ def still_there(ns: JSON) -> list[Named]:
 def unnamed_remaining(ns: JSON) -> list[JSON]:
     """Current "remaining" conditions whose message names no type and no finalizer (a message
     cut short in a paste, or an odd release): content is left all the same."""
+    named = {
+        (text(n.condition.get("type")), text(n.condition.get("message")))
+        for n in (*remaining_types(ns), *remaining_finalizers(ns))
+    }
     return [
         c
         for kind in (CONTENT_REMAINING_CONDITION, FINALIZERS_REMAINING_CONDITION)
         for c in _current(ns, kind)
-        if not REMAINING_TYPE.search(text(c.get("message")))
-        and not REMAINING_FINALIZER.search(text(c.get("message")))
+        if (text(c.get("type")), text(c.get("message"))) not in named
     ]
 
 
@@ -208,6 +243,8 @@ def _finalizer_blocker(named: Named, ns: JSON, view: ClusterView) -> Blocker:
     owner = lookup(named.name)
     liveness = lease_liveness(owner.lease_names if owner else (), view)
     where = f"on {named.count} object{'s' if named.count != 1 else ''}"
+    if named.cut and not named.count:
+        where = "on objects"
     owned = (
         owner_fact(owner)
         if owner
@@ -230,8 +267,10 @@ def _finalizer_blocker(named: Named, ns: JSON, view: ClusterView) -> Blocker:
                 f"kubectl terminating all -n {shlex.quote(name)} --explain",
             ),
         ),
-        confidence=CERTAIN,
-        basis="the namespace controller's condition names the finalizer",
+        # a cut message: the last name is as pasted, and may be cut too
+        confidence=LIKELY if named.cut else CERTAIN,
+        basis="the namespace controller's condition names the finalizer"
+        + ("; its message is cut after it" if named.cut else ""),
     )
 
 
@@ -240,7 +279,9 @@ def _content_blocker(
 ) -> Blocker:
     """What the controller counted (or found still there after deleting it) beyond the view;
     types it deleted are followed to their objects' own blockers (pods to their kubelet)."""
-    total = sum(n.count for n in missing)
+    # a type whose count the paste cut has at least one object
+    total = sum(n.count or int(n.cut) for n in missing)
+    at_least = "at least " if any(n.cut and not n.count for n in missing) else ""
     types = ", ".join(f"{n.name} ({n.count})" if n.count else n.name for n in missing)
     name = text(meta(ns).get("name"))
     after = {n.name for n in deleted}
@@ -259,7 +300,10 @@ def _content_blocker(
     if after and all(n.name in after for n in missing):
         summary = f"{types} still there after the controller deleted them"
     else:
-        summary = f"{total} object{'s' if total != 1 else ''} left (per the controller): {types}"
+        summary = (
+            f"{at_least}{total} object{'s' if total != 1 else ''} left (per the controller): "
+            f"{types}"
+        )
     quoted = shlex.quote(name)
     pods_left = "pods" in after and any(n.name == "pods" for n in missing)
     follow = [
@@ -281,9 +325,11 @@ def _content_blocker(
                 f"kubectl terminating all -n {quoted} --explain",
             ),
         ),
-        # the controller, which deletes the content, names the types it found left
-        confidence=CERTAIN,
-        basis="the namespace controller's condition names the types left",
+        # the controller, which deletes the content, names the types it found left (a name the
+        # paste cut may be cut too)
+        confidence=LIKELY if any(n.cut for n in missing) else CERTAIN,
+        basis="the namespace controller's condition names the types left"
+        + ("; its message is cut" if any(n.cut for n in missing) else ""),
     )
 
 
@@ -391,7 +437,7 @@ def condition_blockers_beyond_view(
         unnamed
         and not shown
         and not missing
-        and not any(b.type == CONTENT_REMAINING or _names_finalizer(b.type) for b in found)
+        and not any(cause_of(b.type).names_content or _names_finalizer(b.type) for b in found)
     ):
         blockers.append(_unnamed_blocker(unnamed, ns))
     for named in remaining_finalizers(ns) if listed_finalizers is None else ():

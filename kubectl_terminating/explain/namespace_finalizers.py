@@ -8,7 +8,7 @@ import json
 import shlex
 from dataclasses import replace
 
-from kubectl_terminating.causes import FINALIZER, LIKELY, NAMESPACE_FINALIZER
+from kubectl_terminating.causes import LIKELY, NAMESPACE_FINALIZER, cause_of
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.finalizers import (
     Held,
@@ -128,6 +128,6 @@ def metadata_finalizer_blockers(facts: NamespaceFacts) -> list[Blocker]:
     """metadata.finalizers on the namespace itself: explained like any object's finalizer."""
     ns, view = facts.ns, facts.view
     return [
-        replace(b, type=NAMESPACE_FINALIZER) if b.type == FINALIZER else b
+        replace(b, type=cause_of(b.type).on_namespace or b.type)
         for b in finalizer_blockers(ns, NAMESPACES, view)
     ]

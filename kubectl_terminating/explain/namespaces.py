@@ -10,10 +10,10 @@ from dataclasses import replace
 
 from kubectl_terminating import reads
 from kubectl_terminating.causes import (
-    GRACE_PERIOD,
     NAMESPACE_FINALIZER,
     POSSIBLE,
     UNKNOWN,
+    cause_of,
     weakest,
 )
 from kubectl_terminating.explain.common import (
@@ -162,7 +162,7 @@ def stuck_pod_blockers(namespace: str, pods: Sequence[Finding]) -> list[Blocker]
     by_type: dict[str, list[tuple[Finding, Blocker]]] = {}
     for pod in pods:
         main = pod.main_blocker
-        if main is not None and main.type != GRACE_PERIOD:
+        if main is not None and not cause_of(main.type).not_stuck:
             by_type.setdefault(main.type, []).append((pod, main))
     blockers = []
     for blocker_type, group in by_type.items():

@@ -11,10 +11,8 @@ from dataclasses import dataclass, replace
 
 from kubectl_terminating.causes import (
     CERTAIN,
-    CONTAINERS_RUNNING,
     CSI_DRIVER_MISSING,
     DISK_FULL,
-    RUNTIME_UNAVAILABLE,
     cause_of,
 )
 from kubectl_terminating.explain.common import pods_on_node
@@ -68,6 +66,8 @@ class Said:
     remedies: tuple[Remedy, ...]
     match: re.Match[str]
     type: str | None = None  # the blocker type the line proves; None: the main one's stays
+    # the type whose summary (from the API) the line confirms: that summary stays
+    confirms: str | None = None
 
 
 Reader = Callable[[re.Match[str], str, str], Said]
@@ -138,6 +138,7 @@ def _csi(found: re.Match[str], node: str, _uid: str) -> Said:
             ),
         ),
         found,
+        confirms=CSI_DRIVER_MISSING,
     )
 
 
@@ -254,7 +255,7 @@ def _kubelet_view(finding: Finding, evidence: NodeEvidence) -> Evidence | None:
 def evidence_keys(keys: Iterable[str], main_type: str) -> tuple[str, ...]:
     """What a line about the pod contains: its keys (uid, container ids), and for a runtime
     down the kubelet's failed runtime calls, which name no pod."""
-    return (*keys, RUNTIME_FAILED) if main_type == RUNTIME_UNAVAILABLE else tuple(keys)
+    return (*keys, RUNTIME_FAILED) if cause_of(main_type).unnamed_log_lines else tuple(keys)
 
 
 def confirm(finding: Finding, keys: Iterable[str], evidence: NodeEvidence) -> Finding:
@@ -268,7 +269,7 @@ def confirm(finding: Finding, keys: Iterable[str], evidence: NodeEvidence) -> Fi
     read = _read_lines(logs, evidence.node, uid)
     disk, disk_evidence = _disk_note(evidence)
     extra = [e for e in (_kubelet_view(finding, evidence), disk_evidence) if e is not None]
-    if read is None and disk_evidence is not None and main.type == CONTAINERS_RUNNING:
+    if read is None and disk_evidence is not None and cause_of(main.type).full_disk_explains:
         summary = f"{main.summary}; disk full on {evidence.node} ({disk}, kubelet stats)"
         finding.blockers[0] = replace(
             main,
@@ -290,7 +291,7 @@ def confirm(finding: Finding, keys: Iterable[str], evidence: NodeEvidence) -> Fi
     said, line, log = read
     source = evidence.source if log == "kubelet" else evidence.runtime_source
     summary = f"{said.summary} ({log} log)"
-    if main.type == CSI_DRIVER_MISSING and said.match.re is CSI_NOT_REGISTERED:
+    if said.confirms is not None and said.confirms == main.type:
         # what the API shows (not installed, not running on the node) stays; the line proves it
         summary = f"{main.summary}: the kubelet says it is not registered ({log} log)"
     if disk and said.summary.startswith("disk full"):

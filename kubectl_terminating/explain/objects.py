@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import FINALIZER, POSSIBLE, UNKNOWN
+from kubectl_terminating.causes import POSSIBLE, UNKNOWN, cause_of
 from kubectl_terminating.explain.common import (
     Facts,
     add_warning,
@@ -24,6 +24,7 @@ from kubectl_terminating.explain.finalizers import (
     find_dependents,
     kubectl_target,
     try_read,
+    unseen_user,
 )
 from kubectl_terminating.explain.namespaces import (
     conversion_blocker,
@@ -99,6 +100,8 @@ def claim_users(facts: ObjectFacts) -> list[Blocker]:
     if failure is not None:
         return []  # the finalizer's blocker already says the pods could not be read
     stuck = [p for p in pods or [] if meta(p).get("deletionTimestamp") and name in claim_names(p)]
+    if not stuck:  # pasted without spec: the terminating ones are its likely users
+        stuck = [p for p in pods or [] if unseen_user(p)]
     stuck.sort(key=lambda p: text(meta(p).get("name")))
     explained = [explain_pod(p, facts.view) for p in stuck[:MAX_LISTED]]
     if facts.detailed:  # shown under the claim; `fix` plans their steps under the pods
@@ -136,7 +139,8 @@ def attach_dependents(facts: ObjectFacts) -> None:
     the finalizer blockers the causes found."""
     finding = facts.finding
     skip = {"foregroundDeletion", "orphan"} & set(finding.finalizers)
-    if not facts.detailed or skip or all(b.type != FINALIZER for b in finding.blockers):
+    freed = any(cause_of(b.type).frees_dependents for b in finding.blockers)
+    if not facts.detailed or skip or not freed:
         return
     found, _ = find_dependents(Held(facts.obj, facts.resource, "", 0), facts.view)
     if not found:
@@ -154,7 +158,7 @@ def attach_dependents(facts: ObjectFacts) -> None:
     listed = tuple(found[:MAX_LISTED])
     finding.blockers = [
         replace(b, evidence=(*b.evidence, said, *listed), remedy=(keep, *b.remedy))
-        if b.type == FINALIZER
+        if cause_of(b.type).frees_dependents
         else b
         for b in finding.blockers
     ]

@@ -14,8 +14,16 @@ from datetime import datetime
 from functools import cached_property
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import CERTAIN, HOOKS, LIKELY, TEARDOWN, cause_of
-from kubectl_terminating.explain.common import AGE_UNKNOWN, Facts, as_dict, list_of, meta, text
+from kubectl_terminating.causes import CERTAIN, CONFIDENCES, HOOKS, LIKELY, TEARDOWN, cause_of
+from kubectl_terminating.explain.common import (
+    AGE_UNKNOWN,
+    Facts,
+    as_dict,
+    base_finding,
+    list_of,
+    meta,
+    text,
+)
 from kubectl_terminating.model import JSON, Evidence, FailedCheck, Finding, ObjectRef, Remedy
 from kubectl_terminating.reads import NODE_LEASE_NAMESPACE
 from kubectl_terminating.timeutil import human_duration, seconds_since
@@ -26,7 +34,7 @@ from kubectl_terminating.view import ClusterView, ReadFailed
 # renews every 10s, so 40s is four missed renewals. A longer leaseDurationSeconds wins.
 NODE_LEASE_GRACE_SECONDS = 40
 CONTAINER_STATES = ("running", "terminated", "waiting")
-# what a pasted pod without spec or status leaves unknown (pods.partial_pod)
+# what a pasted pod without spec or status leaves unknown (pod_finding)
 NODE_UNKNOWN = "node, volumes and hooks unknown: the file has no spec"
 SPEC_UNKNOWN = "volumes and hooks unknown: the file has no spec (node from its events)"
 CONTAINERS_UNKNOWN = "container states unknown: the file has no status"
@@ -178,6 +186,7 @@ class NodeProblem:
     # how sure it is that no kubelet acts on the node, and the witness (Blocker.confidence)
     confidence: str = LIKELY
     basis: str = ""
+    more: tuple[Evidence, ...] = ()  # the other witnesses that agree
 
 
 def _why_not_ready(condition: JSON) -> str:
@@ -293,6 +302,99 @@ def node_status_unknown(node: JSON) -> str:
     return ""
 
 
+# The node controller's taints of a node whose Ready condition is Unknown or False
+# (pkg/controller/nodelifecycle: NoSchedule at once, NoExecute for eviction). Not
+# not-ready:NoSchedule alone: the kubelet registers a new node with it, and only the node
+# controller takes it off (a node of a cluster without that controller keeps it while Ready).
+UNREACHABLE, NOT_READY = "node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"
+# The node controller's reason on the pods of a node it found unresponsive (SetPodTerminationReason:
+# "Node %v which was running pod %v is unresponsive").
+NODE_LOST = "NodeLost"
+
+
+def taint_problem(name: str, node: JSON | None) -> NodeProblem | None:
+    """The node controller's own taint that the node is unreachable or not ready."""
+    keys = [
+        text(as_dict(t).get("key"))
+        for t in map(as_dict, list_of(spec_of(node or {}).get("taints")))
+        if t.get("key") == UNREACHABLE
+        or (t.get("key") == NOT_READY and t.get("effect") == "NoExecute")
+    ]
+    if not keys:
+        return None
+    return NodeProblem(
+        f"node {name} {keys[0].rpartition('/')[2]} (tainted by the node controller)",
+        Evidence(
+            f"Node {name} has taint {keys[0]}: the node controller puts it on a node whose Ready "
+            "condition is Unknown or False",
+            node_ref(name),
+            {"taints": keys},
+        ),
+        LIKELY,
+        f"the node controller's taint {keys[0]}",
+    )
+
+
+def event_problem(name: str, events: list[JSON]) -> NodeProblem | None:
+    """The newest of the node's NodeNotReady / NodeReady events says NotReady."""
+    said = [e for e in events if text(e.get("reason")) in ("NodeNotReady", "NodeReady")]
+    if not said:
+        return None
+    newest = max(said, key=event_time)
+    if text(newest.get("reason")) != "NodeNotReady":
+        return None
+    return NodeProblem(
+        f"node {name} NotReady (per its NodeNotReady event)",
+        event_evidence(newest),
+        LIKELY,
+        "a NodeNotReady event on the node, no NodeReady after it",
+    )
+
+
+def pod_lost(name: str, pod: JSON | None) -> NodeProblem | None:
+    """The pod's own status: the node controller marked it NodeLost."""
+    status = status_of(pod or {})
+    if text(status.get("reason")) != NODE_LOST:
+        return None
+    message = text(status.get("message")) or f"Node {name} is unresponsive"
+    return NodeProblem(
+        f"node {name} unresponsive (the pod is marked {NODE_LOST})",
+        Evidence(
+            f"status.reason {NODE_LOST}: {message}",
+            ObjectRef(
+                "Pod", text(meta(pod or {}).get("name")), text(meta(pod or {}).get("namespace"))
+            ),
+            {"reason": NODE_LOST, "message": message},
+        ),
+        LIKELY,
+        f"the node controller marked the pod {NODE_LOST}",
+    )
+
+
+def combined(problems: Sequence[NodeProblem | None]) -> NodeProblem | None:
+    """The witnesses that speak, as one: the first's headline, all their evidence, as sure as
+    the surest (each alone says the node is down)."""
+    said = [p for p in problems if p is not None]
+    if not said:
+        return None
+    first = min(said, key=lambda p: CONFIDENCES.index(p.confidence))
+    rest = [p for p in said if p is not first]
+    return NodeProblem(
+        first.summary,
+        first.evidence,
+        first.confidence,
+        "; ".join(p.basis for p in (first, *rest) if p.basis),
+        (*first.more, *(e for p in rest for e in (p.evidence, *p.more))),
+    )
+
+
+def _node_events(view: ClusterView, name: str) -> list[JSON]:
+    try:
+        return reads.node_events(view, name)
+    except ReadFailed:  # no events in the file, or not allowed: this witness stays silent
+        return []
+
+
 @dataclass(frozen=True)
 class NodeCheck:
     """What is known of the pod's node: missing, unhealthy (with why), healthy, or unreadable."""
@@ -342,17 +444,21 @@ def _check_node(view: ClusterView, name: str) -> tuple[NodeCheck, tuple[str, ...
         return NodeCheck(""), ()
     try:
         node = reads.node(view, name)
-    except ReadFailed as failed:
-        return NodeCheck(name, unreadable=failed.reason), (str(failed),)
+    except ReadFailed as failed:  # the node's events may still tell
+        down = event_problem(name, _node_events(view, name))  # still not read: not "missing"
+        return NodeCheck(name, unreadable=failed.reason, problem=down), (str(failed),)
     if node is None:
         return NodeCheck(name), ()
     unknown = node_status_unknown(node)
-    if unknown:  # a stale Lease still proves the kubelet stopped; anything else is unknown
+    if unknown:  # the status is one witness: the Lease, the taints and the events others
         try:
             stale = lease_problem(name, reads.node_lease(view, name), view.now)
         except ReadFailed:
             stale = None
-        return NodeCheck(name, node, "" if stale else unknown, stale), ()
+        down = combined(
+            [stale, taint_problem(name, node), event_problem(name, _node_events(view, name))]
+        )
+        return NodeCheck(name, node, "" if down else unknown, down), ()
     problem = ready_problem(name, node, view.now)
     if problem is None:
         try:
@@ -377,9 +483,25 @@ _NODE_CHECKS = weakref.WeakKeyDictionary()
 _NODE_CHECKS_LOCK = threading.Lock()
 
 
-def node_check(view: ClusterView, name: str) -> tuple[NodeCheck, tuple[str, ...]]:
-    """What is known of node `name` as seen through `view`, and the warnings of the reads
-    that failed (each pod on the node carries them), made once per node and view."""
+def node_check(
+    view: ClusterView, name: str, pod: JSON | None = None
+) -> tuple[NodeCheck, tuple[str, ...]]:
+    """Is node `name` alive, and how sure (NodeCheck.problem's confidence), as seen through
+    `view`, with the warnings of the reads that failed (each pod on the node carries them).
+    The node's own witnesses (Ready, Lease, taints, events) are read once per node and view;
+    `pod`'s status (marked NodeLost) speaks where they could not."""
+    found = _memo_check(view, name)
+    check, warnings = found
+    speaks = check.unreadable or check.problem is not None  # a Ready status outranks it
+    lost = pod_lost(name, pod) if speaks and pod is not None else None
+    if lost is None or check.kubelet_alive is not None:
+        return found
+    # the Node's read failed: still not read (not "missing"); pasted without status: known
+    unreadable = check.unreadable if check.node is None else ""
+    return NodeCheck(name, check.node, unreadable, combined([check.problem, lost])), warnings
+
+
+def _memo_check(view: ClusterView, name: str) -> tuple[NodeCheck, tuple[str, ...]]:
     try:
         checks = _NODE_CHECKS.get(view)
         if checks is None:
@@ -396,15 +518,58 @@ def node_check(view: ClusterView, name: str) -> tuple[NodeCheck, tuple[str, ...]
 # -- the reads the explainers share ------------------------------------------------------------
 
 
+def kubelet_host(pod: JSON, view: ClusterView) -> str | None:
+    """The node whose kubelet wrote the pod's events (source.host): where a pasted pod without
+    spec ran. None when the events are not there or name more than one node."""
+    uid, namespace = text(meta(pod).get("uid")), text(meta(pod).get("namespace"))
+    try:
+        events = reads.events_for(view, namespace, uid) if uid else []
+    except ReadFailed:
+        return None
+    hosts = {
+        text(as_dict(as_dict(e).get("source")).get("host"))
+        for e in events
+        if text(as_dict(as_dict(e).get("source")).get("component")) == "kubelet"
+    } - {""}
+    return hosts.pop() if len(hosts) == 1 else None
+
+
+def status_known(pod: JSON) -> bool:
+    """Whether the pod's container states can be read. A whole pod without status is a partial
+    copy; a pod of a down node the finder read as metadata plus spec.nodeName (find.py) has no
+    status on purpose: its node, not its containers, is what holds it."""
+    spec = spec_of(pod)
+    return isinstance(pod.get("status"), dict) or "containers" not in spec
+
+
+def pod_finding(pod: JSON, view: ClusterView) -> Finding:
+    """The finding the pod causes start from: node, phase and containers from the pod; a pod
+    read from the API always has spec and status, so without them the file is a partial copy:
+    say what that hides, and take the node from the kubelet's events when they name it."""
+    finding = base_finding(pod, view, "Pod", "v1")
+    finding.node = text(spec_of(pod).get("nodeName")) or None
+    finding.phase = text(status_of(pod).get("phase")) or None
+    finding.containers = container_states(pod)
+    if not isinstance(pod.get("spec"), dict):
+        finding.node = kubelet_host(pod, view)
+        finding.unknowns.append(SPEC_UNKNOWN if finding.node else NODE_UNKNOWN)
+    if not status_known(pod):
+        finding.unknowns.append(CONTAINERS_UNKNOWN)
+    return finding
+
+
 class PodFacts(Facts):
     """The pod and the reads several pod causes share, made once and only when needed.
 
     A shared read that fails becomes a warning on the finding and an "unknown" answer, so one
-    missing permission costs one piece of evidence, not every check after it.
+    missing permission costs one piece of evidence, not every check after it. The one way to
+    build them: the finding comes from the pod (pod_finding), so node, phase and containers are
+    there wherever facts are made (explain_pod, preflight, a test).
     """
 
-    def __init__(self, pod: JSON, view: ClusterView, finding: Finding) -> None:
-        super().__init__(pod, view, finding)
+    def __init__(self, pod: JSON, view: ClusterView) -> None:
+        pod = as_dict(pod)
+        super().__init__(pod, view, pod_finding(pod, view))
 
     @property
     def pod(self) -> JSON:
@@ -454,10 +619,11 @@ class PodFacts(Facts):
         """Past the deadline, the kubelet's work not done, and no known node problem."""
         return self.kubelet_pending and self.past_deadline and not self.node.unhealthy
 
-    def reached(self, step: str) -> bool:
+    def reached(self, step: str, seen: bool = False) -> bool:
         """The kubelet's teardown has got to step (causes.TEARDOWN): it is alive and overdue,
         and no cause so far explains an earlier step; from the network on, every container is
-        known to be down (killPod stops them first)."""
+        known to be down (killPod stops them first). `seen`: the kubelet's own event puts it
+        there, which a pasted pod without its container states does not contradict."""
         if not self.kubelet_overdue:
             return False
         earlier = TEARDOWN[: TEARDOWN.index(step)]
@@ -465,8 +631,8 @@ class PodFacts(Facts):
             return False
         if TEARDOWN.index(step) <= TEARDOWN.index(HOOKS):
             return True
-        return (
-            not running_containers(self.finding) and CONTAINERS_UNKNOWN not in self.finding.unknowns
+        return not running_containers(self.finding) and (
+            seen or CONTAINERS_UNKNOWN not in self.finding.unknowns
         )
 
     @property
@@ -486,7 +652,7 @@ class PodFacts(Facts):
 
     @cached_property
     def node(self) -> NodeCheck:
-        check, warnings = node_check(self.view, self.node_name)
+        check, warnings = node_check(self.view, self.node_name, self.pod)
         for warning in warnings:
             self.warn(FailedCheck(warning))  # each a read of the node check that failed
         if check.partial:

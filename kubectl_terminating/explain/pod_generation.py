@@ -9,9 +9,10 @@ from dataclasses import dataclass, replace
 from kubectl_terminating.causes import cause_of
 from kubectl_terminating.explain.common import meta
 from kubectl_terminating.explain.pod_facts import TEARDOWN_PENDING, status_of
+from kubectl_terminating.explain.pod_teardown import STEP_UNKNOWN
 from kubectl_terminating.model import JSON, Blocker, Evidence, Finding, ObjectRef
 
-# instead of TEARDOWN_PENDING when the kubelet has not even processed the deletion
+# instead of TEARDOWN_PENDING (or STEP_UNKNOWN) when the kubelet has not even processed the deletion
 NOT_PROCESSED = "kubelet has not processed the deletion"
 
 
@@ -63,6 +64,8 @@ def _forked(blocker: Blocker, seen: DeletionSeen, ref: ObjectRef) -> Blocker:
     summary = blocker.summary
     if not seen.seen and summary.endswith(TEARDOWN_PENDING):
         summary = summary.removesuffix(TEARDOWN_PENDING) + NOT_PROCESSED
+    elif not seen.seen and STEP_UNKNOWN in summary:  # no step begun: none to be unsure of
+        summary = summary.partition(STEP_UNKNOWN)[0] + NOT_PROCESSED
     return replace(blocker, summary=summary, evidence=(*blocker.evidence, evidence))
 
 

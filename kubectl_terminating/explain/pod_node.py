@@ -102,7 +102,7 @@ def _has_out_of_service_taint(node: JSON | None) -> bool:
 
 def _node_not_ready(facts: PodFacts, problem: NodeProblem) -> Blocker:
     name = facts.node_name
-    evidence = [problem.evidence]
+    evidence = [problem.evidence, *problem.more]
     remedies = [
         Remedy(
             "check the node and its recent events", f"kubectl describe node {shlex.quote(name)}"

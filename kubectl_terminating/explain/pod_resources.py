@@ -4,16 +4,33 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterator
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import DRA_DRIVER, LIKELY, RESOURCE_CLAIM, RESOURCES
+from kubectl_terminating.causes import DRA_DRIVER, LIKELY, POSSIBLE, RESOURCE_CLAIM, RESOURCES
 from kubectl_terminating.explain.common import as_dict, list_of, pods_on_node, text
-from kubectl_terminating.explain.pod_facts import PodFacts, node_ref, spec_of, status_of
+from kubectl_terminating.explain.pod_facts import (
+    PodFacts,
+    event_evidence,
+    newest_event,
+    node_ref,
+    spec_of,
+    status_of,
+)
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
 
 TERMINAL = ("Succeeded", "Failed")  # written only once the claims are unprepared
+# The kubelet's events about a pod's claims (pkg/kubelet/events); its DRA manager's error when
+# the driver's plugin is not registered on the node (`failed to get gRPC client for driver X:
+# plugin name X not found in the list of registered DRA plugins`; 1.34+: `plugin X not found
+# in the list of registered DRA plugins or not connected`). The kubelet unprepares through the
+# same client, with no event: the prepare event is the word that names the driver.
+DRA_EVENT_REASONS = ("FailedPrepareDynamicResources", "FailedUnprepareDynamicResources")
+_NOT_REGISTERED = re.compile(
+    r"plugin (?:name )?([\w./-]+) not found in the list of registered DRA plugins"
+)
 
 
 def claim_names(pod: JSON) -> Iterator[str]:
@@ -88,10 +105,58 @@ def _blocker(facts: PodFacts, claim: JSON, driver: str) -> Blocker:
     )
 
 
+def _event_blocker(facts: PodFacts, event: JSON) -> Blocker:
+    """The kubelet's DRA event alone (no claim or slice in view): the driver it names, or,
+    when it names none, only that the kubelet fails the claims."""
+    found = _NOT_REGISTERED.search(text(event.get("message")))
+    driver, node = (found.group(1) if found else ""), facts.node_name
+    reason = text(event.get("reason"))
+    said = event_evidence(event)
+    if driver:
+        said = Evidence(said.message, said.object, said.fields, about=Subject(DRA_DRIVER, driver))
+    remedies = [
+        Remedy(
+            f"restore DRA driver {driver or '(see the event)'}'s kubelet plugin on {node} (its "
+            "DaemonSet); the kubelet then unprepares the claim and finishes by itself",
+            pods_on_node(shlex.quote(node)),
+        ),
+        Remedy(
+            "see the pod's claims and their allocation (not in what was read)",
+            f"kubectl get resourceclaims -n {shlex.quote(facts.namespace)} -o wide",
+        ),
+        facts.kubelet_log("read the unprepare error the kubelet retries"),
+    ]
+    return Blocker(
+        RESOURCE_CLAIM,
+        f"DRA driver {driver} not registered on {node}: the pod's claims cannot be unprepared"
+        if driver
+        else f"DRA claims failing on {node} ({reason})",
+        (
+            said,
+            Evidence(
+                "the kubelet unprepares the claims through the same plugin client before it "
+                "writes the final status, and writes no event when that fails",
+                facts.ref,
+                {"driver": driver or None, "phase": facts.finding.phase},
+            ),
+            *facts.node.unknown_evidence(),
+        ),
+        tuple(remedies),
+        confidence=LIKELY if driver else POSSIBLE,
+        basis=f"the kubelet's {reason} event: plugin {driver} not registered on the node"
+        if driver
+        else f"the kubelet's {reason} event names no driver",
+    )
+
+
 def explain_resources(facts: PodFacts) -> list[Blocker]:
     # Holds once the kubelet is past the containers and the network, while the phase is not
-    # terminal and a claim reserved for the pod has a driver with no slice on the node.
-    if not facts.reached(RESOURCES) or facts.finding.phase in TERMINAL:
+    # terminal and a claim reserved for the pod has a driver with no slice on the node; or,
+    # without the claims in view, the kubelet's DRA event names the driver it cannot reach.
+    if not facts.kubelet_overdue or facts.finding.phase in TERMINAL:
+        return []  # the events are read only where the kubelet is the one to act
+    event = newest_event(facts.events, DRA_EVENT_REASONS)
+    if not facts.reached(RESOURCES, seen=event is not None):
         return []
     blockers = []
     for name in claim_names(facts.pod):
@@ -102,4 +167,6 @@ def explain_resources(facts: PodFacts) -> list[Blocker]:
         for driver in sorted({text(d.get("driver")) for d in _devices(claim)} - {""}):
             if not reads.resource_slices(facts.view, driver, facts.node_name):
                 blockers.append(_blocker(facts, claim, driver))
+    if not blockers and event is not None:
+        return [_event_blocker(facts, event)]
     return blockers

@@ -3,6 +3,7 @@ followed PVC -> PV -> CSI driver -> node -> VolumeAttachment to find what holds 
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass, field
 
@@ -39,6 +40,7 @@ from kubectl_terminating.explain.pod_node import (
     taint_text,
     untaint,
 )
+from kubectl_terminating.explain.pod_teardown import teardown_blocker
 from kubectl_terminating.explain.webhooks import matching_webhooks, unverified_webhooks
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
 from kubectl_terminating.resources import PODS
@@ -47,11 +49,19 @@ from kubectl_terminating.view import ReadFailed
 # kubelet event reasons (pkg/kubelet/events) about volume set-up and teardown; some drivers and
 # older releases spell the unmount one "FailedUnmount".
 VOLUME_EVENT_REASONS = frozenset(
-    {"FailedUnMount", "FailedUnmount", "FailedDetachVolume", "FailedMount", "FailedUnmapDevice"}
+    {
+        "FailedUnMount",
+        "FailedUnmount",
+        "FailedDetachVolume",
+        "FailedMount",
+        "FailedUnmapDevice",
+        "FailedAttachVolume",  # the attach/detach controller's, on the pod it attaches for
+    }
 )
 KUBELET_VOLUMES_LOG = "Pod is terminated, but some volumes have not been cleaned up"
-# of those, the ones that say a teardown fails (FailedMount is about the set-up)
-TEARDOWN_EVENT_REASONS = VOLUME_EVENT_REASONS - {"FailedMount"}
+# of those, the ones about the set-up: the pod's volumes were never all in place
+SETUP_EVENT_REASONS = frozenset({"FailedMount", "FailedAttachVolume"})
+TEARDOWN_EVENT_REASONS = VOLUME_EVENT_REASONS - SETUP_EVENT_REASONS
 
 
 # -- volumes not reclaimed ---------------------------------------------------------------------
@@ -73,6 +83,9 @@ class VolumeTrace:
     in_use: bool = False
     registered: bool | None = None  # on the node's CSINode (None: not checked)
     taints: list[JSON] = field(default_factory=list)  # evicting the driver's node plugin
+    multi_attach: bool = False  # a replacement pod's Multi-Attach event names its PV
+    # the attachment was found on the node, not through the claim (its PVC or PV not in view)
+    guessed: bool = False
 
     @property
     def unique_name(self) -> str:
@@ -257,11 +270,42 @@ def _check_taint(trace: VolumeTrace, facts: PodFacts) -> None:
     trace.taints = taints
     if trace.pv:
         waiting = reads.events_with_reason(facts.view, facts.namespace, "FailedAttachVolume")
-        trace.evidence += [
+        said_attached = [
             event_evidence(e)
             for e in waiting
             if MULTI_ATTACH in text(e.get("message")) and f'"{trace.pv}"' in text(e.get("message"))
         ][:2]
+        trace.evidence += said_attached
+        trace.multi_attach = bool(said_attached)
+
+
+def _attachment_on_node(trace: VolumeTrace, facts: PodFacts) -> None:
+    """A claim whose PVC or PV is not in view, on a node with an evicting taint: the node's
+    VolumeAttachments of one CSI driver are the pod's volume's, possibly (the taint may have
+    evicted that driver's node plugin). Several drivers there: none is guessed."""
+    if not trace.claim or trace.pv or trace.driver or not evicting_taints(facts.node.node):
+        return
+    on_node = [
+        a
+        for a in map(as_dict, reads.volume_attachments(facts.view))
+        if spec_of(a).get("nodeName") == facts.node_name and status_of(a).get("attached")
+    ]
+    drivers = {text(spec_of(a).get("attacher")) for a in on_node} - {""}
+    if len(drivers) != 1:
+        return
+    trace.driver, trace.guessed = drivers.pop(), True
+    pvs = ", ".join(
+        sorted(text(as_dict(spec_of(a).get("source")).get("persistentVolumeName")) for a in on_node)
+    )
+    first = text(meta(on_node[0]).get("name"))
+    trace.evidence.append(
+        Evidence(
+            f"VolumeAttachments of CSI driver {trace.driver} attach {pvs} to {facts.node_name}; "
+            f"claim {trace.claim}'s volume is not in view, so which one is the pod's is not known",
+            ObjectRef("VolumeAttachment", first, None, "storage.k8s.io/v1"),
+            {"driver": trace.driver, "claim": trace.claim, "persistentVolumes": pvs},
+        )
+    )
 
 
 def trace_volume(facts: PodFacts, volume: JSON) -> VolumeTrace:
@@ -277,7 +321,15 @@ def trace_volume(facts: PodFacts, volume: JSON) -> VolumeTrace:
                 {"volume": name, "driver": inline},
             )
         )
-    for step in (_follow_claim, _check_attachment, _check_driver, _check_in_use, _check_taint):
+    steps = (
+        _follow_claim,
+        _check_attachment,
+        _attachment_on_node,
+        _check_driver,
+        _check_in_use,
+        _check_taint,
+    )
+    for step in steps:
         try:
             step(trace, facts)
         except ReadFailed as failed:
@@ -438,6 +490,15 @@ def _exited_evidence(facts: PodFacts) -> Evidence:
     )
 
 
+def _taint_word(facts: PodFacts, traces: list[VolumeTrace]) -> list[Evidence]:
+    """The node's evicting taint, where no traced driver already says it: the drivers the
+    volumes need may have been evicted with the workloads."""
+    taints = evicting_taints(facts.node.node)
+    if not taints or any(t.taints for t in traces):
+        return []
+    return [taint_evidence(facts.node_name, taints, "the CSI node plugins the unmount needs")]
+
+
 def _block_devices(pod: JSON) -> set[str]:
     """The volumes the pod's containers use as raw block devices (volumeDevices)."""
     spec = spec_of(pod)
@@ -473,12 +534,18 @@ def _reclaim_blocker(
     states = {c["state"] for c in facts.finding.containers}
     # "exited" only when the kubelet reported every container terminated
     done = "containers exited" if states == {"terminated"} else "no container running"
+    if not (in_use or events or traces or facts.final_status):
+        # no volume in view and nothing says the kubelet is at the volumes: which step hangs
+        # is unknown (the sandbox, the claims, the status or the volumes)
+        return teardown_blocker(facts, _exited_evidence(facts), done, _url_webhooks(facts))
     unchecked: str | None = None
     if in_use:
         what = f"volume {in_use[0]}" if len(in_use) == 1 else f"{len(in_use)} volumes"
         summary = f"{done}; {what} still in use on {facts.node_name}"
     elif events:
-        summary = f"{done}; volume teardown failing ({text(events[0].get('reason'))})"
+        reason = text(events[0].get("reason"))
+        step = "set-up" if reason in SETUP_EVENT_REASONS else "teardown"
+        summary = f"{done}; volume {step} failing ({reason})"
     elif facts.node.unreadable:
         # nothing seen of the node: do not claim what its kubelet is doing
         named = f"; {to_tear_down(facts, traces)} to tear down" if traces else ""
@@ -495,6 +562,7 @@ def _reclaim_blocker(
         *(e for t in traces for e in t.evidence),
         *(event_evidence(e) for e in events[:3]),
         *([] if in_use or events else _url_webhooks(facts)),
+        *_taint_word(facts, traces),
     ]
     confidence, basis = _reclaim_confidence(facts, events, in_use)
     return Blocker(
@@ -516,6 +584,8 @@ def _reclaim_confidence(facts: PodFacts, events: list[JSON], in_use: list[str]) 
         return CERTAIN, f"the kubelet's {text(failing[0].get('reason'))} event"
     if in_use:
         return LIKELY, "the node's status.volumesInUse still lists the pod's volume"
+    if any(text(e.get("reason")) == "FailedAttachVolume" for e in events[:1]):
+        return POSSIBLE, "the attach/detach controller's FailedAttachVolume (a set-up)"
     if events:
         return LIKELY, f"the kubelet's {text(events[0].get('reason'))} event (not a teardown)"
     if facts.node.unreadable:
@@ -533,6 +603,11 @@ def _driver_confidence(facts: PodFacts, t: VolumeTrace) -> tuple[str, str]:
         return CERTAIN, f"the kubelet's event says {said}"
     if t.driver_problem is not None and t.driver_problem.fields.get("csiDriverExists") is False:
         return LIKELY, f"no CSIDriver object {t.driver}"
+    if t.registered is None and t.multi_attach:
+        return LIKELY, (
+            "a NoExecute taint on the node, and a replacement pod's Multi-Attach event: its "
+            "volume is still attached there"
+        )
     if t.registered is None:
         return POSSIBLE, "a NoExecute taint on the node; the driver's registration not read"
     return LIKELY, f"the node's CSINode does not list {t.driver}"
@@ -557,6 +632,42 @@ def _driver_blockers(
             remedies,
             confidence=confidence,
             basis=basis,
+        )
+    return list(blockers.values())
+
+
+# The kubelet's unmount error once the driver's node plugin is gone (csi_plugin.go, v1.36):
+# `Unmounter.TearDownAt failed to get CSI client: driver name X not found in the list of
+# registered CSI drivers`, in its FailedUnMount event where it writes one.
+_CSI_NOT_REGISTERED = re.compile(r"driver name ([\w./-]+) not found in the list of registered CSI")
+
+
+def _event_driver_blockers(
+    facts: PodFacts, traces: list[VolumeTrace], remedies: tuple[Remedy, ...]
+) -> list[Blocker]:
+    """A driver the kubelet's event names as unregistered that no traced volume showed (the
+    PVC, PV or CSINode not in view): the event alone names the type and the driver."""
+    traced = {t.driver for t in traces if t.driver_problem is not None}
+    blockers: dict[str, Blocker] = {}
+    for event in _volume_events(facts):
+        found = _CSI_NOT_REGISTERED.search(text(event.get("message")))
+        driver = found.group(1) if found else ""
+        if not driver or driver in traced or driver in blockers:
+            continue
+        said = event_evidence(event)
+        restore = Remedy(
+            f"restore CSI driver {driver} (its node plugin must run on {facts.node_name}); the "
+            "kubelet then finishes the unmount itself",
+            pods_on_node(facts.node_name),
+        )
+        blockers[driver] = Blocker(
+            CSI_DRIVER_MISSING,
+            f"CSI driver {driver} not registered on {facts.node_name}",
+            (Evidence(said.message, said.object, said.fields, about=Subject("CSIDriver", driver)),),
+            unique_remedies([restore, *remedies]),
+            confidence=CERTAIN,
+            basis=f"the kubelet's {text(event.get('reason'))} event: driver name {driver} not "
+            "found in the list of registered CSI drivers",
         )
     return list(blockers.values())
 
@@ -594,7 +705,11 @@ def explain_volumes(facts: PodFacts) -> list[Blocker]:
     # containers (PodFacts.reached). "Volume teardown pending" is the catch-all of its later
     # steps: left out when a cause explains an earlier one (the network, a DRA claim) and no
     # volume shows a problem of its own.
-    if not facts.reached(NETWORK):
+    if not facts.kubelet_overdue:
+        return []  # the events are read only where the kubelet is the one to act
+    # the kubelet's teardown event puts it past the containers, whatever the paste hides
+    seen = any(text(e.get("reason")) in TEARDOWN_EVENT_REASONS for e in _volume_events(facts))
+    if not facts.reached(NETWORK, seen):
         return []
     traces = [
         trace_volume(facts, as_dict(v))
@@ -602,9 +717,10 @@ def explain_volumes(facts: PodFacts) -> list[Blocker]:
         if _claim_of(as_dict(v), facts.name) or as_dict(as_dict(v).get("csi")).get("driver")
     ]
     remedies = volume_remedies(facts, traces)
-    pending = facts.reached(VOLUMES) or _volume_facts(facts, traces)
+    pending = facts.reached(VOLUMES, seen) or _volume_facts(facts, traces)
     return [
         *([_reclaim_blocker(facts, traces, remedies)] if pending else []),
         *_driver_blockers(facts, traces, remedies),
+        *_event_driver_blockers(facts, traces, remedies),
         *_attachment_blockers(facts, traces, remedies),
     ]

@@ -16,7 +16,6 @@ from kubectl_terminating.causes import (
 )
 from kubectl_terminating.explain.common import (
     as_dict,
-    base_finding,
     grace_period,
     meta,
     run_causes,
@@ -25,16 +24,12 @@ from kubectl_terminating.explain.common import (
 from kubectl_terminating.explain.finalizers import finalizer_blockers
 from kubectl_terminating.explain.pod_containers import explain_containers
 from kubectl_terminating.explain.pod_facts import (
-    CONTAINERS_UNKNOWN,
-    NODE_UNKNOWN,
-    SPEC_UNKNOWN,
     PodFacts,
     container_states,
     duration_text,
     node_ref,
     pending_writes,
     running_containers,
-    spec_of,
     status_of,
 )
 from kubectl_terminating.explain.pod_generation import fork_on_generation
@@ -46,7 +41,7 @@ from kubectl_terminating.explain.pod_volumes import explain_volumes
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
 from kubectl_terminating.model import JSON, Blocker, Evidence, Finding, ObjectRef, Remedy
 from kubectl_terminating.resources import PODS
-from kubectl_terminating.view import ClusterView, ReadFailed
+from kubectl_terminating.view import ClusterView
 
 # Blockers that give context but are not a cause of their own.
 CONTEXT_TYPES = frozenset(c.type for c in TABLE if c.context)
@@ -181,49 +176,10 @@ POD_CAUSES: tuple[PodCause, ...] = (
 )
 
 
-def kubelet_host(pod: JSON, view: ClusterView) -> str | None:
-    """The node whose kubelet wrote the pod's events (source.host): where a pasted pod without
-    spec ran. None when the events are not there or name more than one node."""
-    uid, namespace = text(meta(pod).get("uid")), text(meta(pod).get("namespace"))
-    try:
-        events = reads.events_for(view, namespace, uid) if uid else []
-    except ReadFailed:
-        return None
-    hosts = {
-        text(as_dict(as_dict(e).get("source")).get("host"))
-        for e in events
-        if text(as_dict(as_dict(e).get("source")).get("component")) == "kubelet"
-    } - {""}
-    return hosts.pop() if len(hosts) == 1 else None
-
-
-def status_known(pod: JSON) -> bool:
-    """Whether the pod's container states can be read. A whole pod without status is a partial
-    copy; a pod of a down node the finder read as metadata plus spec.nodeName (find.py) has no
-    status on purpose: its node, not its containers, is what holds it."""
-    spec = spec_of(pod)
-    return isinstance(pod.get("status"), dict) or "containers" not in spec
-
-
-def partial_pod(pod: JSON, finding: Finding, view: ClusterView) -> None:
-    """A pod read from the API always has spec and status: without them the file is a partial
-    copy. Say what that hides, and take the node from the kubelet's events when they name it."""
-    if not isinstance(pod.get("spec"), dict):
-        finding.node = kubelet_host(pod, view)
-        finding.unknowns.append(SPEC_UNKNOWN if finding.node else NODE_UNKNOWN)
-    if not status_known(pod):
-        finding.unknowns.append(CONTAINERS_UNKNOWN)
-
-
 def explain_pod(pod: JSON, view: ClusterView) -> Finding:
     """Everything known about why pod has not gone, each blocker with evidence and remedies."""
     pod = as_dict(pod)
-    finding = base_finding(pod, view, "Pod", "v1")
-    finding.node = text(spec_of(pod).get("nodeName")) or None
-    finding.phase = text(status_of(pod).get("phase")) or None
-    finding.containers = container_states(pod)
-    partial_pod(pod, finding, view)
-    return fork_on_generation(run_causes(PodFacts(pod, view, finding), POD_CAUSES), pod)
+    return fork_on_generation(run_causes(PodFacts(pod, view), POD_CAUSES), pod)
 
 
 __all__ = ["container_states", "explain_pod"]

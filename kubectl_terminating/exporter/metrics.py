@@ -19,14 +19,14 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
-from kubectl_terminating.causes import CAUSES, GRACE_PERIOD
+from kubectl_terminating.causes import CAUSES
 from kubectl_terminating.client import Stats
 from kubectl_terminating.model import Finding
 
 PREFIX = "kubectl_terminating"
 GROUP_LABELS = ("main_blocker", "kind", "namespace")
 # every stable type that means "stuck" (grace-period is not stuck yet)
-BLOCKER_TYPES = tuple(t for t in CAUSES if t != GRACE_PERIOD)
+BLOCKER_TYPES = tuple(t for t, cause in CAUSES.items() if not cause.not_stuck)
 RUN_BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
 Group = tuple[str, str, str]  # main_blocker, kind, namespace

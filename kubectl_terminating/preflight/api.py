@@ -162,6 +162,7 @@ def build_report(view: ClusterView, target: Target) -> Report:
         predictions,
         unchecked=list(dict.fromkeys(situation.unchecked)),
         fail_on=target.fail_on,
+        surviving_owners=[survivor.to_json() for survivor in situation.survivors.values()],
     )
     if target.manifest or target.objects:
         held = {str(p.object) for p in predictions}

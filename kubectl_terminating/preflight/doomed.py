@@ -120,16 +120,40 @@ def add_crd_objects(doomed: Doomed, view: ClusterView, crd: JSON) -> None:
         doomed.add(resource, obj, "crd")
 
 
-def add_dependents(doomed: Doomed, view: ClusterView) -> None:
-    """The garbage collector's dependents of what is doomed, transitively, among the objects
-    of the namespaces the doomed objects live in (ownerReferences never cross namespaces)."""
+def _dependent_namespaces(doomed: Doomed, view: ClusterView) -> list[str]:
+    """Where dependents of the doomed objects may live: a namespaced owner's own namespace
+    (ownerReferences name an owner in the dependent's namespace or a cluster-scoped one), and
+    for a doomed cluster-scoped object every namespace. A Namespace as owner is left out (the
+    namespace controller deletes its content; an object elsewhere naming a Namespace as owner
+    is rare, and listing every namespace for every `preflight ns` costs the whole cluster)."""
     namespaces = {
         text(meta(d.obj).get("namespace"))
         for d in doomed.objects
         if d.resource.namespaced and text(meta(d.obj).get("namespace")) not in doomed.namespaces
     }
+    if any(
+        not d.resource.namespaced and d.resource.kind != NAMESPACES.kind for d in doomed.objects
+    ):
+        try:
+            every = view.list(NAMESPACES)
+        except ReadFailed as failed:
+            doomed.unchecked.append(
+                f"dependents of cluster-scoped objects in other namespaces: {failed}"
+            )
+            every = []
+        expect = getattr(view, "expect_content", None)
+        if callable(expect):  # a live view lists each type once for all of them
+            expect(every)
+        namespaces |= {text(meta(n).get("name")) for n in every}
+    return sorted(n for n in namespaces - doomed.namespaces if n)
+
+
+def add_dependents(doomed: Doomed, view: ClusterView) -> None:
+    """The garbage collector's dependents of what is doomed, transitively: in the namespaces
+    of the doomed namespaced objects, and in every namespace for a doomed cluster-scoped one
+    (a namespaced dependent may name a cluster-scoped owner; never one in another namespace)."""
     candidates: list[tuple[Resource, JSON]] = []
-    for namespace in sorted(n for n in namespaces if n):
+    for namespace in _dependent_namespaces(doomed, view):
         for listing in view.namespace_content(namespace):
             if listing.error:
                 doomed.unchecked.append(

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property, partial
 from typing import TypeVar
 
 from kubectl_terminating.causes import (
@@ -16,6 +17,7 @@ from kubectl_terminating.causes import (
     CERTAIN,
     CONFIDENCES,
     CONVERSION_WEBHOOK,
+    CSI_DRIVER_MISSING,
     FINALIZER,
     LIKELY,
     NODE_MISSING,
@@ -23,6 +25,7 @@ from kubectl_terminating.causes import (
     OWNER_DEPENDENTS,
     POSSIBLE,
     WEBHOOK,
+    cause_of,
     stronger,
     weaker,
 )
@@ -41,8 +44,20 @@ from kubectl_terminating.explain.finalizers import (
     short_owner,
 )
 from kubectl_terminating.explain.knowledge import FinalizerOwner, lookup
+from kubectl_terminating.explain.leader import (
+    BY_NODE,
+    holder_survives,
+    lease_holder,
+    pod_names,
+    pod_ref,
+    workload,
+    workload_pods,
+)
 from kubectl_terminating.explain.namespace_content import conversion_blocker, conversion_service
-from kubectl_terminating.explain.pod_facts import node_check
+from kubectl_terminating.explain.namespace_facts import KUBERNETES_FINALIZER
+from kubectl_terminating.explain.namespace_finalizers import foreign_spec_finalizer_blocker
+from kubectl_terminating.explain.pod_facts import PodFacts, node_check
+from kubectl_terminating.explain.pod_volumes import trace_volume
 from kubectl_terminating.explain.webhooks import (
     labels_of,
     matching_webhooks,
@@ -50,12 +65,13 @@ from kubectl_terminating.explain.webhooks import (
     webhook_blockers,
 )
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy
-from kubectl_terminating.preflight.afterview import AfterView
+from kubectl_terminating.preflight.afterview import POD_TEARDOWN, AfterView, registers_plugins
 from kubectl_terminating.preflight.doomed import Doomed, Doomed1, key_of
 from kubectl_terminating.preflight.report import Prediction
 from kubectl_terminating.resources import (
     APISERVICES,
     CRDS,
+    CSI_NODES,
     NAMESPACES,
     PODS,
     Resource,
@@ -64,7 +80,7 @@ from kubectl_terminating.resources import (
     meta,
     text,
 )
-from kubectl_terminating.view import ClusterView, ReadFailed
+from kubectl_terminating.view import ClusterView, ReadFailed, Selectors
 
 T = TypeVar("T")
 NAMESPACE_DELETER = "namespace"  # the namespace controller deletes the content
@@ -94,7 +110,17 @@ class Situation:
     # KEP-5080 (beta, on by default in 1.33, GA in 1.34): pods are deleted first
     ordered_namespace_deletion: bool = True
     unchecked: list[str] = field(default_factory=list)
+    # each finalizer whose owner is shown to run after the deletion, and why (the report's
+    # survivingOwners): a clear verdict rests on these
+    survivors: dict[tuple[str, str], Survivor] = field(default_factory=dict)
     _liveness: dict[tuple[str, str, str, bool], Liveness] = field(default_factory=dict)
+    _proofs: dict[tuple[str, str, str], Proof] = field(default_factory=dict)
+
+    @cached_property
+    def during(self) -> AfterView:
+        """The cluster while the kubelets tear the doomed pods down: what protection
+        finalizers keep (claims, volumes) is still there (afterview.PROTECTED)."""
+        return AfterView(self.view, self.doomed, POD_TEARDOWN)
 
     def liveness(
         self, owner: FinalizerOwner | None, finalizer: str, resource: Resource
@@ -108,6 +134,33 @@ class Situation:
                 self._liveness[key] = owner_liveness(owner, finalizer, resource, view)
             out.append(self._liveness[key])
         return out[0], out[1]
+
+    def proof(self, owner: FinalizerOwner | None, held: Held, after: Liveness) -> Proof:
+        """Whether the owner runs after the deletion (memoised per finalizer and type)."""
+        key = (held.finalizer, held.resource.group, held.resource.plural)
+        if key not in self._proofs:
+            self._proofs[key] = survival(self, owner, after)
+        return self._proofs[key]
+
+    def survived(
+        self,
+        item: Doomed1,
+        held: Held,
+        owner: FinalizerOwner | None,
+        why: str,
+        evidence: tuple[Evidence, ...],
+    ) -> None:
+        """Note a finalizer on item whose owner is shown to run after the deletion."""
+        key = (held.finalizer, short_owner(owner) if owner else "")
+        found = self.survivors.get(key)
+        if found is None:
+            self.survivors[key] = Survivor(held.finalizer, owner, why, evidence, ref(item))
+        else:
+            found.objects += 1
+
+    def pod_doomed(self, pod: JSON) -> bool:
+        m = meta(pod)
+        return self.doomed.has_pod(text(m.get("namespace")), text(m.get("name")))
 
     def read(self, load: Callable[[], T]) -> T | None:
         """load(), or None with the failed read noted as a check not made."""
@@ -144,6 +197,90 @@ class Situation:
         )
 
 
+@dataclass
+class Survivor:
+    """A finalizer whose owner is shown to run after the deletion: why, and on how many
+    doomed objects (the first one named)."""
+
+    finalizer: str
+    owner: FinalizerOwner | None
+    why: str
+    evidence: tuple[Evidence, ...]
+    first: ObjectRef
+    objects: int = 1
+
+    def to_json(self) -> JSON:
+        return {
+            "finalizer": self.finalizer,
+            "owner": self.owner.owner if self.owner else None,
+            "why": self.why,
+            "objects": self.objects,
+            "object": self.first.to_json(),
+            "evidence": [e.to_json() for e in self.evidence],
+        }
+
+
+@dataclass(frozen=True)
+class Proof:
+    """Whether a finalizer's owner runs after the deletion: True with the positive evidence
+    (a Lease holder's pod, or a pod of its workload, that stays), False when the evidence says
+    it goes (its workload, or a pod named or labelled as its workload's, is doomed), None when
+    nothing shows either or the evidence conflicts."""
+
+    survives: bool | None
+    why: str
+    evidence: tuple[Evidence, ...] = ()
+
+
+def survival(s: Situation, owner: FinalizerOwner | None, after: Liveness) -> Proof:
+    """Positive evidence that the owner runs after the deletion, never its absence: the pod
+    holding a Lease that stays fresh (leader.lease_holder), found and not doomed; else the
+    owner's workload (knowledge table `runs_as`) with pods outside the doomed set."""
+    wanted = workload(owner.runs_as) if owner is not None else None
+    unresolved: list[Evidence] = []
+    for lease in after.leases:
+        holder = lease_holder(lease, s.view, wanted)
+        if holder is None:
+            continue
+        kept = holder_survives(holder, s.pod_doomed)
+        if kept:
+            stays = [p for p in holder.pods if not s.pod_doomed(p)]
+            why = f"its leader, pod {pod_names(stays)[0]}, is not deleted"
+            return Proof(True, why, (holder.evidence(),))
+        unresolved.append(holder.evidence())
+    if wanted is None:
+        why = "its Lease's holder names no pod" if unresolved else "nothing shows where it runs"
+        return Proof(None, why, tuple(unresolved))
+    doomed = [d for d in s.doomed.objects if wanted.looks_like(d.obj, d.resource.kind)]
+    going = tuple(
+        Evidence(
+            f"{d.resource.kind} {ref(d).namespace}/{ref(d).name}, of the owner's "
+            f"workload ({wanted.name}), is deleted by this deletion",
+            ref(d),
+        )
+        for d in doomed[:3]
+    )
+    staying = [
+        p for p in s.read(lambda: workload_pods(s.view, wanted)) or [] if not s.pod_doomed(p)
+    ]
+    if staying and not doomed:
+        why = f"its workload {wanted} has pod {pod_names(staying)[0]}, not deleted"
+        return Proof(True, why, (Evidence(why, pod_ref(staying[0])),))
+    if doomed and not staying:
+        why = f"its workload ({wanted.name}) is deleted by this deletion"
+        return Proof(False, why, (*unresolved, *going))
+    if doomed:
+        why = (
+            f"its workload {wanted} has pods that stay, but pods of the same name or labels are "
+            "deleted: which one leads cannot be told"
+        )
+        return Proof(None, why, (*unresolved, *going))
+    why = f"no pod of its workload {wanted} was found"
+    if unresolved:
+        why = f"its Lease's holder names no pod and {why}"
+    return Proof(None, why, tuple(unresolved))
+
+
 def ref(item: Doomed1) -> ObjectRef:
     m = meta(item.obj)
     namespace = text(m.get("namespace")) if item.resource.namespaced else None
@@ -170,13 +307,52 @@ def _owner_prediction(
     s: Situation, item: Doomed1, held: Held, owner: FinalizerOwner | None
 ) -> Prediction | None:
     before, after = s.liveness(owner, held.finalizer, held.resource)
-    if after.state == RUNNING:
+    if after.state != RUNNING and before.state in (RUNNING, NOT_RUNNING):
+        return _goes(s, item, held, owner, before, after)
+    # it seems to run after (a fresh Lease, a backend that answers) or nothing shows whether it
+    # runs: only positive evidence that it runs after the deletion makes no prediction
+    proof = s.proof(owner, held, after)
+    if proof.survives:
+        s.survived(item, held, owner, proof.why, proof.evidence)
         return None
+    who = short_owner(owner) if owner is not None else "its owner"
+    if proof.survives is False:
+        summary = f"{_owner(who)} is deleted by this deletion: {proof.why}"
+    elif after.state == RUNNING:
+        summary = f"{_owner(who)} seems to run after the deletion, but {proof.why}"
+    else:
+        summary = f"nothing shows whether {_owner(who)} runs"
+    blocker = finalizer_blocker(held, s.after)
+    return Prediction(
+        FINALIZER,
+        LIKELY if proof.survives is False else POSSIBLE,
+        ref(item),
+        f"finalizer {held.finalizer}: {summary}",
+        (*blocker.evidence[:2], *after.evidence, *proof.evidence)
+        if after.state == RUNNING or proof.evidence
+        else blocker.evidence,
+        (Remedy(f"make sure the controller that removes {held.finalizer} runs and stays"),),
+        blocker.remedy,
+    )
+
+
+def _goes(
+    s: Situation,
+    item: Doomed1,
+    held: Held,
+    owner: FinalizerOwner | None,
+    before: Liveness,
+    after: Liveness,
+) -> Prediction:
+    """The owner will not run after the deletion: it runs now and goes with it, or it does not
+    run now."""
     blocker = finalizer_blocker(held, s.after)
     who = short_owner(owner) if owner is not None else "its owner"
     if before.state == RUNNING:
         causes = s.why_gone(before.evidence + after.evidence)
-        certain = s.first_in_namespace(item.obj, causes)
+        # a holder found among its node's hostNetwork pods is inferred, not named
+        inferred = any(c.fields.get("holderFoundBy") == BY_NODE for c in causes)
+        certain = s.first_in_namespace(item.obj, causes) and not inferred
         return Prediction(
             FINALIZER,
             no_surer(CERTAIN if certain else LIKELY, blocker),
@@ -191,23 +367,13 @@ def _owner_prediction(
             ),
             blocker.remedy,
         )
-    if before.state == NOT_RUNNING:
-        return Prediction(
-            FINALIZER,
-            no_surer(LIKELY, blocker),
-            ref(item),
-            f"finalizer {held.finalizer}: {_owner(who)} is not running",
-            blocker.evidence,
-            (Remedy(f"bring {who} back before the deletion, and let it remove {held.finalizer}"),),
-            blocker.remedy,
-        )
     return Prediction(
         FINALIZER,
-        POSSIBLE,
+        no_surer(LIKELY, blocker),
         ref(item),
-        f"finalizer {held.finalizer}: nothing shows whether {_owner(who)} runs",
+        f"finalizer {held.finalizer}: {_owner(who)} is not running",
         blocker.evidence,
-        (Remedy(f"make sure the controller that removes {held.finalizer} runs and stays"),),
+        (Remedy(f"bring {who} back before the deletion, and let it remove {held.finalizer}"),),
         blocker.remedy,
     )
 
@@ -250,7 +416,61 @@ def judge_finalizers(s: Situation) -> list[Prediction]:
                 s.unchecked.append(str(failed))
                 continue
             if found is not None:
-                out.append(found)
+                # on a Namespace itself --explain says namespace-finalizer (the row's on_namespace)
+                on_namespace = cause_of(found.type).on_namespace if _is_namespace(item) else None
+                out.append(replace(found, type=on_namespace) if on_namespace else found)
+    return out + judge_namespace_finalizers(s)
+
+
+def _is_namespace(item: Doomed1) -> bool:
+    return (item.resource.group, item.resource.kind) == (NAMESPACES.group, NAMESPACES.kind)
+
+
+def judge_namespace_finalizers(s: Situation) -> list[Prediction]:
+    """A doomed namespace's own spec.finalizers beyond `kubernetes`: once the namespace
+    controller has emptied it and removed `kubernetes`, only their owners can finish it (through
+    /finalize). Judged as any finalizer's owner, typed as the namespace's (the FINALIZER row's
+    on_namespace). Never certain, and only possible while the owner runs now: the namespace's
+    deletionTimestamp is set before the namespace controller deletes any content, so an owner
+    whose pods are deleted with it sees the deletion first and may remove its finalizer before
+    they go (seen on the real control plane: an owner that removes it at once wins that race;
+    one that waits for the content to go loses it). likely: the owner does not run now."""
+    out: list[Prediction] = []
+    for item in s.doomed.objects:
+        if not _is_namespace(item):
+            continue
+        spec_finalizers = list_of(as_dict(item.obj.get("spec")).get("finalizers"))
+        for index, finalizer in enumerate(spec_finalizers):
+            if not isinstance(finalizer, str) or finalizer in ("", KUBERNETES_FINALIZER):
+                continue
+            held = Held(item.obj, item.resource, finalizer, index)
+            try:
+                found = _judge_finalizer(s, item, held)
+                spec = foreign_spec_finalizer_blocker(item.obj, index, finalizer, s.after)
+            except ReadFailed as failed:
+                s.unchecked.append(str(failed))
+                continue
+            if found is None:
+                continue
+            fact = held.fact()
+            runs_now = s.liveness(lookup(finalizer), finalizer, NAMESPACES)[0].state == RUNNING
+            out.append(
+                replace(
+                    found,
+                    type=cause_of(found.type).on_namespace or found.type,
+                    confidence=weaker(found.confidence, POSSIBLE if runs_now else LIKELY),
+                    summary=found.summary.replace("finalizer ", "spec finalizer ", 1),
+                    evidence=tuple(spec.evidence[0] if e == fact else e for e in found.evidence),
+                    prevent=(
+                        Remedy(
+                            f"keep the owner of spec finalizer {finalizer} running outside "
+                            f"namespace {held.name} until the namespace is gone, or let it "
+                            "remove the finalizer before the deletion"
+                        ),
+                    ),
+                    remedy=spec.remedy,
+                )
+            )
     return out
 
 
@@ -259,7 +479,9 @@ def _judge_finalizer(s: Situation, item: Doomed1, held: Held) -> Prediction | No
         return _pvc_prediction(s, item, held)
     owner = lookup(held.finalizer)
     if owner is not None and (owner.in_apiserver or owner.built_in):
-        return None  # Kubernetes' own controllers: they run with the control plane
+        # Kubernetes' own controllers: they run with the control plane
+        s.survived(item, held, owner, f"part of Kubernetes: {owner.runs_as}", ())
+        return None
     return _owner_prediction(s, item, held, owner)
 
 
@@ -533,7 +755,7 @@ def judge_pod_nodes(s: Situation) -> list[Prediction]:
         phase = text(as_dict(pod.get("status")).get("phase"))
         if not node_name or phase in ("Succeeded", "Failed"):
             continue  # deleted at once: nothing to confirm
-        check, warnings = node_check(s.view, node_name)
+        check, warnings = node_check(s.view, node_name, pod)
         s.unchecked.extend(w for w in warnings if w not in s.unchecked)
         if check.missing:
             out.append(
@@ -580,6 +802,116 @@ def judge_pod_nodes(s: Situation) -> list[Prediction]:
                 )
             )
     return out
+
+
+# -- CSI node plugins ------------------------------------------------------------------------
+
+
+def judge_csi_plugins(s: Situation) -> list[Prediction]:
+    """The deletion removes a CSI driver's node plugin (its DaemonSet's pod) from a node where
+    pods use that driver's volumes: their teardown, in this deletion or later, needs the plugin
+    (the kubelet unmounts through it), csi-driver-missing. The chain pod -> claim -> volume ->
+    driver is followed at POD_TEARDOWN (claims and volumes outlive the pods); the node's
+    CSINode there has lost the driver (afterview.REWRITES).
+
+    How sure (DESIGN.md): never certain, no component has written anything yet, and the kubelet
+    tears a consumer and the plugin deleted together down concurrently (a race its unmount
+    usually loses: it waits for the consumer's containers to exit). likely: the consumer is
+    deleted, the node's CSINode registers the driver now and every node plugin of it there
+    (found by the registrar's convention, afterview.node_plugin_of) is deleted. possible: the
+    CSINode does not show the driver registered now, or the consumer stays (it sticks only
+    once deleted, while the plugin is gone)."""
+    nodes = sorted(
+        {
+            text(as_dict(pod.get("spec")).get("nodeName"))
+            for _, pod in _doomed_pods(s)
+            if registers_plugins(pod)
+        }
+        - {""}
+    )
+    out: list[Prediction] = []
+    for node in nodes:
+        selector = Selectors(fields=f"spec.nodeName={node}")
+        on_node = s.read(partial(s.view.list, PODS, None, selector)) or []
+        for pod in on_node:
+            phase = text(as_dict(pod.get("status")).get("phase"))
+            if registers_plugins(pod) or phase in ("Succeeded", "Failed"):
+                continue  # a plugin's own volumes; a finished pod has nothing mounted
+            try:
+                out += _csi_predictions(s, pod, node)
+            except ReadFailed as failed:
+                s.unchecked.append(str(failed))
+    return out
+
+
+def _csi_predictions(s: Situation, pod: JSON, node: str) -> list[Prediction]:
+    facts = PodFacts(pod, s.during)
+    m = meta(pod)
+    namespace, name = text(m.get("namespace")), text(m.get("name"))
+    doomed = s.doomed.has_pod(namespace, name)
+    out = []
+    for volume in list_of(as_dict(pod.get("spec")).get("volumes")):
+        trace = trace_volume(facts, as_dict(volume))
+        plugins = s.during.node_plugins(node, trace.driver) if trace.driver else []
+        if trace.driver_problem is None or not plugins:
+            continue
+        if not all(s.doomed.has_pod(*_ns_name(p)) for p in plugins):
+            continue  # a node plugin of the driver stays on the node
+        registered_now = trace.driver in _registered(s.view, node)
+        noted = s.during.gone().get(("CSINode", "", node))  # why the node lost the driver
+        why = (noted,) if noted is not None else ()
+        confidence = LIKELY if doomed and registered_now else POSSIBLE
+        basis = (
+            "the consumer is deleted with its driver's node plugin"
+            if doomed
+            else "the consumer stays: it sticks once deleted while the plugin is gone"
+        )
+        if not registered_now:
+            basis = f"CSINode {node} does not show {trace.driver} registered now"
+        pod_ref = ObjectRef("Pod", name, namespace, "v1")
+        out.append(
+            Prediction(
+                CSI_DRIVER_MISSING,
+                confidence,
+                pod_ref,
+                f"CSI driver {trace.driver}'s node plugin on {node} is deleted: the volume "
+                f"{trace.volume} of this pod cannot be unmounted"
+                + ("" if doomed else " once it is deleted")
+                + f" ({basis})",
+                (*trace.evidence[:1], trace.driver_problem, *why),
+                (
+                    Remedy(
+                        f"delete the pods that use {trace.driver}'s volumes on {node} first and "
+                        "wait until they are gone, while its node plugin still runs",
+                        f"kubectl delete pod {shlex.quote(name)} -n {shlex.quote(namespace)} "
+                        "--wait",
+                    ),
+                    Remedy("or keep the driver's node plugin (its DaemonSet) out of the deletion"),
+                ),
+                (
+                    Remedy(
+                        f"restore CSI driver {trace.driver}'s node plugin on {node}: the kubelet "
+                        "then finishes the unmount by itself",
+                        f"kubectl get pods -A -o wide --field-selector spec.nodeName={node}",
+                    ),
+                ),
+            )
+        )
+    return out
+
+
+def _ns_name(pod: JSON) -> tuple[str, str]:
+    return text(meta(pod).get("namespace")), text(meta(pod).get("name"))
+
+
+def _registered(view: ClusterView, node: str) -> list[str]:
+    """The drivers node's CSINode registers now (none where it cannot be read)."""
+    try:
+        csinode = view.get(CSI_NODES, None, node)
+    except ReadFailed:
+        return []
+    drivers = list_of(as_dict((csinode or {}).get("spec")).get("drivers"))
+    return [text(as_dict(d).get("name")) for d in drivers]
 
 
 # -- foreground cascade ----------------------------------------------------------------------
@@ -695,6 +1027,7 @@ def judge(s: Situation) -> list[Prediction]:
         *judge_apiservices(s),
         *judge_conversions(s),
         *judge_pod_nodes(s),
+        *judge_csi_plugins(s),
     ]
     found += judge_foreground(s, found)
     found += judge_crds(s, found)

@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import IO
 
 from kubectl_terminating.connection import connected
+from kubectl_terminating.errors import ApiError
 from kubectl_terminating.model import JSON
 from kubectl_terminating.options import Options
 from kubectl_terminating.preflight.api import Target, build_report
@@ -37,8 +38,13 @@ def live_report(
 
     with connected(options, err) as client:
         namespace = options.namespace or client.connection.namespace or "default"
-        # an unknown version gives no `certain` from ordered namespace deletion
-        version = version_numbers(client.get("/version"))
+        # an unknown version gives no `certain` from ordered namespace deletion; a server (or a
+        # front) refusing /version leaves it unknown, as the live view says it, not the run dead
+        try:
+            answer = client.get("/version")
+        except ApiError:
+            answer = {}
+        version = version_numbers(answer)
         if target.release:
             manifest = helm_release_manifest(client, target.release, namespace)
         target = replace(

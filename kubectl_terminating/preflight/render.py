@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kubectl_terminating.model import Remedy
+from kubectl_terminating.model import JSON, Remedy
 from kubectl_terminating.preflight.report import Prediction, Report
 from kubectl_terminating.render.explain import remedy_steps
 from kubectl_terminating.render.structured import yaml_text
@@ -53,6 +53,16 @@ def _explained(p: Prediction) -> list[str]:
     return lines
 
 
+def _survivor(owner: JSON) -> str:
+    more = f" (+{owner['objects'] - 1} more)" if owner["objects"] > 1 else ""
+    obj = owner["object"]
+    where = f"{obj.get('namespace')}/" if obj.get("namespace") else ""
+    return safe(
+        f"  - {owner['finalizer']} on {obj['kind']} {where}{obj['name']}{more}: "
+        f"{owner['owner'] or 'its owner'}, {owner['why']}"
+    )
+
+
 def text(report: Report, explain: bool) -> str:
     lines = [
         f"Preflight: {safe(_target(report))}",
@@ -67,6 +77,9 @@ def text(report: Report, explain: bool) -> str:
             lines.pop()
         else:
             lines += _table(report.predictions)
+    if explain and report.surviving_owners:
+        lines += ["", "Finalizer owners that run after the deletion:"]
+        lines += [_survivor(o) for o in report.surviving_owners]
     if report.order:
         lines += ["", "Safe order:"]
         for step in report.order:

@@ -46,6 +46,9 @@ class Report:
     order: list[JSON] = field(default_factory=list)
     unchecked: list[str] = field(default_factory=list)
     fail_on: str = LIKELY
+    # each finalizer on a doomed object whose owner is shown to run after the deletion: why
+    # (judges.Survivor.to_json); what a clear verdict rests on
+    surviving_owners: list[JSON] = field(default_factory=list)
 
     def blocking(self) -> list[Prediction]:
         """The predictions at or above --fail-on."""
@@ -81,6 +84,7 @@ class Report:
             "predictions": [p.to_json() for p in self.predictions],
             "order": self.order,
             "unchecked": list(self.unchecked),
+            "survivingOwners": list(self.surviving_owners),
         }
 
 

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from kubectl_terminating.causes import GRACE_PERIOD
+from kubectl_terminating.causes import cause_of
 from kubectl_terminating.model import FailedCheck, Finding
 from kubectl_terminating.render.structured import kind_group
 from kubectl_terminating.render.style import Style, safe
@@ -70,9 +70,10 @@ def blocker_cell(finding: Finding, style: Style) -> str:
         text = style.yellow("unknown: nothing found that holds it")
     else:
         text = safe(main.summary)
-        if len(finding.blockers) > 1 and main.type != GRACE_PERIOD:
+        not_stuck = cause_of(main.type).not_stuck
+        if len(finding.blockers) > 1 and not not_stuck:
             text += f" (+{len(finding.blockers) - 1} more)"
-        if main.type == GRACE_PERIOD:
+        if not_stuck:
             text = style.dim(text)
         elif finding.stuck:
             text = style.red(text)

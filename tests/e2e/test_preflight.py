@@ -16,6 +16,7 @@ import json
 import secrets
 import subprocess
 import threading
+import uuid
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -43,8 +44,10 @@ from tests.harness.controlplane import ApiError, ControlPlane
 from tests.harness.kubelet import (
     create_node,
     create_pod,
+    pod_body,
     pvc_volume,
     set_node_ready,
+    set_pod_status,
     stale_lease,
 )
 from tests.harness.storage import create_pvc
@@ -52,6 +55,7 @@ from tests.harness.users import User, Users
 
 pytestmark = pytest.mark.e2e
 
+ORDERED_DELETION = (1, 33)
 SETTLE = 20.0  # how long a deletion that should finish gets (namespace sync period is short)
 CR_VERSION = "v1"
 JSON = dict[str, Any]
@@ -110,38 +114,73 @@ def unstick(cp: ControlPlane, path: str) -> None:
 
 
 class Group:
-    """A CRD of a unique group whose finalizer only the operator of that group removes."""
+    """A CRD of a unique group whose finalizer only the operator of that group removes (or,
+    given `group`, a real project's CRD and finalizer: cert-manager's Challenge)."""
 
-    def __init__(self, cp: ControlPlane, prefix: str) -> None:
-        self.group = f"{prefix}-{secrets.token_hex(3)}.preflight.test"
-        self.finalizer = f"{self.group}/cleanup"
-        create_crd(cp, self.group, "Widget", "widgets")
-        self.crd = f"widgets.{self.group}"
+    def __init__(
+        self,
+        cp: ControlPlane,
+        prefix: str,
+        group: str | None = None,
+        kind: str = "Widget",
+        finalizer: str | None = None,
+    ) -> None:
+        self.group = group or f"{prefix}-{secrets.token_hex(3)}.preflight.test"
+        self.kind, self.plural = kind, f"{kind.lower()}s"
+        self.finalizer = finalizer or f"{self.group}/cleanup"
+        self.crd = f"{self.plural}.{self.group}"
+        crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+        if get_or_none(cp, f"{crds}/{self.crd}") is None:
+            create_crd(cp, self.group, kind, self.plural)
 
     def path(self, ns: str, name: str = "") -> str:
-        return f"/apis/{self.group}/{CR_VERSION}/namespaces/{ns}/widgets" + (
+        return f"/apis/{self.group}/{CR_VERSION}/namespaces/{ns}/{self.plural}" + (
             f"/{name}" if name else ""
         )
 
     def widget(self, cp: ControlPlane, ns: str, name: str = "w1") -> JSON:
         return create_custom_object(
-            cp, self.group, CR_VERSION, "widgets", "Widget", name, ns, [self.finalizer]
+            cp, self.group, CR_VERSION, self.plural, self.kind, name, ns, [self.finalizer]
         )
 
 
 class Operator(threading.Thread):
     """A live operator of `group`: its pod on a live node, its Lease renewed, its finalizer
-    removed from deleted widgets; once its pod is deleted it confirms that (as its kubelet)
-    and stops."""
+    removed from deleted objects of its group; once its pod is deleted it confirms that (as its
+    kubelet) and stops. By default controller-runtime's: the Lease `<hash>.<group>` in its own
+    namespace, held by `<hostname>_<uuid>`; `pod` plays a pod made elsewhere (a Deployment's),
+    `lease` (namespace, name) and `identity` write the Lease as another owner does, and
+    `host_network` / `hostname` give the pod a hostname other than its name."""
 
-    def __init__(self, cp: ControlPlane, ns: str, group: Group, node: str) -> None:
+    def __init__(
+        self,
+        cp: ControlPlane,
+        ns: str,
+        group: Group,
+        node: str,
+        *,
+        pod: str | None = None,
+        lease: tuple[str, str] | None = None,
+        identity: str | None = None,
+        host_network: bool = False,
+        hostname: str | None = None,
+    ) -> None:
         super().__init__(daemon=True)
         self.cp, self.ns, self.group, self.node = cp, ns, group, node
-        self.pod = f"operator-{secrets.token_hex(2)}"
-        self.lease = f"{secrets.token_hex(4)}.{group.group}"
+        self.pod = pod or f"operator-{secrets.token_hex(2)}"
+        self.lease_ns, self.lease = lease or (ns, f"{secrets.token_hex(4)}.{group.group}")
+        # a pod's hostname is its name, its node's on the host network, or spec.hostname
+        host = node if host_network else hostname or self.pod
+        self.identity = identity or f"{host}_{uuid.uuid4()}"  # controller-runtime's
         self.stopped = threading.Event()
         OPERATORS.append(self)
-        create_pod(cp, ns, self.pod, node=self.node)
+        if pod is None:
+            body = pod_body(self.pod, node=self.node)
+            if host_network:
+                body["spec"]["hostNetwork"] = True
+            if hostname:
+                body["spec"]["hostname"] = hostname
+            cp.api("POST", f"/api/v1/namespaces/{ns}/pods", body)
         self._renew(create=True)
         self.start()
 
@@ -149,14 +188,14 @@ class Operator(threading.Thread):
         body = {
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
-            "metadata": {"name": self.lease, "namespace": self.ns},
+            "metadata": {"name": self.lease, "namespace": self.lease_ns},
             "spec": {
-                "holderIdentity": f"{self.pod}_{secrets.token_hex(4)}",
+                "holderIdentity": self.identity,
                 "leaseDurationSeconds": 15,
                 "renewTime": micro_time(),
             },
         }
-        path = f"/apis/coordination.k8s.io/v1/namespaces/{self.ns}/leases"
+        path = f"/apis/coordination.k8s.io/v1/namespaces/{self.lease_ns}/leases"
         if create:
             self.cp.api("POST", path, body)
         else:
@@ -167,7 +206,7 @@ class Operator(threading.Thread):
         self.cp.api("PATCH", node_lease, {"spec": {"renewTime": micro_time()}}, MERGE)
 
     def _reconcile(self) -> None:
-        listed = self.cp.api("GET", f"/apis/{self.group.group}/{CR_VERSION}/widgets")
+        listed = self.cp.api("GET", f"/apis/{self.group.group}/{CR_VERSION}/{self.group.plural}")
         for item in listed.get("items") or []:
             meta = item["metadata"]
             if meta.get("deletionTimestamp") and self.group.finalizer in (
@@ -206,6 +245,13 @@ def dead_node(control_plane: ControlPlane) -> str:
     set_node_ready(control_plane, name, "Unknown", "NodeStatusUnknown", "Kubelet stopped posting")
     stale_lease(control_plane, name, 600)
     return name
+
+
+def ordered(cp: ControlPlane) -> str:
+    """The confidence of a deadlock inside one namespace: certain where the namespace
+    controller deletes the pods first and waits (KEP-5080: 1.33 on by default), else likely (a
+    race: everything in the namespace is deleted at once)."""
+    return "certain" if cp.version >= ORDERED_DELETION else "likely"
 
 
 def preflight(cp: ControlPlane, reader: Any, *args: str) -> tuple[int, JSON]:
@@ -347,7 +393,7 @@ def test_operator_and_its_cr_in_one_namespace(
     twin_group.widget(cp, twin)
 
     report, found = blocked(
-        cp, reader, "ns", doomed, expect=("Widget", "w1", "finalizer", "certain")
+        cp, reader, "ns", doomed, expect=("Widget", "w1", "finalizer", ordered(cp))
     )
     assert found["object"]["namespace"] == doomed
     twin_report = clear(cp, reader, "ns", twin)
@@ -677,7 +723,7 @@ def test_delete_webhook_whose_service_is_in_the_namespace(
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}},
         )
 
-    report, found = blocked(cp, reader, "ns", ns, expect=("Namespace", ns, "webhook", "certain"))
+    report, found = blocked(cp, reader, "ns", ns, expect=("Namespace", ns, "webhook", ordered(cp)))
     twin_report = clear(cp, reader, "ns", twin)
 
     delete_namespaces(cp, ns, twin)
@@ -723,7 +769,7 @@ def test_update_webhook_on_the_kind_that_carries_a_finalizer(
     group.widget(cp, ns)
     group.widget(cp, twin)
 
-    report, found = blocked(cp, reader, "ns", ns, expect=("Widget", "w1", "webhook", "certain"))
+    report, found = blocked(cp, reader, "ns", ns, expect=("Widget", "w1", "webhook", ordered(cp)))
     twin_report = clear(cp, reader, "ns", twin)
 
     delete_namespaces(cp, ns, twin)
@@ -777,7 +823,7 @@ def test_apiservice_backed_by_a_service_in_the_namespace(
         wait_for(partial(available, cp, name), timeout=60, message=f"APIService {name}")
 
     report, found = blocked(
-        cp, reader, "ns", ns, expect=("Namespace", ns, "apiservice-unavailable", "certain")
+        cp, reader, "ns", ns, expect=("Namespace", ns, "apiservice-unavailable", ordered(cp))
     )
     twin_report = clear(cp, reader, "ns", twin)
 
@@ -1067,3 +1113,208 @@ def test_contexts_judge_each_cluster_and_an_unreadable_one_is_a_warning(
     warnings = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(warnings) == 1 and warnings[0].startswith("Warning: context bad:"), warnings
     assert "Context: alpha" in result.stdout and "Verdict:   clear" in result.stdout
+
+
+# -- Lease holders written as the real owners write them ----------------------------------------
+# Each was clear on 0d81878 (the after view looked for the holder only in its Lease's namespace
+# and only as `<pod>` or `<pod>_<uuid>`), and the deletion then stuck.
+
+
+# apimachinery's rand.SafeEncodeString alphabet: ReplicaSets' pod-template-hash, pods' suffixes
+SAFE = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def safe_suffix(length: int) -> str:
+    return "".join(secrets.choice(SAFE) for _ in range(length))
+
+
+def deployment_pod(cp: ControlPlane, ns: str, name: str, node: str, image: str) -> str:
+    """A Deployment, its ReplicaSet and its pod as their controllers make them (the test
+    control plane runs neither): `<name>-<pod-template-hash>-<5>`, owned in turn; bound to
+    `node` as the scheduler would, and running as its kubelet would say. The pod's name."""
+    labels = {"app.kubernetes.io/name": name, "app": name}
+    containers = [{"name": "controller", "image": image}]
+    template = {"metadata": {"labels": labels}, "spec": {"containers": containers}}
+    spec = {"replicas": 1, "selector": {"matchLabels": labels}, "template": template}
+    apps = f"/apis/apps/v1/namespaces/{ns}"
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name}, "spec": spec}
+    deployment = cp.api("POST", f"{apps}/deployments", body)
+    replica_set = cp.api(
+        "POST",
+        f"{apps}/replicasets",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": f"{name}-{safe_suffix(10)}",
+                "labels": labels,
+                "ownerReferences": [owner_ref(deployment)],
+            },
+            "spec": spec,
+        },
+    )
+    pod = f"{replica_set['metadata']['name']}-{safe_suffix(5)}"
+    owners = [owner_ref(replica_set)]
+    create_pod(cp, ns, pod, node, containers, labels=labels, owner_refs=owners)
+    set_pod_status(cp, ns, pod, "Running")
+    return pod
+
+
+def settle(cp: ControlPlane, path: str, scenario: tuple[str, str], report: JSON, found: JSON,
+           admin: Path, stuck: tuple[str, str, str]) -> None:  # fmt: skip
+    """The positive's outcome: stuck on the predicted type. Before ordered namespace deletion
+    everything in the namespace is deleted at once, a race preflight calls likely: the operator
+    may still win it, and the row then says so."""
+    if cp.version < ORDERED_DELETION and get_or_none(cp, path) is None:
+        record(*scenario, report, "gone (the race went the owner's way)", found)
+        return
+    still_terminating(cp, path, seconds=10)
+    assert main_blocker(admin, *stuck) == found["type"]
+    record(*scenario, report, f"stuck: {found['type']}", found)
+
+
+def test_cert_manager_deleted_with_its_challenge(
+    control_plane: ControlPlane, reader: Any, admin: Path, live_node: str
+) -> None:
+    """Issue 38: cert-manager's pod (Deployment cert-manager) and a Challenge with its finalizer
+    in one namespace; its Lease kube-system/cert-manager-controller held by
+    `<pod>-external-cert-manager-controller` (cmd/controller/app). Was clear, exit 0, and the
+    deletion stuck. Twin: a Challenge in a namespace of its own, cert-manager staying."""
+    cp = control_plane
+    acme = Group(cp, "", group="acme.cert-manager.io", kind="Challenge",
+                 finalizer="finalizer.acme.cert-manager.io")  # fmt: skip
+    ns = create_namespace(cp, unique_ns("pf-cm"))["metadata"]["name"]
+    pod = deployment_pod(
+        cp, ns, "cert-manager", live_node, "quay.io/jetstack/cert-manager-controller:v1.18.2"
+    )
+    operator = Operator(
+        cp, ns, acme, live_node, pod=pod, lease=("kube-system", "cert-manager-controller"),
+        identity=f"{pod}-external-cert-manager-controller",
+    )  # fmt: skip
+    acme.widget(cp, ns, "c1")
+    twin = create_namespace(cp, unique_ns("pf-cm-twin"))["metadata"]["name"]
+    acme.widget(cp, twin, "c1")
+
+    report, found = blocked(
+        cp, reader, "ns", ns, expect=("Challenge", "c1", "finalizer", ordered(cp))
+    )
+    gone_with = " ".join(e["message"] for e in found["evidence"])
+    assert f"pod {ns}/{pod} is deleted with it" in gone_with, found["evidence"]
+    twin_report = clear(cp, reader, "ns", twin)
+    [owner] = twin_report["survivingOwners"]
+    assert owner["why"] == f"its leader, pod {ns}/{pod}, is not deleted", owner
+
+    delete(cp, f"/api/v1/namespaces/{twin}")  # cert-manager runs: it removes its finalizer
+    wait_for(lambda: namespace_gone(cp, twin), timeout=SETTLE, message="twin namespace gone")
+    delete(cp, f"/api/v1/namespaces/{ns}")
+    operator.join(timeout=10)
+    settle(cp, acme.path(ns, "c1"),
+           ("cert-manager and its Challenge in one namespace", f"preflight ns {ns}"),
+           report, found, admin, (ns, "Challenge", "c1"))  # fmt: skip
+    record("twin: a Challenge, cert-manager elsewhere", f"preflight ns {twin}", twin_report, "gone")
+
+
+def in_kube_system(group: Group) -> tuple[str, str]:
+    """Where an operator run with --leader-election-namespace=kube-system keeps its Lease."""
+    return "kube-system", f"{secrets.token_hex(4)}.{group.group}"
+
+
+def lease_elsewhere_pair(
+    cp: ControlPlane, prefix: str, live_node: str, **operator: Any
+) -> tuple[Group, str, str, Operator, Operator]:
+    """An operator whose Lease lives in kube-system (controller-runtime's
+    LeaderElectionNamespace), deleted with its CR; and its twin, an operator of another group
+    in a namespace that stays, its CR in a namespace of its own. `operator` writes both."""
+    group, twin_group = Group(cp, prefix), Group(cp, f"{prefix}-twin")
+    ns = create_namespace(cp, unique_ns(f"pf-{prefix}"))["metadata"]["name"]
+    home = create_namespace(cp, unique_ns(f"pf-{prefix}-home"))["metadata"]["name"]
+    twin = create_namespace(cp, unique_ns(f"pf-{prefix}-twin"))["metadata"]["name"]
+    positive = Operator(cp, ns, group, live_node, lease=in_kube_system(group), **operator)
+    twin_operator = Operator(
+        cp, home, twin_group, live_node, lease=in_kube_system(twin_group), **operator
+    )
+    group.widget(cp, ns)
+    twin_group.widget(cp, twin)
+    return twin_group, ns, twin, positive, twin_operator
+
+
+def conclude(
+    cp: ControlPlane,
+    admin: Path,
+    operators: tuple[Operator, Operator],
+    reports: tuple[JSON, JSON, JSON],
+    rows: tuple[str, str],
+) -> None:
+    """Delete the positive's namespace and its twin's for real (the twin's goes), then the
+    positive's outcome (its Widget w1) and both rows."""
+    operator, twin_operator = operators
+    report, found, twin_report = reports
+    ns, twin = operator.ns, twin_report["target"]["namespaces"][0]
+    delete_namespaces(cp, ns, twin)
+    operator.join(timeout=10)
+    scenario = (rows[0], f"preflight ns {ns}")
+    settle(cp, operator.group.path(ns, "w1"), scenario, report, found, admin, (ns, "Widget", "w1"))
+    record(rows[1], f"preflight ns {twin}", twin_report, "gone")
+    twin_operator.stopped.set()
+
+
+def test_controller_runtime_operator_with_its_lease_in_kube_system(
+    control_plane: ControlPlane, reader: Any, admin: Path, live_node: str
+) -> None:
+    cp = control_plane
+    _, ns, twin, operator, twin_operator = lease_elsewhere_pair(cp, "cr", live_node)
+    assert operator.identity.startswith(f"{operator.pod}_")  # controller-runtime's
+    report, found = blocked(cp, reader, "ns", ns, expect=("Widget", "w1", "finalizer", ordered(cp)))
+    twin_report = clear(cp, reader, "ns", twin)
+    rows = ("controller-runtime operator, its Lease in kube-system", "twin: the operator elsewhere")
+    conclude(cp, admin, (operator, twin_operator), (report, found, twin_report), rows)
+
+
+def test_host_network_operator(control_plane: ControlPlane, reader: Any, admin: Path) -> None:
+    """A hostNetwork pod's hostname is its node's name: its Lease (in kube-system) names the
+    node, and the operator's pod is found among the node's hostNetwork pods. Inferred, not
+    named: likely."""
+    cp = control_plane
+    nodes = [f"pf-host-{secrets.token_hex(3)}" for _ in range(2)]
+    for name in nodes:
+        create_node(cp, name)
+    group, twin_group = Group(cp, "host"), Group(cp, "host-twin")
+    ns = create_namespace(cp, unique_ns("pf-host"))["metadata"]["name"]
+    home = create_namespace(cp, unique_ns("pf-host-home"))["metadata"]["name"]
+    twin = create_namespace(cp, unique_ns("pf-host-twin"))["metadata"]["name"]
+    operator = Operator(cp, ns, group, nodes[0], host_network=True, lease=in_kube_system(group))
+    twin_operator = Operator(
+        cp, home, twin_group, nodes[1], host_network=True, lease=in_kube_system(twin_group)
+    )
+    assert operator.identity.startswith(f"{nodes[0]}_")
+    group.widget(cp, ns)
+    twin_group.widget(cp, twin)
+
+    report, found = blocked(cp, reader, "ns", ns, expect=("Widget", "w1", "finalizer", "likely"))
+    twin_report = clear(cp, reader, "ns", twin)
+    rows = ("hostNetwork operator, its Lease naming its node", "twin: its pod in another namespace")
+    conclude(cp, admin, (operator, twin_operator), (report, found, twin_report), rows)
+
+
+def test_a_holder_that_names_no_pod(
+    control_plane: ControlPlane, reader: Any, admin: Path, live_node: str
+) -> None:
+    """The operator's pod sets spec.hostname: its holder names no pod, and an owner the table
+    does not know gives no workload to look for. A fresh Lease proves nothing: possible
+    (undecided), never clear. Twin: the same operator without spec.hostname, found and
+    staying: clear."""
+    cp = control_plane
+    group = Group(cp, "nopod")
+    ns = create_namespace(cp, unique_ns("pf-nopod"))["metadata"]["name"]
+    operator = Operator(cp, ns, group, live_node, hostname="leader", lease=in_kube_system(group))
+    group.widget(cp, ns)
+    _, _, twin, _, twin_operator = lease_elsewhere_pair(cp, "named", live_node)
+
+    code, report = preflight(cp, reader, "ns", ns)
+    assert (code, report["verdict"]) == (4, "undecided"), report
+    found = the(report, "Widget", "w1")
+    assert (found["type"], found["confidence"]) == ("finalizer", "possible"), found
+    assert "names no pod" in found["summary"], found
+    twin_report = clear(cp, reader, "ns", twin)
+    rows = ("a Lease holder that names no pod", "twin: a holder that names its pod")
+    conclude(cp, admin, (operator, twin_operator), (report, found, twin_report), rows)

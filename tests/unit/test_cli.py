@@ -18,6 +18,7 @@ from kubectl_terminating.cli import GLOBAL_NAMES, GlobalGroup, cli, main, pflag_
 from kubectl_terminating.completion import complete
 from kubectl_terminating.kubeconfig import Overrides
 from kubectl_terminating.options import KINDS, Options
+from kubectl_terminating.render.summary import SUMMARY_AFTER_ROWS
 
 
 def parsed(monkeypatch: pytest.MonkeyPatch, *args: str) -> Options:
@@ -239,13 +240,35 @@ def test_exit_code_is_3_only_when_something_is_stuck(
     assert code == 0 and "slow-0" in out
 
 
-def test_no_headers_prints_the_rows_alone(capsys: pytest.CaptureFixture[str]) -> None:
+def many_stuck(tmp_path: Path) -> tuple[str, int]:
+    """KUBECTL_GET with its stuck pods copied past SUMMARY_AFTER_ROWS rows, where a table ends
+    with its causes; the file and how many rows it gives."""
+    data = json.loads(KUBECTL_GET.read_text())
+    stuck = [
+        i for i in data["items"] if i["kind"] == "Pod" and i["metadata"].get("deletionTimestamp")
+    ]
+    copies = SUMMARY_AFTER_ROWS // len(stuck) + 1
+    for n in range(1, copies):
+        for pod in stuck:
+            copy = json.loads(json.dumps(pod))
+            copy["metadata"]["name"] += f"-{n}"
+            copy["metadata"]["uid"] = f"{pod['metadata'].get('uid', 'uid')}-{n}"
+            data["items"].append(copy)
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps(data))
+    return str(path), copies * len(stuck)
+
+
+def test_no_headers_prints_the_rows_alone(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Past SUMMARY_AFTER_ROWS the table ends with the causes; --no-headers is the rows only."""
+    path, count = many_stuck(tmp_path)
+    assert count > SUMMARY_AFTER_ROWS
     for extra in ([], ["-o", "wide"]):
-        code, table = cli_run(capsys, "pods", "--from-file", str(KUBECTL_GET), *extra)
+        code, table = cli_run(capsys, "pods", "--from-file", path, *extra)
         assert code == 0 and table.startswith("NAMESPACE ")
-        code, bare = cli_run(
-            capsys, "pods", "--from-file", str(KUBECTL_GET), "--no-headers", *extra
-        )
-        rows = [line.split() for line in table.splitlines()[1:]]
+        rows = [line.split() for line in table.splitlines()[1 : count + 1]]
+        assert len(table.splitlines()) > count + 1  # the summary of causes follows the rows
+        code, bare = cli_run(capsys, "pods", "--from-file", path, "--no-headers", *extra)
         assert code == 0 and [line.split() for line in bare.splitlines()] == rows
-        assert len(rows) == 2

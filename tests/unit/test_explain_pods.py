@@ -352,14 +352,24 @@ def test_failed_unmount_events_are_evidence() -> None:
     assert f"grep {UID} /proc/*/mountinfo" in commands(b.remedy)
 
 
-def test_no_persistent_volumes_still_waits_for_teardown() -> None:
+def test_no_volume_in_view_says_the_teardown_step_is_unknown() -> None:
+    """No PVC, event or final status: the sandbox, the claims or the volumes may hang (issue
+    37, class 1); a PVC to tear down keeps volumes-not-reclaimed, as unsure."""
     obj = exited()
     obj["spec"]["volumes"] = obj["spec"]["volumes"][1:]  # the projected token volume only
     finding = explain(obj, cluster())
-    assert types(finding) == ["volumes-not-reclaimed"]
-    assert (
-        finding.blockers[0].summary == "containers exited; kubelet has not finished volume teardown"
-    )
+    assert types(finding) == ["teardown-unfinished"]
+    main = finding.blockers[0]
+    assert main.summary == "containers exited; kubelet's teardown unfinished, which step is unknown"
+    assert main.confidence == "possible"
+    assert "crictl pods --label io.kubernetes.pod.uid=" + UID in commands(main.remedy)
+    assert "umount" not in " ".join(commands(main.remedy))  # not the volume remedies
+    in_use = blocker(explain(exited(), cluster()), "volumes-not-reclaimed")
+    assert in_use.confidence == "likely" and "volumesInUse" in (in_use.basis or "")
+    node_obj = load("node-worker-1")
+    node_obj["status"]["volumesInUse"] = []  # thinned: only the PVC says there is a volume
+    thinned = explain(exited(), [node_obj, *cluster("node-worker-1")])
+    assert blocker(thinned, "volumes-not-reclaimed").confidence == "possible"
 
 
 # The kubelet's event when the CNI plugin's DEL fails, as pasted in projectcalico/calico#7647
@@ -397,8 +407,11 @@ def test_node_unreadable_says_so_instead_of_blaming_the_kubelet() -> None:
     obj = exited()
     obj["spec"]["volumes"] = obj["spec"]["volumes"][1:]  # the projected token volume only
     finding = explain(obj, cluster(), unreadable={"Node": "forbidden"})
-    assert types(finding) == ["volumes-not-reclaimed"]
-    assert finding.blockers[0].summary == "containers exited; node worker-1 not checked (forbidden)"
+    assert types(finding) == ["teardown-unfinished"]
+    assert finding.blockers[0].summary == (
+        "containers exited; node worker-1 not checked (forbidden); kubelet's teardown "
+        "unfinished, which step is unknown"
+    )
 
 
 def test_pv_unreadable_keeps_the_blocker_and_warns() -> None:
@@ -474,7 +487,7 @@ def test_unverifiable_url_webhook_is_named_when_nothing_concrete_is_found() -> N
     config["webhooks"][0]["rules"][0]["operations"] = ["DELETE"]
     obj = exited()
     obj["spec"]["volumes"] = obj["spec"]["volumes"][1:]
-    b = blocker(explain(obj, [*cluster(), config]), "volumes-not-reclaimed")
+    b = blocker(explain(obj, [*cluster(), config]), "teardown-unfinished")
     urls = [e.fields.get("url") for e in b.evidence]
     assert "https://policy.example.com/validate" in urls
 

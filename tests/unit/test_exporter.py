@@ -6,6 +6,7 @@ import io
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from prometheus_client import generate_latest
@@ -14,7 +15,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from kubectl_terminating.client import Stats
 from kubectl_terminating.errors import UsageError
 from kubectl_terminating.exporter.metrics import Metrics, resource_of, stuck_groups
-from kubectl_terminating.exporter.serve import parse_address, parse_interval
+from kubectl_terminating.exporter.serve import (
+    MIN_GAP_SECONDS,
+    SETTLE_SECONDS,
+    parse_address,
+    parse_interval,
+)
 from kubectl_terminating.model import Blocker, Finding
 
 
@@ -195,25 +201,52 @@ def test_serve_refuses_several_contexts() -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_a_change_starts_the_next_run_early_but_not_at_once(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import threading
-    import time
+class Clock:
+    """A monotonic clock that moves only when a wait times out (no wall-clock window)."""
 
+    def __init__(self, now: float) -> None:
+        self.now = now
+        self.waits: list[tuple[str, float]] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def event(self, name: str, is_set: bool = False) -> Any:
+        clock = self
+
+        class Event:
+            def wait(self, timeout: float) -> bool:
+                clock.waits.append((name, timeout))
+                if is_set:
+                    return True  # already set: returns at once
+                clock.now += timeout
+                return False
+
+            def is_set(self) -> bool:
+                return is_set
+
+        return Event()
+
+
+@pytest.mark.parametrize(
+    ("woken_after", "next_run_after"),
+    [
+        (0.1, MIN_GAP_SECONDS),  # a change early in the run: MIN_GAP after its start
+        (30.0, 30.0 + SETTLE_SECONDS),  # a change later: SETTLE after it
+        (None, 3600.0),  # no change: the interval
+    ],
+)
+def test_a_change_starts_the_next_run_early_but_not_at_once(
+    monkeypatch: pytest.MonkeyPatch, woken_after: float | None, next_run_after: float
+) -> None:
     from kubectl_terminating.exporter import serve
 
-    monkeypatch.setattr(serve, "SETTLE_SECONDS", 0.2)
-    monkeypatch.setattr(serve, "MIN_GAP_SECONDS", 0.5)
-    wake, stop = threading.Event(), threading.Event()
-    wake.set()  # a change seen during the run that just started
-    started = time.monotonic()
-    serve.wait_for_next_run(3600.0, started, wake, stop)
-    waited = time.monotonic() - started
-    assert 0.5 <= waited < 5  # MIN_GAP after the run's start, not the interval
-    quiet = time.monotonic()
-    serve.wait_for_next_run(0.3, quiet, threading.Event(), stop)  # no change: the interval
-    assert 0.3 <= time.monotonic() - quiet < 5
+    started = 1000.0
+    clock = Clock(started + (woken_after or 0.0))
+    monkeypatch.setattr(serve, "time", clock)
+    wake = clock.event("wake", is_set=woken_after is not None)
+    serve.wait_for_next_run(3600.0, started, wake, clock.event("stop"))
+    assert clock.now - started == pytest.approx(next_run_after), clock.waits
 
 
 def test_a_dead_thread_fails_healthz_and_its_gauge_drops_to_zero() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from kubectl_terminating import fleet
 from kubectl_terminating.cli import main
 from kubectl_terminating.fleet import Part, gather, report_fleet, run_snapshots
 from kubectl_terminating.kinds import json_extras
@@ -228,6 +229,26 @@ def test_fleet_exit_status(tmp_path: Path) -> None:
         assert run_snapshots(options, load(str(path)), out, err) == expected
         assert 'Warning: context "down": unable to connect' in err.getvalue()
         assert "web-0" in out.getvalue()
+        # a context read beside one that could not be: the readable one decides
+        (read,) = parts_of(options, path, "eu")
+        out, err = io.StringIO(), io.StringIO()
+        assert report_fleet([down[0], read], out, err) == expected
+        assert 'Warning: context "gamma": unable to connect' in err.getvalue()
+        assert "none of" not in err.getvalue() and "web-0" in out.getvalue()
+
+
+def parts_of(options: Options, path: Path, *contexts: str) -> list[Part]:
+    """The named contexts of a `dump --contexts` file, each read as a fleet run reads one."""
+    captured: list[Part] = []
+
+    def keep(parts: list[Part], *_args: object) -> int:
+        captured.extend(p for p in parts if p.context in contexts)
+        return 0
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fleet, "report_fleet", keep)
+        run_snapshots(options, load(str(path)), io.StringIO(), io.StringIO())
+    return captured
 
 
 # -- exec credential plugins never prompt in a fleet run ---------------------------------------

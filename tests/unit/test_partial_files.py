@@ -59,10 +59,10 @@ def test_pod_of_unknown_age_gets_the_answer_it_gets_with_now() -> None:
     item = explained("pod-no-capture-time")
     assert item["overdueSeconds"] is None
     assert item["unknowns"] == ["age unknown: the file has no capture time"]
-    assert main(item)["type"] == "volumes-not-reclaimed"
-    assert (
-        main(item)["summary"]
-        == "containers exited; node worker-1 not checked (not in the snapshot)"
+    assert main(item)["type"] == "teardown-unfinished"
+    assert main(item)["summary"] == (
+        "containers exited; node worker-1 not checked (not in the snapshot); kubelet's "
+        "teardown unfinished, which step is unknown"
     )
     code, out, _ = run_captured(
         "pods", from_file=str(PARTIAL / "pod-no-capture-time.json"), now=True, output="json"

@@ -37,7 +37,7 @@ def explained(generation: Any, observed: Any, exited: bool = True) -> Finding:
 def test_kubelet_that_has_not_processed_the_deletion_is_the_headline() -> None:
     finding = explained(2, 1)
     main = finding.blockers[0]
-    assert main.type == "volumes-not-reclaimed"
+    assert main.type == "teardown-unfinished"
     assert main.summary == "containers exited; kubelet has not processed the deletion"
     said = main.evidence[-1]
     assert said.message.startswith("the kubelet has not processed the deletion")
@@ -61,11 +61,11 @@ def test_a_non_terminal_phase_puts_the_kubelet_before_its_final_status() -> None
     # containers exited, the deletion processed, yet phase Running: the kubelet has not
     # written its final status, so it is not at the volumes (the catch-all says so)
     main = explained(2, 2).blockers[0]
-    assert main.summary == (
-        "containers exited; kubelet has not finished the teardown before its final status "
-        "(phase Running)"
-    )
+    assert main.summary == "containers exited; kubelet's teardown unfinished, which step is unknown"
     assert "before the volumes" in main.evidence[0].message
+    assert main.evidence[1].fields == {
+        "steps": "the sandbox or the DRA claims: its final status is not written yet"
+    }
 
 
 @pytest.mark.parametrize(("generation", "observed"), [(None, None), (2, None), (None, 1)])
@@ -74,7 +74,7 @@ def test_without_generation_tracking_the_diagnosis_is_unchanged(
 ) -> None:
     """An older server (no metadata.generation on pods) or kubelet (no observedGeneration)."""
     main = explained(generation, observed).blockers[0]
-    assert main.summary == "containers exited; kubelet has not finished volume teardown"
+    assert main.summary == "containers exited; kubelet's teardown unfinished, which step is unknown"
     assert not [e for e in main.evidence if "observedGeneration" in e.fields]
 
 

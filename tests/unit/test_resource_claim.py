@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kubectl_terminating.causes import RESOURCE_CLAIM, VOLUMES_NOT_RECLAIMED
+from kubectl_terminating.causes import RESOURCE_CLAIM, TEARDOWN_UNFINISHED
 from kubectl_terminating.fix.plan import Refusal, plan
 from kubectl_terminating.kinds import json_extras
 from kubectl_terminating.model import JSON, Finding
@@ -86,8 +86,8 @@ def test_no_claim_blocker_where_the_evidence_does_not_prove_one() -> None:
     released["status"]["reservedFor"] = []
     unreserved = stuck(None, released, other_node_slice())
     gone = stuck(None, other_node_slice())  # the claim was deleted
-    for finding in (registered, terminal, unreserved, gone):
-        assert [b.type for b in finding.blockers] == [VOLUMES_NOT_RECLAIMED]
+    for finding in (registered, terminal, unreserved, gone):  # no volume in view either
+        assert [b.type for b in finding.blockers] == [TEARDOWN_UNFINISHED]
 
 
 def test_grouped_by_driver_and_fix_refuses_with_the_reason() -> None:

@@ -153,9 +153,11 @@ include hack/dist.mk
 #                                           WATCH_COMMAND=serve: serve's watches the same way
 #   make bench-bignode                      one live virtual-kubelet node holding 90% of 5,000
 #                                           and 50,000 pods, 5 stuck on it (BIGNODE_SIZES=5000)
+#   make soak                               `serve` for 10 minutes through restarts, a 410 Gone,
+#                                           a discovery outage and 50 changes (SOAK_SECONDS=600)
 #   make bench-preflight                    `preflight ns A` next to `ns B --explain`, same content
 #                                           (PREFLIGHT_N=5000 objects in 30 types each)
-.PHONY: bench bench-pods bench-outage bench-bignode bench-exporter bench-fleet bench-watch bench-preflight
+.PHONY: bench bench-pods bench-outage bench-bignode bench-exporter bench-fleet bench-watch bench-preflight soak
 bench: bench-pods bench-outage bench-bignode bench-exporter bench-fleet bench-watch
 
 bench-pods: $(STAMP) control-plane
@@ -176,6 +178,13 @@ bench-fleet: $(STAMP) control-plane
 
 bench-watch: $(STAMP) control-plane
 	WATCH_COMMAND="$(WATCH_COMMAND)" WATCH_PODS="$(WATCH_PODS)" WATCH_SECONDS="$(WATCH_SECONDS)" $(BIN)/python -m hack.bench.watchidle
+
+# `serve` for 10 minutes through API server restarts, a 410 Gone, a discovery outage and 50
+# objects that start and stop terminating (hack/bench/soak.py): flat memory, current metrics,
+# every thread alive, or exit 1. Not part of `make test` (it takes about 15 minutes).
+soak: $(STAMP) control-plane
+	SOAK_SECONDS="$(SOAK_SECONDS)" SOAK_PODS="$(SOAK_PODS)" SOAK_OBJECTS="$(SOAK_OBJECTS)" \
+	$(BIN)/python -m hack.bench.soak
 
 bench-preflight: $(STAMP) control-plane
 	PREFLIGHT_N="$(PREFLIGHT_N)" REPEAT="$(REPEAT)" $(BIN)/python -m hack.bench.preflight

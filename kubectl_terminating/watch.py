@@ -40,12 +40,18 @@ from kubectl_terminating.view import (
 # The server ends each watch request after this long (client-go: 5 to 10 minutes); the watch
 # goes on from the last resourceVersion seen.
 WATCH_SECONDS = 300
-# Statuses a watch will not get past by trying again (401, 403, 404, 405: no watch verb).
-PERMANENT = frozenset({401, 403, 404, 405})
+# Statuses a running watch will not get past by trying again (404, 405: no watch verb). A
+# 401 or 403 is not one: an API server that restarts authorizes before its caches fill (make
+# soak saw every watch refused at once); refused from the start, a type is not watched.
+GONE_FOR_GOOD = frozenset({404, 405})
 FIRST_BACKOFF = 0.5
 RETRY_SECONDS = 5.0  # before explaining again an object the server could not be asked about
 INTERRUPTED_EVERY = 60.0  # seconds between two "watch interrupted" warnings
 MAX_BACKOFF = 30.0
+# Changes waiting to be handled: past this the watches wait for the handler (a burst, or a
+# handler gone) instead of holding every event in memory
+MAX_QUEUED = 1000
+PUT_POLL = 1.0  # seconds a watch waits on a full queue before looking whether it was stopped
 ACCEPT_WATCH_METADATA = (
     "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 )
@@ -119,12 +125,17 @@ class Watcher:
         selectors: Selectors,
         changes: queue.Queue[Change],
         whole: bool,
+        stopped: threading.Event | None = None,
     ) -> None:
         """whole: a relist reads every object (the command's kind); otherwise one item
-        gives the resourceVersion to go on from and every dependent is explained again."""
+        gives the resourceVersion to go on from and every dependent is explained again.
+        stopped: set, the watch ends (at its next event or reconnection)."""
         self.client, self.resource, self.changes, self.whole = client, resource, changes, whole
         self.path = resource.path(namespace)
         self.params = selectors.params()
+        self.stopped = stopped or threading.Event()
+        self.thread: threading.Thread | None = None
+        self.given_up = False  # the type cannot be watched (LOST): its thread ended on purpose
 
     def resource_version(self) -> str | None:
         """Where the watch starts: now (read before the first explanations, so nothing that
@@ -137,39 +148,60 @@ class Watcher:
         return str((page.get("metadata") or {}).get("resourceVersion") or "") or None
 
     def start(self, version: str) -> None:
-        threading.Thread(
-            target=self._run, args=(version,), name=f"watch {self.resource.qualified}", daemon=True
-        ).start()
+        name = f"watch {self.resource.qualified}"
+        self.thread = threading.Thread(target=self._run, args=(version,), name=name, daemon=True)
+        self.thread.start()
+
+    def failed(self) -> bool:
+        """Its thread ended, and not because the type cannot be watched or it was stopped."""
+        thread = self.thread
+        ended = thread is not None and not thread.is_alive()
+        return ended and not self.given_up and not self.stopped.is_set()
+
+    def _put(self, change: Change) -> None:
+        """Into the bounded queue, waiting while it is full, until stopped."""
+        while not self.stopped.is_set():
+            try:
+                self.changes.put(change, timeout=PUT_POLL)
+                return
+            except queue.Full:
+                continue
 
     def _what(self) -> str:
         return f"cannot watch {self.resource.qualified}"
 
     def _lost(self, message: str) -> None:
-        self.changes.put(Change("LOST", self.resource, message=message))
+        self.given_up = True
+        self._put(Change("LOST", self.resource, message=message))
 
     def _run(self, version: str | None) -> None:
         delay, interrupted = FIRST_BACKOFF, False
-        while True:
+        while not self.stopped.is_set():
             try:
                 if version is None:
                     version = self._relist()
                 for kind, obj in self._events(version):
+                    if self.stopped.is_set():
+                        return
                     version = str(meta(obj).get("resourceVersion") or version)
                     delay, interrupted = FIRST_BACKOFF, False
                     if kind in ("ADDED", "MODIFIED", "DELETED"):
-                        self.changes.put(Change(kind, self.resource, typed(obj, self.resource)))
+                        self._put(Change(kind, self.resource, typed(obj, self.resource)))
             except Gone:
                 version = None  # too old for the server: list again, then go on from there
-            except TerminatingError as error:
-                if isinstance(error, ApiError) and error.status in PERMANENT:
+            except Exception as error:  # a bug or an odd answer must not end the watch
+                if isinstance(error, ApiError) and error.status in GONE_FOR_GOOD:
                     self._lost(f"{self._what()}: {error_line(error)}; its changes are not followed")
                     return
                 if not interrupted:
-                    self.changes.put(
-                        Change("INTERRUPTED", self.resource, message=error_line(error))
+                    message = (
+                        error_line(error)
+                        if isinstance(error, TerminatingError)
+                        else f"{type(error).__name__}: {error}"
                     )
+                    self._put(Change("INTERRUPTED", self.resource, message=message))
                     interrupted = True
-                time.sleep(delay)
+                self.stopped.wait(delay)
                 delay = min(delay * 2, MAX_BACKOFF)
 
     def _events(self, version: str) -> Iterator[tuple[str, JSON]]:
@@ -195,15 +227,26 @@ class Watcher:
             version = self.resource_version()
             if version is None:
                 raise NotFound(f"{self.resource.qualified} can no longer be listed", 404)
-            self.changes.put(Change("RELISTED", self.resource))
+            self._put(Change("RELISTED", self.resource))
             return version
         items: list[JSON] = []
         version = ""
         for page in self.client.pages(self.path, self.params, ACCEPT_METADATA):
             version = version or str((page.get("metadata") or {}).get("resourceVersion") or "")
-            items += [typed(i, self.resource) for i in page.get("items") or []]
-        self.changes.put(Change("RELISTED", self.resource, items=tuple(items)))
+            # only what the tracker reads of each (its key, version, deletion): after a 410
+            # every type lists at once, and whole metadata (managedFields) held that long
+            # was 29 MB that serve kept for good at 1,000 pods (make soak)
+            items += [typed(_relisted_meta(i), self.resource) for i in page.get("items") or []]
+        self._put(Change("RELISTED", self.resource, items=tuple(items)))
         return version
+
+
+_RELISTED_FIELDS = ("name", "namespace", "uid", "resourceVersion", "deletionTimestamp")
+
+
+def _relisted_meta(obj: JSON) -> JSON:
+    m = meta(obj)
+    return {"metadata": {k: m[k] for k in _RELISTED_FIELDS if k in m}}
 
 
 def holds(finding: Finding) -> tuple[str, str]:
@@ -253,6 +296,11 @@ class Lines:
         with self.lock:
             self.out.write(line + "\n")
             self.out.flush()
+
+    def kept(self, finding: Finding) -> Finding:
+        """What the tracker keeps of a finding until the object goes: its DELETED line
+        prints it (with -o json whole)."""
+        return finding
 
     def started(self, finding: Finding) -> None:
         self.emit("ADDED", finding, f"terminating: {self._blocker(finding)}")
@@ -318,7 +366,8 @@ class Tracker:
         if before is not None and before.since is not None:
             # a forced deletion moves deletionTimestamp to now: the first request counts
             since = before.since if since is None else min(since, before.since)
-        self.objects[key] = Tracked(finding, read, str(meta(obj).get("resourceVersion")), since)
+        version = str(meta(obj).get("resourceVersion"))
+        self.objects[key] = Tracked(self.lines.kept(finding), read, version, since)
         if finding.overdue_seconds is not None and finding.overdue_seconds <= 0:
             # nothing will be written when the grace period ends: look again then. The
             # seconds are whole (-14.9 reads -14) and the explainers call a pod past its
@@ -452,7 +501,9 @@ class Session:
         kind = kinds.by_command(options.kind)
         own = _own_types(view, kind, request.namespace)
         related = [r for r in watched_kinds() if r not in own]
-        self.changes: queue.Queue[Change] = queue.Queue()
+        self.changes: queue.Queue[Change] = queue.Queue(MAX_QUEUED)
+        self.stopped = threading.Event()  # stop(): every watch of the session ends
+        self.relists = 0  # watches that got 410 Gone and listed again
         # long-lived requests get their own connections: the explanations keep theirs
         streams = Client(client.connection, 0.0, len(own) + len(related), options.verbosity, err)
         selectors = Selectors(labels=options.selector or "")
@@ -464,11 +515,13 @@ class Session:
                 selectors,
                 self.changes,
                 True,
+                self.stopped,
             )
             for r in own
         ]
         self.watchers += [
-            Watcher(streams, r, None, EVERYTHING, self.changes, False) for r in related
+            Watcher(streams, r, None, EVERYTHING, self.changes, False, self.stopped)
+            for r in related
         ]
         self.versions = streams.map(lambda w: w.resource_version(), self.watchers)
         self.tracker = Tracker(request, kind, own, client, lines)
@@ -479,16 +532,30 @@ class Session:
             if version is not None:
                 watcher.start(version)
 
-    def follow(self, until: float | None = None) -> None:
+    def stop(self) -> None:
+        """End the watches (each at its next event or reconnection): a session set up
+        again must not leave the old one's threads reading."""
+        self.stopped.set()
+
+    def failed_watches(self) -> list[str]:
+        """The types whose watch thread ended on an error it did not survive."""
+        return [w.resource.qualified for w in self.watchers if w.failed()]
+
+    def follow(self, until: float | None = None, stop: threading.Event | None = None) -> None:
         """Handle changes, forever or (until: a time.monotonic()) until then or until no
-        object is left."""
+        object is left; with stop, until it is set (looked at every PUT_POLL seconds)."""
         from kubectl_terminating.render.style import safe
 
         said = -INTERRUPTED_EVERY  # when an interruption was last told
         tracker = self.tracker
         while until is None or (tracker.objects and time.monotonic() < until):
+            if stop is not None and stop.is_set():
+                return
+            poll = None if stop is None else PUT_POLL
             waits = [
-                w for w in (tracker.wait(), until and until - time.monotonic()) if w is not None
+                w
+                for w in (tracker.wait(), until and until - time.monotonic(), poll)
+                if w is not None
             ]
             try:
                 change = self.changes.get(timeout=max(0.0, min(waits)) if waits else None)
@@ -507,6 +574,7 @@ class Session:
                         flush=True,
                     )
             else:
+                self.relists += change.event == "RELISTED"
                 tracker.handle(change)
 
 

@@ -5,6 +5,9 @@ nodes (EXPORTER_SIZES=healthy:stuck, default 20000:2000), then runs `serve` as t
 user for EXPORTER_RUNS runs (default 5) at EXPORTER_INTERVAL (default 10s), sampling its
 resident memory from /proc every 0.2 s, and reads its own metrics: run durations, CPU seconds
 (process_cpu_seconds_total) and what it found. The table goes to stderr and report.md.
+EXPORTER_BINS=A,B,... measures each of those executables in turn on the same filled cluster
+(before and after a change: a run of an older tree is `PYTHONPATH=TREE python -m
+kubectl_terminating "$@"` in a small script).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ def sizes(env: dict[str, str]) -> tuple[tuple[int, int], ...]:
 class Observed:
     healthy: int
     stuck: int
+    binary: str = ""
     runs: list[float] = field(default_factory=list)  # seconds per run
     cpu_seconds: float = 0.0
     rss_peak: int = 0  # bytes
@@ -53,15 +57,16 @@ class Observed:
         runs = len(self.runs)
         median = statistics.median(self.runs)
         return (
-            f"| {self.healthy:,} + {self.stuck:,} | {runs} | {median:.2f} s | "
+            f"| {self.binary} | {self.healthy:,} + {self.stuck:,} | {runs} | {median:.2f} s | "
             f"{self.cpu_seconds / runs:.2f} s | {self.rss_peak / 2**20:.0f} MB | "
             f"{self.rss_idle / 2**20:.0f} MB | {self.found:,.0f} | {self.requests:,.0f} |"
         )
 
 
 HEADER = (
-    "| healthy + stuck pods | runs | run (median) | CPU per run | peak RSS | RSS between runs "
-    "| stuck reported | requests per run |\n|---|---:|---:|---:|---:|---:|---:|---:|"
+    "| serve | healthy + stuck pods | runs | run (median) | CPU per run | peak RSS "
+    "| RSS between runs | stuck reported | requests per run |\n"
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|"
 )
 
 
@@ -87,8 +92,9 @@ def observe(binary: Path, env: dict[str, str], workdir: Path, healthy: int, stuc
     runs = int(os.environ.get("EXPORTER_RUNS") or 5)
     interval = os.environ.get("EXPORTER_INTERVAL") or "10s"
     port = free_port()
-    seen = Observed(healthy, stuck)
-    with open(workdir / f"serve-{healthy}-{stuck}.log", "wb") as log_file:
+    seen = Observed(healthy, stuck, str(binary))
+    label = binary.parent.name if binary.name == "kubectl-terminating" else binary.name
+    with open(workdir / f"serve-{label}-{healthy}-{stuck}.log", "wb") as log_file:
         proc = subprocess.Popen(
             [
                 str(binary),
@@ -134,16 +140,19 @@ def run_exporter(bench: Bench, pairs: tuple[tuple[int, int], ...]) -> int:
     filler = Filler(cp, bench.settings.threads)
     seeded = Seeded()
     rows: list[Observed] = []
+    named = [b for b in (os.environ.get("EXPORTER_BINS") or "").split(",") if b.strip()]
+    binaries = [Path(b.strip()) for b in named] or [bench.settings.binary]
     for healthy, stuck in pairs:
         filler.add_pods(healthy + len(filler.stuck))
         if not seeded.stuck_pods:
             seed_stuck_pods(cp, filler, seeded)
         filler.add_outage(stuck)
         log(f"cluster at {healthy} healthy pods, {stuck} stuck on dead nodes")
-        rows.append(observe(bench.settings.binary, env, bench.settings.state, healthy, stuck))
+        for binary in binaries:
+            rows.append(observe(binary, env, bench.settings.state, healthy, stuck))
     report = "\n".join(
         [
-            f"`serve` ({bench.settings.binary}), {len(seeded.stuck_pods)} scenario pods besides:",
+            f"`serve`, {len(seeded.stuck_pods)} scenario pods besides:",
             "",
             HEADER,
             *(r.row() for r in rows),

@@ -22,6 +22,7 @@ from typing import IO, TYPE_CHECKING, Any
 from kubectl_terminating.client import parse_duration
 from kubectl_terminating.connection import connect, error_line
 from kubectl_terminating.errors import TerminatingError, UsageError
+from kubectl_terminating.exporter.health import Health
 from kubectl_terminating.exporter.metrics import Metrics
 from kubectl_terminating.model import JSON, Finding
 from kubectl_terminating.options import Options, complete
@@ -32,12 +33,14 @@ if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
     from kubectl_terminating.exporter.web import Site
+    from kubectl_terminating.watch import Session
 
 # After a change, wait this long for the rest of a burst (a node dies: all its pods at once),
 # and start runs at least MIN_GAP apart: an outage is one run or two, not one per pod.
 SETTLE_SECONDS = 1.0
 MIN_GAP_SECONDS = 5.0
 RETRY_WATCH_SECONDS = 30.0  # before setting up the watches again when that failed
+RESTART_WATCH_SECONDS = 5.0  # before watching again when following the changes failed
 
 
 @dataclass(frozen=True)
@@ -93,8 +96,9 @@ def run_once(options: Options, metrics: Metrics, site: Site | None, err: IO[str]
             types.add(pair[0])  # the type of each object, for the API's paths
 
         result = collect(request, LiveSource(client), io.StringIO(), on_found=found)
-    except TerminatingError as error:
-        print(error_line(error), file=err, flush=True)
+    except Exception as error:  # a bug in one run must not end the runs: one line, counted
+        line = error_line(error) if isinstance(error, TerminatingError) else f"run: {error!r}"
+        print(line, file=err, flush=True)
         metrics.record_failure(time.monotonic() - started, client.stats.failed if client else [])
         return
     seconds = time.monotonic() - started
@@ -118,6 +122,22 @@ class Wake(Lines):
         super().__init__(replace(options, output=None), io.StringIO(), with_kind=True)
         self.wake, self.err, self.verbose = wake, err, options.verbosity >= 1
 
+    def kept(self, finding: Finding) -> Finding:
+        """Only what tells a change (watch.holds) and names the object: its evidence,
+        remedies and containers are the runs' to keep (2,000 stuck pods: megabytes)."""
+        blockers = [replace(b, evidence=(), remedy=()) for b in finding.blockers]
+        return replace(
+            finding,
+            blockers=blockers,
+            containers=[],
+            children=[],
+            warnings=[],
+            unknowns=[],
+            conditions=None,
+            remaining=None,
+            finalizers=[],
+        )
+
     def emit(self, event: str, finding: Finding, text: str) -> None:
         if self.verbose:
             where = f"{finding.namespace}/" if finding.namespace else ""
@@ -126,29 +146,80 @@ class Wake(Lines):
 
 
 def watch_changes(
-    options: Options, wake: threading.Event, stop: threading.Event, err: IO[str]
+    options: Options,
+    wake: threading.Event,
+    stop: threading.Event,
+    err: IO[str],
+    health: Health | None = None,
+    after: threading.Event | None = None,
 ) -> None:
     """Follow the terminating objects as `all -w` does, waking the loop on each change; set
-    up again (after RETRY_WATCH_SECONDS) when the first reads fail."""
+    up again (after RETRY_WATCH_SECONDS) when the first reads fail, and (after
+    RESTART_WATCH_SECONDS) when following them ends on an error: one line each time, the old
+    watches stopped, a run woken for what they missed.
+
+    after: set up once it is set (serve: when the first run is done). The set-up reads and
+    explains every terminating object, as a run does; at the same time as the first run, the
+    two passes' peaks add up and the process keeps that memory for good (docs/integrations.md:
+    81 MB at 20,000 pods), one after the other the second reuses the first's."""
+    while after is not None and not after.wait(1.0):
+        if stop.is_set():
+            return
+    while not stop.is_set():
+        session: Session | None = None
+        try:
+            session = watch_session(options, wake, err)
+            if health is not None:
+                health.watching(session)
+            print(f"watching {len(session.watchers)} types for changes", file=err, flush=True)
+            session.follow(stop=stop)  # until serve stops: the watches reconnect on their own
+        except Exception as error:  # a bug in one explanation must not end the watching
+            if isinstance(error, TerminatingError) and session is None:
+                print(f"watch: {error_line(error)}", file=err, flush=True)
+                stop.wait(RETRY_WATCH_SECONDS)
+                continue
+            what = error_line(error) if isinstance(error, TerminatingError) else repr(error)
+            print(f"watch: {what}; watching again", file=err, flush=True)
+            wake.set()
+            stop.wait(RESTART_WATCH_SECONDS)
+        finally:
+            if session is not None:
+                session.stop()
+            if health is not None:
+                health.watching(None)
+
+
+def watch_session(options: Options, wake: threading.Event, err: IO[str]) -> Session:
+    """The watches, started, with the terminating objects of a first pass tracked. Nothing
+    of that pass is kept but the tracker's findings: its client's and view's reads go."""
     from kubectl_terminating.live import LiveSource
     from kubectl_terminating.run import collect
     from kubectl_terminating.watch import Session
 
-    while not stop.is_set():
-        try:
-            client = connect(options, err, interactive=False)
-            request = complete(options, client.connection.namespace)
-            source = LiveSource(client)
-            session = Session(client, source.view, request, Wake(options, wake, err), err)
-            found = collect(request, source, io.StringIO(), view_for=session.tracker.view_for)
-            session.tracker.start(found)
-            session.start()
-            print(f"watching {len(session.watchers)} types for changes", file=err, flush=True)
-        except TerminatingError as error:
-            print(f"watch: {error_line(error)}", file=err, flush=True)
-            stop.wait(RETRY_WATCH_SECONDS)
-            continue
-        session.follow()  # forever: the watches reconnect on their own
+    client = connect(options, err, interactive=False)
+    request = complete(options, client.connection.namespace)
+    source = LiveSource(client)
+    session = Session(client, source.view, request, Wake(options, wake, err), err)
+    found = collect(request, source, io.StringIO(), view_for=session.tracker.view_for)
+    session.tracker.start(found)
+    session.start()
+    return session
+
+
+def fewer_malloc_arenas() -> None:
+    """glibc gives each thread that allocates its own malloc arena (up to 8 per core), and
+    keeps what each freed: with a watch thread per type that was 10 MB of serve's resident
+    memory at 5,000 pods (docs/integrations.md). Two arenas (MALLOC_ARENA_MAX=2, set before
+    any thread starts) suffice: the threads take the GIL anyway. Elsewhere than glibc, nothing."""
+    import ctypes
+    import ctypes.util
+
+    m_arena_max = -8  # glibc's malloc.h
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        libc.mallopt(m_arena_max, 2)
+    except (OSError, AttributeError, TypeError):
+        pass
 
 
 def wait_for_next_run(
@@ -223,17 +294,21 @@ def serve(options: Options, serving: ServeOptions, err: IO[str]) -> int:
     # watches, which only wake the loop, keep the table's brief reads)
     detailed = replace(options, output="json")
     connect(options, err)  # a kubeconfig that cannot work is the one error line, now
+    fewer_malloc_arenas()
     metrics = Metrics(external)
+    health = Health()
+    metrics.registry.register(health)
     site = Site(
         make_wsgi_app(metrics.registry),
         lambda resource, namespace, name: explain_now(detailed, resource, namespace, name),
         err,
+        health.problems,
     )
     try:
         server = listen(host, port, site)
     except OSError as error:
         raise TerminatingError(f"listen tcp {serving.address}: {error.strerror}") from None
-    threading.Thread(target=server.serve_forever, name="http", daemon=True).start()
+    health.start("http", server.serve_forever)
     shown = f"[{host}]" if ":" in host else host
     print(
         f"serving metrics on http://{shown}:{server.server_port}/metrics, the API on /api/v1/ "
@@ -243,11 +318,14 @@ def serve(options: Options, serving: ServeOptions, err: IO[str]) -> int:
     )
     stop, wake = threading.Event(), threading.Event()
 
+    first_run = threading.Event()  # the watches set up after it (watch_changes)
+
     def loop() -> None:
         while not stop.is_set():
             wake.clear()  # a change seen from here on is measured by the next run
             started = time.monotonic()
             run_once(detailed, metrics, site, err)
+            first_run.set()
             wait_for_next_run(interval, started, wake, stop)
 
     def on_signal(_signum: int, _frame: FrameType | None) -> None:
@@ -255,9 +333,8 @@ def serve(options: Options, serving: ServeOptions, err: IO[str]) -> int:
         wake.set()
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-    threading.Thread(target=loop, name="diagnosis", daemon=True).start()
-    watching = (options, wake, stop, err)
-    threading.Thread(target=watch_changes, args=watching, name="watch", daemon=True).start()
+    health.start("diagnosis", loop)
+    health.start("watch", watch_changes, options, wake, stop, err, health, first_run)
     try:
         while not stop.wait(1.0):
             pass

@@ -195,8 +195,16 @@ def json_answer(code: int, document: JSON, **headers: str) -> Answer:
 class Site:
     """The WSGI application: /metrics to prometheus_client's, the rest answered here."""
 
-    def __init__(self, metrics: WSGIApp, explain_now: Explainer, err: IO[str]) -> None:
+    def __init__(
+        self,
+        metrics: WSGIApp,
+        explain_now: Explainer,
+        err: IO[str],
+        problems: Callable[[], list[str]] = list,
+    ) -> None:
+        """problems: serve's dead threads (health.py), for /healthz."""
         self.metrics, self.explain_now, self.err = metrics, explain_now, err
+        self.problems = problems
         self.last: LastRun | None = None  # set by the diagnosis loop, read by request threads
         self.on_demand = threading.BoundedSemaphore(ON_DEMAND)
 
@@ -205,6 +213,12 @@ class Site:
         path = raw.encode("latin-1", "replace").decode("utf-8", "replace")  # PEP 3333
         if path == "/metrics":
             return self.metrics(environ, start_response)
+        if path == "/healthz":  # a liveness probe: 503 while one of serve's threads is dead
+            problems = self.problems()
+            body = ("\n".join(problems) if problems else "ok").encode() + b"\n"
+            code = "503 Service Unavailable" if problems else "200 OK"
+            start_response(code, [("Content-Type", "text/plain; charset=utf-8")])
+            return [body]
         method = str(environ.get("REQUEST_METHOD") or "GET")
         page = not path.startswith("/api/")
         try:

@@ -72,3 +72,51 @@ def test_a_pod_that_gets_stuck_shows_within_seconds(
     wait_for(lambda: (ns, "finalizer") not in stuck_series(port), timeout=SOON, message="gone")
     print(f"stuck pod in /metrics after {appeared:.1f}s")
     assert log_path.read_text().count("run: ") >= 3  # first, on the start, on the end
+
+
+def test_an_error_while_following_changes_is_one_line_and_the_watching_goes_on(
+    control_plane: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception that is no TerminatingError (a bug in one explanation) raised while the
+    watch loop handles a change: one line on the log, the loop's thread stays alive, the old
+    watches stop, and a later change still wakes the diagnosis (it used to end the thread
+    while its watches went on filling a queue nobody read)."""
+    import io
+    import threading
+
+    from kubectl_terminating.exporter import serve
+    from kubectl_terminating.options import Options
+    from kubectl_terminating.watch import Tracker
+
+    monkeypatch.setattr(serve, "RESTART_WATCH_SECONDS", 0.5, raising=False)
+    real, failed = Tracker.handle, list[object]()
+
+    def handle_once_failing(tracker: Tracker, change: object) -> None:
+        if not failed:
+            failed.append(change)
+            raise RuntimeError("injected into the watch path")
+        real(tracker, change)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Tracker, "handle", handle_once_failing)
+    ns = unique_ns("exp-fault")
+    create_namespace(control_plane, ns)
+    options = Options("all", namespace=ns, kubeconfig=str(control_plane.kubeconfig_path))
+    wake, stop, log = threading.Event(), threading.Event(), io.StringIO()
+    watching = (options, wake, stop, log)
+    thread = threading.Thread(target=serve.watch_changes, args=watching, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: "for changes" in log.getvalue(), timeout=60, message="the watches")
+        held = scenarios.pod_with_finalizer(control_plane, ns)  # a change: the injected error
+        wait_for(lambda: bool(failed), timeout=SOON, message="the injected error")
+        wait_for(lambda: log.getvalue().count("for changes") == 2, timeout=SOON, message="again")
+        assert thread.is_alive(), log.getvalue()
+        lines = [line for line in log.getvalue().splitlines() if "injected" in line]
+        assert lines == ["watch: RuntimeError('injected into the watch path'); watching again"]
+        wake.clear()
+        remove_finalizers(control_plane, scenarios.pod_path(ns, held.name))  # a later change
+        wait_for(wake.is_set, timeout=SOON, message="a wake-up after the error")
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+    assert not thread.is_alive()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 import subprocess
 import sys
 from typing import Any
@@ -245,3 +247,63 @@ def test_a_change_starts_the_next_run_early_but_not_at_once(
     wake = clock.event("wake", is_set=woken_after is not None)
     serve.wait_for_next_run(3600.0, started, wake, clock.event("stop"))
     assert clock.now - started == pytest.approx(next_run_after), clock.waits
+
+
+def test_a_dead_thread_fails_healthz_and_its_gauge_drops_to_zero() -> None:
+    """serve's threads each have a kubectl_terminating_thread_up gauge, and /healthz (the
+    chart's liveness probe) answers 503 naming the ones that ended, 200 while all run."""
+    import threading
+
+    from kubectl_terminating.exporter.health import Health
+    from kubectl_terminating.exporter.web import Site
+    from tests.unit.test_serve_web import Reads, get, metrics_app
+
+    health, release, metrics = Health(), threading.Event(), Metrics()
+    metrics.registry.register(health)
+    health.start("diagnosis", release.wait)
+    health.start("watch", release.wait)
+    health.start("http", lambda: None)  # ends at once: a thread that died
+    health.threads["http"].join()
+    site = Site(metrics_app, Reads(), io.StringIO(), health.problems)
+    try:
+        sick = get(site, "/healthz")
+        up = {
+            dict(labels)["thread"]: value
+            for (name, labels), value in samples(metrics).items()
+            if name == "kubectl_terminating_thread_up"
+        }
+        assert (sick.code, sick.text) == (503, "thread http is not running\n")
+        assert up == {"diagnosis": 1, "watch": 1, "watches": 1, "http": 0}
+        health.failed_watches = lambda: ["pods"]  # type: ignore[method-assign]
+        assert get(site, "/healthz").text == "thread http is not running\nwatches ended: pods\n"
+        del health.threads["http"]
+        del health.failed_watches
+        healthy = get(site, "/healthz")
+        assert (healthy.code, healthy.text) == (200, "ok\n")
+    finally:
+        release.set()
+
+
+def test_the_watches_keep_only_what_tells_a_change_of_each_stuck_object() -> None:
+    """serve's watch loop keeps one finding per terminating object for as long as it is
+    there (2,000 at the bench's size): without evidence, remedies and containers, which only
+    the runs print, but with what watch.holds compares and what names the object."""
+    import threading
+
+    from kubectl_terminating.exporter.serve import Wake
+    from kubectl_terminating.options import Options
+    from kubectl_terminating.watch import holds
+    from tests.unit.test_render_pods import volumes_stuck
+
+    finding = volumes_stuck()
+    assert finding.containers and finding.blockers[0].evidence  # what there is to drop
+    kept = Wake(Options("all"), threading.Event(), io.StringIO()).kept(finding)
+    assert holds(kept) == holds(finding) and kept.stuck == finding.stuck
+    assert (kept.kind, kept.namespace, kept.name) == (finding.kind, finding.namespace, finding.name)
+    assert kept.containers == [] and all(not b.evidence and not b.remedy for b in kept.blockers)
+    from kubectl_terminating.kinds import json_extras
+
+    size = len(json.dumps(kept.to_json(json_extras))) / len(
+        json.dumps(finding.to_json(json_extras))
+    )
+    assert size < 0.5, size

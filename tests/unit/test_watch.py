@@ -133,11 +133,12 @@ def test_a_watch_too_old_for_the_server_lists_again_and_goes_on_from_there() -> 
     path = "/api/v1/namespaces/shop/pods"
     gone = {"kind": "Status", "code": 410, "message": "too old resource version: 10 (20)"}
     pod = {"metadata": {"name": "web-0", "namespace": "shop", "resourceVersion": "21"}}
+    listed = {"metadata": {**pod["metadata"], "managedFields": [{"manager": "kubelet"}]}}
     server = FaultServer()
     server.on(
         path,
         Step(body=json.dumps({"type": "ERROR", "object": gone}).encode() + b"\n"),
-        Step(body={"kind": "PodList", "metadata": {"resourceVersion": "20"}, "items": [pod]}),
+        Step(body={"kind": "PodList", "metadata": {"resourceVersion": "20"}, "items": [listed]}),
         Step(body=json.dumps({"type": "MODIFIED", "object": pod}).encode() + b"\n"),
         Step(delay=3600),  # the watch from 21 stays open
     )
@@ -150,6 +151,112 @@ def test_a_watch_too_old_for_the_server_lists_again_and_goes_on_from_there() -> 
         server.stop()
     assert (relisted.event, [meta(i)["name"] for i in relisted.items]) == ("RELISTED", ["web-0"])
     assert relisted.items[0]["kind"] == "Pod"
+    assert set(relisted.items[0]["metadata"]) == {"name", "namespace", "resourceVersion"}
     assert (modified.event, meta(modified.obj)["resourceVersion"]) == ("MODIFIED", "21")
     watched = [(q.get("watch"), q.get("resourceVersion")) for q in asked]
     assert watched[:3] == [(["true"], ["10"]), (None, None), (["true"], ["20"])]
+
+
+def event_line(kind: str, name: str, version: str) -> bytes:
+    pod = {"metadata": {"name": name, "namespace": "shop", "resourceVersion": version}}
+    return json.dumps({"type": kind, "object": pod}).encode() + b"\n"
+
+
+def test_a_watch_survives_an_error_that_is_no_api_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Anything raised while a watch reads (a bug, an answer it did not expect) is one
+    INTERRUPTED change and the watch goes on from where it was; its thread used to end."""
+    from kubectl_terminating import watch
+
+    path = "/api/v1/namespaces/shop/pods"
+    server = FaultServer()
+    server.on(
+        path,
+        Step(body=event_line("MODIFIED", "web-0", "11")),
+        Step(body=event_line("MODIFIED", "web-1", "12")),
+        Step(delay=3600),
+    )
+    from kubectl_terminating.resources import typed as real
+
+    raised: list[object] = []
+
+    def typed_once_failing(obj: dict[str, object], resource: object) -> object:
+        if not raised:
+            raised.append(obj)
+            raise ValueError("injected")
+        return real(obj, resource)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(watch, "typed", typed_once_failing)
+    monkeypatch.setattr(watch, "FIRST_BACKOFF", 0.01)
+    changes: queue.Queue[Change] = queue.Queue()
+    try:
+        watcher = Watcher(make_client(server), PODS, "shop", EVERYTHING, changes, True)
+        watcher.start("10")
+        interrupted, modified = changes.get(timeout=30), changes.get(timeout=30)
+        asked = [parse_qs(urlsplit(s.path).query) for s in server.requests(path)]
+        alive = watcher.thread is not None and watcher.thread.is_alive()
+    finally:
+        server.stop()
+    assert (interrupted.event, interrupted.message) == ("INTERRUPTED", "ValueError: injected")
+    assert (modified.event, meta(modified.obj)["name"]) == ("MODIFIED", "web-1")
+    # on from past the event it choked on: the same answer again would choke it again
+    assert [q.get("resourceVersion") for q in asked[:2]] == [["10"], ["11"]]
+    assert alive and not watcher.failed()
+
+
+def test_a_watch_waits_on_a_full_queue_and_ends_when_stopped() -> None:
+    """Nobody handles the changes (the loop died, or is slow): a watch holds at most what
+    the bounded queue holds, waiting instead of growing, and stop() ends it."""
+    import threading
+
+    path = "/api/v1/namespaces/shop/pods"
+    server = FaultServer()
+    server.on(path, Step(body=b"".join(event_line("ADDED", f"web-{i}", str(i)) for i in range(50))))
+    changes: queue.Queue[Change] = queue.Queue(5)
+    stopped = threading.Event()
+    try:
+        watcher = Watcher(make_client(server), PODS, "shop", EVERYTHING, changes, True, stopped)
+        watcher.start("0")
+        deadline = time.monotonic() + 30
+        while not changes.full() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # time to put more, were it unbounded
+        assert changes.qsize() == 5
+        assert watcher.thread is not None and watcher.thread.is_alive()
+        stopped.set()
+        watcher.thread.join(timeout=10)
+        assert not watcher.thread.is_alive() and not watcher.failed()
+    finally:
+        server.stop()
+
+
+def test_a_watch_refused_after_it_ran_tries_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watch that ran and is then refused (403: an API server that restarts authorizes
+    before its caches fill) reconnects with backoff and goes on; it used to give the type up
+    for good (seen in make soak: every watch lost after the first restart)."""
+    from kubectl_terminating import watch
+
+    path = "/api/v1/namespaces/shop/pods"
+    forbidden = {
+        "kind": "Status",
+        "code": 403,
+        "reason": "Forbidden",
+        "message": "pods is forbidden",
+    }
+    server = FaultServer()
+    server.on(
+        path,
+        Step(body=event_line("MODIFIED", "web-0", "11")),
+        Step(403, forbidden),
+        Step(body=event_line("MODIFIED", "web-1", "12")),
+        Step(delay=3600),
+    )
+    monkeypatch.setattr(watch, "FIRST_BACKOFF", 0.01)
+    changes: queue.Queue[Change] = queue.Queue()
+    try:
+        watcher = Watcher(make_client(server), PODS, "shop", EVERYTHING, changes, True)
+        watcher.start("10")
+        seen = [changes.get(timeout=30) for _ in range(3)]
+    finally:
+        server.stop()
+    assert [c.event for c in seen] == ["MODIFIED", "INTERRUPTED", "MODIFIED"]
+    assert meta(seen[2].obj)["name"] == "web-1" and not watcher.given_up

@@ -79,9 +79,16 @@ def parse_external_url(url: str) -> str:
     return url.rstrip("/")
 
 
-def run_once(options: Options, metrics: Metrics, site: Site | None, err: IO[str]) -> None:
+def run_once(
+    options: Options,
+    metrics: Metrics,
+    site: Site | None,
+    err: IO[str],
+    stop: threading.Event | None = None,
+) -> None:
     """One diagnosis, recorded in metrics and (for the API and pages) on the site; an error
-    is its one line on err, never an exit."""
+    is its one line on err, never an exit. Once stop is set the process is exiting under the
+    run (its thread pools refuse new work): a run cut short that way says nothing."""
     from kubectl_terminating.live import LiveSource
     from kubectl_terminating.run import collect
 
@@ -97,6 +104,8 @@ def run_once(options: Options, metrics: Metrics, site: Site | None, err: IO[str]
 
         result = collect(request, LiveSource(client), io.StringIO(), on_found=found)
     except Exception as error:  # a bug in one run must not end the runs: one line, counted
+        if stop is not None and stop.is_set():
+            return
         line = error_line(error) if isinstance(error, TerminatingError) else f"run: {error!r}"
         print(line, file=err, flush=True)
         metrics.record_failure(time.monotonic() - started, client.stats.failed if client else [])
@@ -324,7 +333,7 @@ def serve(options: Options, serving: ServeOptions, err: IO[str]) -> int:
         while not stop.is_set():
             wake.clear()  # a change seen from here on is measured by the next run
             started = time.monotonic()
-            run_once(detailed, metrics, site, err)
+            run_once(detailed, metrics, site, err, stop)
             first_run.set()
             wait_for_next_run(interval, started, wake, stop)
 

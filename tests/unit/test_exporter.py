@@ -307,3 +307,22 @@ def test_the_watches_keep_only_what_tells_a_change_of_each_stuck_object() -> Non
         json.dumps(finding.to_json(json_extras))
     )
     assert size < 0.5, size
+
+
+def test_a_run_cut_short_by_the_exit_says_nothing(tmp_path: Any) -> None:
+    """serve exits without waiting for a run in progress; the run then fails under it (its
+    thread pools refuse new work at exit). That failure is not news: the log ends `stopped`.
+    Any other failed run is its one line."""
+    import threading
+
+    from kubectl_terminating.exporter.serve import run_once
+    from kubectl_terminating.options import Options
+
+    options = Options(kind="all", kubeconfig=str(tmp_path / "absent"))
+    stop = threading.Event()
+    running, exiting = io.StringIO(), io.StringIO()
+    run_once(options, Metrics(), None, running, stop)
+    stop.set()
+    run_once(options, Metrics(), None, exiting, stop)
+    assert running.getvalue().count("\n") == 1 and "error" in running.getvalue()
+    assert exiting.getvalue() == ""

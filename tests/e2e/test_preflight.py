@@ -778,6 +778,8 @@ def test_update_webhook_on_the_kind_that_carries_a_finalizer(
         # Seen twice on v1.30.14 (make test-matrix): the twin, predicted clear, was not gone
         # 60 s after its deletion, while v1.36.3 and v1.37.2 delete it in seconds. Not yet
         # understood, and it may be a clear that then sticks: an open gap, said, not hidden.
+        operator.stopped.set()
+        outside.stopped.set()
         pytest.xfail("v1.30: the twin of the UPDATE webhook case did not go (issue 38 note)")
 
     delete_namespaces(cp, ns, twin)

@@ -330,6 +330,21 @@ class _Proc:
 # --- the control plane -------------------------------------------------------------------
 
 
+def whole_lines_after(data: bytes, starts_one_byte_early: bool) -> list[bytes]:
+    """The complete lines of an append-only log read from a mark taken while it was written.
+
+    The API server writes a long audit line in more than one write, so a mark taken by file
+    size can fall inside a line (that line belongs before the mark) and the last line read can
+    still be unfinished (the next read sees it whole).
+    """
+    if starts_one_byte_early:
+        before, data = data[:1], data[1:]
+        if before not in (b"", b"\n"):
+            data = data.partition(b"\n")[2]
+    complete = data.rpartition(b"\n")[0]
+    return complete.splitlines()
+
+
 class ControlPlane:
     """etcd + kube-apiserver + kube-controller-manager on 127.0.0.1, state in `state_dir`."""
 
@@ -585,9 +600,10 @@ class ControlPlane:
     def audit_events(self, offset: int = 0, user: str | None = None) -> list[JSON]:
         """Audit events (one JSON object per line) written after `offset`, optionally by `user`."""
         with open(self.audit_log_path, "rb") as f:
-            f.seek(offset)
-            lines = f.read().splitlines()
-        events = [json.loads(line) for line in lines if line.strip()]
+            # one byte before the mark: it tells whether the mark fell between two lines
+            f.seek(max(offset - 1, 0))
+            data = f.read()
+        events = [json.loads(line) for line in whole_lines_after(data, offset > 0) if line.strip()]
         if user is not None:
             events = [e for e in events if e.get("user", {}).get("username") == user]
         return events

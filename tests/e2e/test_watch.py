@@ -35,6 +35,10 @@ AGENT = "kubectl-terminating/"
 LINE_DEADLINE = 90.0  # seconds to wait for one line (a loaded machine, an API server restart)
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Watching:
     """`kubectl terminating ... -w` in its own process; its stdout read line by line."""
 
@@ -47,10 +51,15 @@ class Watching:
             stderr=subprocess.PIPE,
             text=True,
             env=environ,
+            # Ctrl-C as at a terminal: a runner started in the background by a shell without
+            # job control (`.ci/run &`) ignores SIGINT, and its children would inherit that.
+            # Only a signal() call between fork and exec: safe despite PLW1509's warning.
+            preexec_fn=_sigint_default,  # noqa: PLW1509
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -68,6 +77,17 @@ class Watching:
             if re.search(pattern, line):
                 return line
 
+    def close(self) -> None:
+        """Killed if still running, and its pipes closed (an open one is a ResourceWarning
+        in whichever later test the garbage collector runs)."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        self.reader.join(timeout=10)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+
     def interrupt(self) -> tuple[int, str]:
         """Ctrl-C: the exit code and stderr."""
         self.process.send_signal(signal.SIGINT)
@@ -80,9 +100,7 @@ def watching(control_plane: ControlPlane) -> Iterator[list[Watching]]:
     started: list[Watching] = []
     yield started
     for watch in started:
-        if watch.process.poll() is None:
-            watch.process.kill()
-            watch.process.wait()
+        watch.close()
 
 
 def wait_watching(cp: ControlPlane, ns: str, mark: int) -> None:

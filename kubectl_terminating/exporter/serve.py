@@ -30,10 +30,17 @@ from kubectl_terminating.resources import Resource
 from kubectl_terminating.watch import Lines
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from wsgiref.simple_server import WSGIServer
 
+    from kubectl_terminating.client import Client
     from kubectl_terminating.exporter.web import Site
+    from kubectl_terminating.live import LiveSource
+    from kubectl_terminating.run import Result
+    from kubectl_terminating.view import ClusterView
     from kubectl_terminating.watch import Session
+
+    ViewFor = Callable[[ClusterView, JSON], ClusterView]
 
 # After a change, wait this long for the rest of a burst (a node dies: all its pods at once),
 # and start runs at least MIN_GAP apart: an outage is one run or two, not one per pod.
@@ -85,24 +92,29 @@ def run_once(
     site: Site | None,
     err: IO[str],
     stop: threading.Event | None = None,
+    watches: FirstPass | None = None,
 ) -> None:
     """One diagnosis, recorded in metrics and (for the API and pages) on the site; an error
     is its one line on err, never an exit. Once stop is set the process is exiting under the
-    run (its thread pools refuse new work): a run cut short that way says nothing."""
+    run (its thread pools refuse new work): a run cut short that way says nothing.
+    watches: the run's pass is also the first pass of those watches (serve's first run)."""
     from kubectl_terminating.live import LiveSource
     from kubectl_terminating.run import collect
 
     started = time.monotonic()
     client = None
+    result = None
     types: set[Resource] = set()
     try:
         client = connect(options, err)
         request = complete(options, client.connection.namespace)
+        source = LiveSource(client)
+        view_for = watches.prepare(client, source) if watches is not None else None
 
         def found(pair: tuple[Resource, JSON]) -> None:
             types.add(pair[0])  # the type of each object, for the API's paths
 
-        result = collect(request, LiveSource(client), io.StringIO(), on_found=found)
+        result = collect(request, source, io.StringIO(), on_found=found, view_for=view_for)
     except Exception as error:  # a bug in one run must not end the runs: one line, counted
         if stop is not None and stop.is_set():
             return
@@ -110,6 +122,9 @@ def run_once(
         print(line, file=err, flush=True)
         metrics.record_failure(time.monotonic() - started, client.stats.failed if client else [])
         return
+    finally:
+        if watches is not None:
+            watches.done(result)
     seconds = time.monotonic() - started
     stats, now = client.stats, time.time()
     metrics.record(result.findings, seconds, stats, now)
@@ -154,30 +169,72 @@ class Wake(Lines):
         self.wake.set()
 
 
+class FirstPass:
+    """serve's first run, whose pass is also the watches' first: their session is built (each
+    watch's resourceVersion read) before the run explains anything, its tracker notes what
+    each explanation reads, and it starts on the run's findings. A pass of its own would read
+    and explain everything a second time, and the process keeps the memory of that second
+    pass's peak for good (docs/integrations.md)."""
+
+    def __init__(self, options: Options, wake: threading.Event, err: IO[str]) -> None:
+        self.options, self.wake, self.err = options, wake, err
+        self.session: Session | None = None
+        self.ready = threading.Event()  # done: session is the watches' (None: set up anew)
+
+    def prepare(self, client: Client, source: LiveSource) -> ViewFor | None:
+        """The session, built on the run's client and discovery: the run's view_for."""
+        from kubectl_terminating.watch import Session
+
+        try:
+            request = complete(self.options, client.connection.namespace)
+            lines = Wake(self.options, self.wake, self.err)
+            self.session = Session(client, source.view, request, lines, self.err)
+        except Exception as error:  # the watch thread sets up on its own, and says why
+            print(f"watch: {describe(error)}", file=self.err, flush=True)
+            return None
+        return self.session.tracker.view_for
+
+    def done(self, result: Result | None) -> None:
+        """The run ended (result None: it failed): the session starts on its findings."""
+        session, self.session = self.session, None
+        if session is not None and result is not None:
+            session.tracker.start(result)
+            session.start()
+            self.session = session
+        self.ready.set()
+
+    def handed(self, stop: threading.Event) -> Session | None:
+        """The session once the run is done (None: there is none, or stop was set)."""
+        while not self.ready.wait(1.0):
+            if stop.is_set():
+                return None
+        return self.session
+
+
+def describe(error: BaseException) -> str:
+    return error_line(error) if isinstance(error, TerminatingError) else repr(error)
+
+
 def watch_changes(
     options: Options,
     wake: threading.Event,
     stop: threading.Event,
     err: IO[str],
     health: Health | None = None,
-    after: threading.Event | None = None,
+    first: FirstPass | None = None,
 ) -> None:
     """Follow the terminating objects as `all -w` does, waking the loop on each change; set
     up again (after RETRY_WATCH_SECONDS) when the first reads fail, and (after
     RESTART_WATCH_SECONDS) when following them ends on an error: one line each time, the old
     watches stopped, a run woken for what they missed.
 
-    after: set up once it is set (serve: when the first run is done). The set-up reads and
-    explains every terminating object, as a run does; at the same time as the first run, the
-    two passes' peaks add up and the process keeps that memory for good (docs/integrations.md:
-    81 MB at 20,000 pods), one after the other the second reuses the first's."""
-    while after is not None and not after.wait(1.0):
-        if stop.is_set():
-            return
+    first: the session set up by serve's first run (FirstPass), once that run is done; a
+    session set up again later makes its own pass."""
+    handed = first.handed(stop) if first is not None else None
     while not stop.is_set():
         session: Session | None = None
         try:
-            session = watch_session(options, wake, err)
+            session, handed = handed or watch_session(options, wake, err), None
             if health is not None:
                 health.watching(session)
             print(f"watching {len(session.watchers)} types for changes", file=err, flush=True)
@@ -187,8 +244,7 @@ def watch_changes(
                 print(f"watch: {error_line(error)}", file=err, flush=True)
                 stop.wait(RETRY_WATCH_SECONDS)
                 continue
-            what = error_line(error) if isinstance(error, TerminatingError) else repr(error)
-            print(f"watch: {what}; watching again", file=err, flush=True)
+            print(f"watch: {describe(error)}; watching again", file=err, flush=True)
             wake.set()
             stop.wait(RESTART_WATCH_SECONDS)
         finally:
@@ -327,14 +383,15 @@ def serve(options: Options, serving: ServeOptions, err: IO[str]) -> int:
     )
     stop, wake = threading.Event(), threading.Event()
 
-    first_run = threading.Event()  # the watches set up after it (watch_changes)
+    first = FirstPass(options, wake, err)  # the first run's pass is the watches' too
 
     def loop() -> None:
+        watches: FirstPass | None = first
         while not stop.is_set():
             wake.clear()  # a change seen from here on is measured by the next run
             started = time.monotonic()
-            run_once(detailed, metrics, site, err, stop)
-            first_run.set()
+            run_once(detailed, metrics, site, err, stop, watches)
+            watches = None
             wait_for_next_run(interval, started, wake, stop)
 
     def on_signal(_signum: int, _frame: FrameType | None) -> None:
@@ -343,7 +400,7 @@ def serve(options: Options, serving: ServeOptions, err: IO[str]) -> int:
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     health.start("diagnosis", loop)
-    health.start("watch", watch_changes, options, wake, stop, err, health, first_run)
+    health.start("watch", watch_changes, options, wake, stop, err, health, first)
     try:
         while not stop.wait(1.0):
             pass

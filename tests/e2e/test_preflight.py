@@ -217,7 +217,10 @@ class Operator(threading.Thread):
             ):
                 kept = [f for f in meta["finalizers"] if f != self.group.finalizer]
                 path = self.group.path(meta["namespace"], meta["name"])
-                self.cp.api("PATCH", path, {"metadata": {"finalizers": kept or None}}, MERGE)
+                # each object on its own, as a controller's work queue does: an update a
+                # webhook refuses must not hold back the objects listed after it
+                with contextlib.suppress(ApiError):
+                    self.cp.api("PATCH", path, {"metadata": {"finalizers": kept or None}}, MERGE)
 
     def run(self) -> None:
         pod_path = f"/api/v1/namespaces/{self.ns}/pods/{self.pod}"
@@ -327,18 +330,6 @@ def record(
     )
 
 
-def record_pair(
-    positive: tuple[str, str],
-    twin: tuple[str, str],
-    report: JSON,
-    found: JSON,
-    twin_report: JSON,
-) -> None:
-    """Once the outcome is asserted: the positive stuck on the predicted type, the twin gone."""
-    record(*positive, report, f"stuck: {found['type']}", found)
-    record(*twin, twin_report, "gone")
-
-
 def delete_namespaces(cp: ControlPlane, ns: str, twin: str) -> None:
     """Delete both for real; the twin's goes."""
     delete(cp, f"/api/v1/namespaces/{ns}")
@@ -356,11 +347,11 @@ def outcome(
     twin: tuple[str, str],
 ) -> None:
     """The positive is still there, terminating, and `--explain`'s main blocker of the object
-    stuck (namespace, kind, name) is the predicted type; then the table's two rows."""
-    still_terminating(cp, path, seconds=10)
+    stuck (namespace, kind, name) is the predicted type (or, before ordered namespace
+    deletion, gone: settle); then the table's two rows."""
     report, found, twin_report = reports
-    assert main_blocker(admin, *stuck) == found["type"]
-    record_pair(positive, twin, report, found, twin_report)
+    settle(cp, path, positive, report, found, admin, stuck)
+    record(*twin, twin_report, "gone")
 
 
 def namespace_gone(cp: ControlPlane, ns: str) -> bool:
@@ -740,7 +731,8 @@ def test_delete_webhook_whose_service_is_in_the_namespace(
         ("Fail webhook on DELETE, Service in the namespace", f"preflight ns {ns}"),
         ("twin: its Service in another namespace", f"preflight ns {twin}"),
     )
-    assert get_or_none(cp, f"/api/v1/namespaces/{ns}/configmaps/settings")  # its DELETE refused
+    if get_or_none(cp, f"/api/v1/namespaces/{ns}") is not None:  # stuck, not a race lost
+        assert get_or_none(cp, f"/api/v1/namespaces/{ns}/configmaps/settings")  # DELETE refused
     outside.stopped.set()
 
 
@@ -774,14 +766,6 @@ def test_update_webhook_on_the_kind_that_carries_a_finalizer(
 
     report, found = blocked(cp, reader, "ns", ns, expect=("Widget", "w1", "webhook", ordered(cp)))
     twin_report = clear(cp, reader, "ns", twin)
-    if cp.version < ORDERED_DELETION:
-        # Seen twice on v1.30.14 (make test-matrix): the twin, predicted clear, was not gone
-        # 60 s after its deletion, while v1.36.3 and v1.37.2 delete it in seconds. Not yet
-        # understood, and it may be a clear that then sticks: an open gap, said, not hidden.
-        operator.stopped.set()
-        outside.stopped.set()
-        pytest.xfail("v1.30: the twin of the UPDATE webhook case did not go (issue 38 note)")
-
     delete_namespaces(cp, ns, twin)
     outcome(
         cp,
@@ -1176,10 +1160,12 @@ def deployment_pod(cp: ControlPlane, ns: str, name: str, node: str, image: str) 
 def settle(cp: ControlPlane, path: str, scenario: tuple[str, str], report: JSON, found: JSON,
            admin: Path, stuck: tuple[str, str, str]) -> None:  # fmt: skip
     """The positive's outcome: stuck on the predicted type. Before ordered namespace deletion
-    everything in the namespace is deleted at once, a race preflight calls likely: the operator
-    may still win it, and the row then says so."""
+    the namespace controller deletes the types in no fixed order (a Go map's), a race
+    preflight calls likely: the owner or the backend may still win it (seen on v1.30.14: the
+    ConfigMap's DELETE passed while its webhook's backend still ran), and the row says so."""
     if cp.version < ORDERED_DELETION and get_or_none(cp, path) is None:
-        record(*scenario, report, "gone (the race went the owner's way)", found)
+        assert found["confidence"] != "certain", found  # a race is never certain
+        record(*scenario, report, "gone (the race went the other way)", found)
         return
     still_terminating(cp, path, seconds=10)
     assert main_blocker(admin, *stuck) == found["type"]

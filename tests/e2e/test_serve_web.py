@@ -13,9 +13,11 @@ import base64
 import contextlib
 import json
 import os
+import shutil
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ from typing import Any
 import pytest
 import yaml
 
+from kubectl_terminating.exporter.pages import object_path
 from tests.harness import scenarios
 from tests.harness.api import (
     MERGE,
@@ -38,6 +41,7 @@ from tests.harness.api import (
     unique_ns,
     wait_for,
 )
+from tests.harness.backend import publish_service
 from tests.harness.browser import Browser, chromium
 from tests.harness.cli import start_serve
 from tests.harness.controlplane import ApiError, ControlPlane, free_port
@@ -48,8 +52,10 @@ from tests.harness.kubelet import (
     set_pod_status,
     stale_lease,
 )
+from tests.harness.node import NodeNetwork
 from tests.harness.recording_proxy import RecordingProxy
 from tests.harness.recording_proxy import Request as RecordingRequest
+from tests.harness.tiers import skip_or_fail
 from tests.harness.users import User, Users, rights_granted
 
 pytestmark = pytest.mark.e2e
@@ -61,6 +67,7 @@ SCRIPT = "<script>document.title='pwned'</script>"
 IMAGE = "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">"
 SECRET_VALUE = "hunter2-do-not-show-9f3c"
 WAIT = 90.0
+PROXY_ADDRESS = "10.213.4.1"  # serve's address on the veth pair (tests/harness/node.py's /30s)
 SCREENSHOT = os.environ.get("SERVE_SCREENSHOT")  # where to keep the page's picture (docs/img)
 
 
@@ -407,6 +414,24 @@ def test_the_page_reads_in_a_browser_and_no_script_runs(
     browser.screenshot(f"{serving.url}/objects/pods/{seeds.ns}/{seeds.orphan}", shot)
 
 
+def test_serve_starts_with_one_pass(control_plane: ControlPlane, serving: Serving) -> None:
+    """serve's first run is also its watches' first pass (FirstPass): before the first watch
+    opened, its user listed the pods once, where a pass of the watches' own listed them again
+    (and its peak was memory the process kept for good: docs/integrations.md)."""
+    events = sorted(audited(control_plane, serving), key=lambda e: e["requestReceivedTimestamp"])
+    first_watch = next(i for i, e in enumerate(events) if e["verb"] == "watch")
+
+    def whole_pod_list(event: JSON) -> bool:
+        uri = urllib.parse.urlsplit(event["requestURI"])
+        query = urllib.parse.parse_qs(uri.query)
+        narrowed = {"continue", "fieldSelector", "labelSelector"} & set(query)
+        every_pod = not narrowed and query.get("limit") != ["1"]  # one page: no cursor
+        return event["verb"] == "list" and uri.path == "/api/v1/pods" and every_pod
+
+    pod_lists = [e["requestURI"] for e in events[:first_watch] if whole_pod_list(e)]
+    assert len(pod_lists) == 1, pod_lists
+
+
 # -- who may see the findings -------------------------------------------------------------------
 
 
@@ -444,6 +469,101 @@ def test_the_findings_viewer_role_grants_the_service_proxy_alone(
         ]:
             assert can(verb, resource) == "no", (verb, resource)
         assert can("get", f"services/{name}:{port} --subresource=proxy", "default") == "no"
+
+
+def proxy_address_unavailable() -> str | None:
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        return "a veth pair for serve's address needs root and `ip` (iproute2)"
+    return None
+
+
+def behind_service(
+    cp: ControlPlane, ns: str, service: tuple[str, int], address: str, listen: int
+) -> None:
+    """serve's Service in ns, its endpoint address:listen targeting serve's pod (the
+    Deployment's, on a node), whose status holds that address, as the kubelet writes it."""
+    name, port = service
+    pod, node = f"{name}-0", f"{ns}-node"
+    create_node(cp, node)
+    create_pod(cp, ns, pod, node=node)
+    addresses = {"podIP": address, "podIPs": [{"ip": address}]}
+    cp.api("PATCH", f"/api/v1/namespaces/{ns}/pods/{pod}/status", {"status": addresses}, MERGE)
+    target = {"kind": "Pod", "name": pod, "namespace": ns}
+    publish_service(cp, ns, name, ("http", port), address, listen, target)
+
+
+def test_the_api_and_pages_through_the_api_servers_service_proxy(
+    control_plane: ControlPlane, seeds: Seeds, tmp_path: Path
+) -> None:
+    """The path the Headlamp plugin and a shared link take: the API server's service proxy to
+    serve's Service, as a user bound to the chart's findings-viewer rules. The API server
+    refuses to proxy to loopback, so serve listens on a test address on a veth pair made here
+    (removed after). Its Service's endpoints name that address with serve's pod as target, and
+    the pod's status carries it: the API server proxies only to an address the targeted pod
+    holds (it answered "no endpoints available" for one without)."""
+    why = proxy_address_unavailable()
+    if why:
+        skip_or_fail("service proxy", why)
+    cp = control_plane
+    documents = [d for d in yaml.safe_load_all(MANIFEST.read_text()) if d]
+    (viewer,) = [
+        d
+        for d in documents
+        if d["kind"] == "ClusterRole" and d["metadata"]["name"].endswith("-findings-viewer")
+    ]
+    (service,) = [d for d in documents if d["kind"] == "Service"]
+    name, port = service["metadata"]["name"], service["spec"]["ports"][0]["port"]
+    with (
+        NodeNetwork(PROXY_ADDRESS) as network,
+        Users(cp, tmp_path / "users", "web-proxy") as users,
+        open(tmp_path / "serve.log", "wb") as log,
+    ):
+        where = users.namespace
+        reader = users.user("serve", cluster_rules=READ_ONLY)
+        teammate = users.user("teammate", namespace_rules={where: viewer["rules"]})
+        # may read the Service itself and pods, but not use its proxy
+        reads = [{"apiGroups": [""], "resources": ["services", "pods"], "verbs": ["get", "list"]}]
+        outsider = users.user("outsider", namespace_rules={where: reads})
+        listen = free_port()
+        proc = start_serve(reader.kubeconfig, listen, "3s", log, address=network.address)
+        try:
+            behind_service(cp, where, (name, port), network.address, listen)
+            base = f"/api/v1/namespaces/{where}/services/{name}:{port}/proxy"
+            explain = f"{base}/api/v1/explain/pods/{seeds.ns}/{seeds.orphan}"  # as the plugin asks
+
+            last: list[tuple[int, bytes]] = []
+
+            def explained() -> JSON | None:
+                answer = cp.response("GET", explain, teammate.token)
+                last[:] = [(answer.status, answer.data[:300])]
+                return json.loads(answer.data) if answer.status == 200 else None
+
+            try:
+                item = wait_for(explained, WAIT, 0.5, message="the explanation through the proxy")
+            except TimeoutError:
+                raise AssertionError(f"last answer: {last}") from None
+            assert (item["name"], item["blockers"][0]["type"]) == (seeds.orphan, "node-missing")
+            assert item["blockers"][0]["confidence"] == "certain"
+
+            index = cp.response("GET", f"{base}/", teammate.token)
+            assert index.status == 200, index.data[:300]
+            assert index.headers["Content-Security-Policy"].startswith("default-src 'none'")
+            link = object_path("pods", seeds.ns, seeds.orphan)
+            assert f'href="{link}"' in index.data.decode()  # relative: it stays under the proxy
+            page = cp.response("GET", f"{base}/{link}", teammate.token)
+            assert page.status == 200, page.data[:300]
+            assert page.headers["Content-Type"] == "text/html; charset=utf-8"
+            assert "node-missing" in page.data.decode()
+
+            # the chart's rules grant get through the proxy, nothing else: a POST is refused by
+            # the API server before serve sees it, and a user without the rules is refused
+            assert cp.response("POST", explain, teammate.token).status == 403
+            refused = cp.response("GET", explain, outsider.token)
+            assert refused.status == 403, refused.data[:300]
+            assert "services/proxy" in refused.data.decode()
+        finally:
+            proc.terminate()
+            proc.wait(30)
 
 
 # -- nothing written ----------------------------------------------------------------------------

@@ -66,6 +66,65 @@ class _Handler(BaseHTTPRequestHandler):
         self._send({"kind": "APIResourceList", "groupVersion": group_version, "resources": []})
 
 
+def publish_service(
+    cp: ControlPlane,
+    ns: str,
+    name: str,
+    port: tuple[str, int],
+    address: str,
+    target_port: int,
+    target: JSON | None = None,
+) -> None:
+    """A selector-less Service `name` with one port (name, number) whose EndpointSlice and
+    Endpoints point at address:target_port, as the endpoint controllers would write them for a
+    ready pod (`target`, its reference). The API server's service proxy and its webhook and
+    aggregation clients read these."""
+    port_name, number = port
+    cp.api(
+        "POST",
+        f"/api/v1/namespaces/{ns}/services",
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": name},
+            "spec": {
+                "ports": [
+                    {
+                        "name": port_name,
+                        "port": number,
+                        "targetPort": target_port,
+                        "protocol": "TCP",
+                    }
+                ]
+            },
+        },
+    )
+    endpoint_port = {"name": port_name, "port": target_port, "protocol": "TCP"}
+    reference = {"targetRef": target} if target else {}
+    cp.api(
+        "POST",
+        f"/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices",
+        {
+            "apiVersion": "discovery.k8s.io/v1",
+            "kind": "EndpointSlice",
+            "metadata": {"name": name, "labels": {"kubernetes.io/service-name": name}},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": [address], "conditions": {"ready": True}, **reference}],
+            "ports": [endpoint_port],
+        },
+    )
+    cp.api(
+        "POST",
+        f"/api/v1/namespaces/{ns}/endpoints",
+        {
+            "apiVersion": "v1",
+            "kind": "Endpoints",
+            "metadata": {"name": name},
+            "subsets": [{"addresses": [{"ip": address, **reference}], "ports": [endpoint_port]}],
+        },
+    )
+
+
 class Backend(threading.Thread):
     def __init__(self, cp: ControlPlane, ns: str, node: str, directory: Path) -> None:
         super().__init__(daemon=True)
@@ -101,54 +160,9 @@ class Backend(threading.Thread):
         return f"/api/v1/namespaces/{self.ns}/pods/{self.pod}"
 
     def _publish(self) -> None:
-        cp, ns = self.cp, self.ns
-        port = {"name": "https", "port": 443, "targetPort": self.port, "protocol": "TCP"}
-        cp.api(
-            "POST",
-            f"/api/v1/namespaces/{ns}/services",
-            {
-                "apiVersion": "v1",
-                "kind": "Service",
-                "metadata": {"name": self.service},
-                "spec": {"ports": [port]},
-            },
-        )
-        target = {"kind": "Pod", "name": self.pod, "namespace": ns}
-        cp.api(
-            "POST",
-            f"/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices",
-            {
-                "apiVersion": "discovery.k8s.io/v1",
-                "kind": "EndpointSlice",
-                "metadata": {
-                    "name": self.service,
-                    "labels": {"kubernetes.io/service-name": self.service},
-                },
-                "addressType": "IPv4",
-                "endpoints": [
-                    {
-                        "addresses": [self.address],
-                        "conditions": {"ready": True},
-                        "targetRef": target,
-                    }
-                ],
-                "ports": [{"name": "https", "port": self.port, "protocol": "TCP"}],
-            },
-        )
-        cp.api(
-            "POST",
-            f"/api/v1/namespaces/{ns}/endpoints",
-            {
-                "apiVersion": "v1",
-                "kind": "Endpoints",
-                "metadata": {"name": self.service},
-                "subsets": [
-                    {
-                        "addresses": [{"ip": self.address, "targetRef": target}],
-                        "ports": [{"name": "https", "port": self.port, "protocol": "TCP"}],
-                    }
-                ],
-            },
+        target = {"kind": "Pod", "name": self.pod, "namespace": self.ns}
+        publish_service(
+            self.cp, self.ns, self.service, ("https", 443), self.address, self.port, target
         )
 
     def _withdraw(self) -> None:

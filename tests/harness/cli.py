@@ -42,8 +42,9 @@ def start_serve(
     log: IO[bytes],
     *extra: str,
     env: dict[str, str] | None = None,
+    address: str = "127.0.0.1",
 ) -> subprocess.Popen[bytes]:
-    """`serve -v=1` on 127.0.0.1:port (and the extra arguments, and environment), its stdout
+    """`serve -v=1` on address:port (and the extra arguments, and environment), its stdout
     and stderr to log."""
     return subprocess.Popen(
         [
@@ -53,7 +54,7 @@ def start_serve(
             "serve",
             "-v=1",
             f"--interval={interval}",
-            f"--metrics-bind-address=127.0.0.1:{port}",
+            f"--metrics-bind-address={address}:{port}",
             *extra,
         ],
         env={**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONPATH": str(ROOT), **(env or {})},

@@ -557,11 +557,17 @@ class ControlPlane:
 
     def api_raw(self, method: str, path: str, token: str | None = None) -> tuple[int, str]:
         """Status and body without raising (for /readyz, /version, probes of errors)."""
+        resp = self.response(method, path, token)
+        return resp.status, resp.data.decode(errors="replace")
+
+    def response(
+        self, method: str, path: str, token: str | None = None
+    ) -> urllib3.BaseHTTPResponse:
+        """The whole answer, headers too, without raising (e.g. through a service proxy)."""
         headers = {"Authorization": f"Bearer {token or self.admin_token}"}
-        resp = self._pool().request(
+        return self._pool().request(
             method, self.server + path, headers=headers, timeout=10.0, retries=False
         )
-        return resp.status, resp.data.decode(errors="replace")
 
     def write_kubeconfig(
         self,

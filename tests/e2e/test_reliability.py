@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import urllib3
 import yaml
 
 from tests.harness.api import (
@@ -637,6 +638,14 @@ def test_api_server_restart_mid_scan(control_plane: ControlPlane) -> None:
         out, err = unlucky.communicate(timeout=60)
     finally:
         cp.start_apiserver()  # the session's cluster is ready again (waits for /readyz)
+    # and its discovery answers: ready, a restarted server built it in over 10 s once on a
+    # loaded machine (2 cores, a `yes` beside CI), past the scan's 10 s for a check read
+    wait_for(
+        lambda: cp.api_raw("GET", "/apis")[0] == 200,
+        timeout=60,
+        message="discovery",
+        ignore=(urllib3.exceptions.HTTPError,),  # its own 10 s passed: ask again
+    )
     survivor.send_signal(signal.SIGCONT)
     survivor_out, survivor_err = survivor.communicate(timeout=60)
 

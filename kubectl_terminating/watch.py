@@ -52,11 +52,6 @@ MAX_BACKOFF = 30.0
 # handler gone) instead of holding every event in memory
 MAX_QUEUED = 1000
 PUT_POLL = 1.0  # seconds a watch waits on a full queue before looking whether it was stopped
-# Whole relists at once: after a 410 every type lists again at the same moment, and each page
-# decoded whole is held while it is cut down; 60 at once was the peak the process then kept
-# (make soak, docs/integrations.md)
-RELISTS_AT_ONCE = 2
-_RELISTING = threading.BoundedSemaphore(RELISTS_AT_ONCE)
 ACCEPT_WATCH_METADATA = (
     "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 )
@@ -236,14 +231,12 @@ class Watcher:
             return version
         items: list[JSON] = []
         version = ""
-        with _RELISTING:
-            for page in self.client.pages(self.path, self.params, ACCEPT_METADATA):
-                meta_of_list = page.get("metadata") or {}
-                version = version or str(meta_of_list.get("resourceVersion") or "")
-                # only what the tracker reads of each (its key, version, deletion): whole
-                # metadata (managedFields) held until handled was 29 MB that serve kept for
-                # good at 1,000 pods (make soak)
-                items += [typed(_relisted_meta(i), self.resource) for i in page.get("items") or []]
+        for page in self.client.pages(self.path, self.params, ACCEPT_METADATA):
+            version = version or str((page.get("metadata") or {}).get("resourceVersion") or "")
+            # only what the tracker reads of each (its key, version, deletion): after a 410
+            # every type lists at once, and whole metadata (managedFields) held that long
+            # was 29 MB that serve kept for good at 1,000 pods (make soak)
+            items += [typed(_relisted_meta(i), self.resource) for i in page.get("items") or []]
         self._put(Change("RELISTED", self.resource, items=tuple(items)))
         return version
 

@@ -173,8 +173,8 @@ class FirstPass:
     """serve's first run, whose pass is also the watches' first: their session is built (each
     watch's resourceVersion read) before the run explains anything, its tracker notes what
     each explanation reads, and it starts on the run's findings. A pass of its own would read
-    and explain everything a second time, and the process keeps the memory of that second
-    pass's peak for good (docs/integrations.md)."""
+    and explain every terminating object a second time at start: its requests and CPU
+    (docs/integrations.md)."""
 
     def __init__(self, options: Options, wake: threading.Event, err: IO[str]) -> None:
         self.options, self.wake, self.err = options, wake, err

@@ -418,8 +418,7 @@ def test_serve_starts_with_one_pass(control_plane: ControlPlane, serving: Servin
     """serve's first run is also its watches' first pass (FirstPass): before the first watch
     opened, each list of every pod that a pass sends (the finder's; with two or more
     terminating namespaces, their content read across namespaces too) went once, where a pass
-    of the watches' own sent each again (and its peak was memory the process kept for good:
-    docs/integrations.md)."""
+    of the watches' own sent each again."""
     events = sorted(audited(control_plane, serving), key=lambda e: e["requestReceivedTimestamp"])
     first_watch = next(i for i, e in enumerate(events) if e["verb"] == "watch")
 

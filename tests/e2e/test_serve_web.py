@@ -436,11 +436,9 @@ def test_serve_starts_with_one_pass(control_plane: ControlPlane, serving: Servin
 # -- who may see the findings -------------------------------------------------------------------
 
 
-def test_the_findings_viewer_role_grants_the_service_proxy_alone(
-    control_plane: ControlPlane, tmp_path: Path
-) -> None:
-    """The chart's findings-viewer rules (from deploy/'s rendering), bound in a namespace:
-    `get` through the service proxy on serve's Service there, and nothing else."""
+def chart_viewer_and_service() -> tuple[list[JSON], tuple[str, int]]:
+    """From deploy/'s rendering of the chart: the findings-viewer ClusterRole's rules, and
+    serve's Service name and port."""
     documents = [d for d in yaml.safe_load_all(MANIFEST.read_text()) if d]
     (viewer,) = [
         d
@@ -448,10 +446,18 @@ def test_the_findings_viewer_role_grants_the_service_proxy_alone(
         if d["kind"] == "ClusterRole" and d["metadata"]["name"].endswith("-findings-viewer")
     ]
     (service,) = [d for d in documents if d["kind"] == "Service"]
-    name, port = service["metadata"]["name"], service["spec"]["ports"][0]["port"]
+    return viewer["rules"], (service["metadata"]["name"], service["spec"]["ports"][0]["port"])
+
+
+def test_the_findings_viewer_role_grants_the_service_proxy_alone(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """The chart's findings-viewer rules (from deploy/'s rendering), bound in a namespace:
+    `get` through the service proxy on serve's Service there, and nothing else."""
+    viewer_rules, (name, port) = chart_viewer_and_service()
     with Users(control_plane, tmp_path, "web-viewers") as users:
         where = users.namespace
-        user = users.user("teammate", namespace_rules={where: viewer["rules"]})
+        user = users.user("teammate", namespace_rules={where: viewer_rules})
         who = f"--as={user.username}"
         assert rights_granted(control_plane, who, "-n", where) == {"services/proxy": {"get"}}
 
@@ -506,14 +512,7 @@ def test_the_api_and_pages_through_the_api_servers_service_proxy(
     if why:
         skip_or_fail("service proxy", why)
     cp = control_plane
-    documents = [d for d in yaml.safe_load_all(MANIFEST.read_text()) if d]
-    (viewer,) = [
-        d
-        for d in documents
-        if d["kind"] == "ClusterRole" and d["metadata"]["name"].endswith("-findings-viewer")
-    ]
-    (service,) = [d for d in documents if d["kind"] == "Service"]
-    name, port = service["metadata"]["name"], service["spec"]["ports"][0]["port"]
+    viewer_rules, (name, port) = chart_viewer_and_service()
     with (
         NodeNetwork(PROXY_ADDRESS) as network,
         Users(cp, tmp_path / "users", "web-proxy") as users,
@@ -521,7 +520,7 @@ def test_the_api_and_pages_through_the_api_servers_service_proxy(
     ):
         where = users.namespace
         reader = users.user("serve", cluster_rules=READ_ONLY)
-        teammate = users.user("teammate", namespace_rules={where: viewer["rules"]})
+        teammate = users.user("teammate", namespace_rules={where: viewer_rules})
         # may read the Service itself and pods, but not use its proxy
         reads = [{"apiGroups": [""], "resources": ["services", "pods"], "verbs": ["get", "list"]}]
         outsider = users.user("outsider", namespace_rules={where: reads})

@@ -6,6 +6,13 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_DIR ?= .demo
 PYTEST_ARGS ?=
+# Test files run on this many pytest-xdist workers, a file to a worker and a control plane
+# each (tests/conftest.py), each worker's files in the order one process runs them (not the
+# biggest first: a file then meets only what the files before it left on its API server). The
+# e2e files mostly wait on their API servers, so two pay on two cores (docs/development.md,
+# "CI time"). WORKERS=0 runs them in pytest's own process.
+WORKERS ?= 2
+XDIST := -n $(WORKERS) --dist loadgroup --no-loadscope-reorder
 
 .PHONY: help venv lint test test-matrix unit e2e fuzz test-k9s test-headlamp demo demo-down control-plane \
 	clean deploy-manifests matrix-control-planes prebuild
@@ -45,10 +52,10 @@ control-plane:
 	bash hack/build-control-plane.sh
 
 unit: $(STAMP)
-	$(BIN)/pytest -m "not e2e" $(PYTEST_ARGS)
+	$(BIN)/pytest -m "not e2e" $(XDIST) $(PYTEST_ARGS)
 
 e2e: $(STAMP) control-plane
-	$(BIN)/pytest -m "e2e and not k9s and not headlamp" $(PYTEST_ARGS)
+	$(BIN)/pytest -m "e2e and not k9s and not headlamp" $(XDIST) $(PYTEST_ARGS)
 
 # CI runs the property tests derandomized (tests/profiles.py); exploring is this target's job.
 # A failure it finds is printed with its reproduce blob and kept in .hypothesis/ to replay.
@@ -56,7 +63,7 @@ fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest -m "hypothesis and not e2e" --hypothesis-show-statistics $(PYTEST_ARGS)
 
 test: lint $(STAMP) control-plane
-	$(BIN)/pytest -m "not k9s and not headlamp" $(PYTEST_ARGS)
+	$(BIN)/pytest -m "not k9s and not headlamp" $(XDIST) $(PYTEST_ARGS)
 
 # The k9s plugin in a real k9s, in tmux (tests/e2e/test_k9s.py). Its own target: building k9s
 # took 10m44s cold on a loaded 2-core machine (2.3 GB of modules). tmux and less come from
@@ -105,10 +112,13 @@ matrix-control-planes: control-plane
 	  K8S_VERSION=$$v BINARIES="$(MATRIX_BINARIES)" bash hack/build-control-plane.sh >/dev/null; \
 	done
 
-test-matrix: $(STAMP) matrix-control-planes
+# Each version's tests start once its binaries are there: the first version's run while
+# .ci/run's background build makes the next one (the build script takes a lock per version).
+test-matrix: $(STAMP) control-plane
 	@set -e; for v in $(MATRIX_VERSIONS); do \
+	  K8S_VERSION=$$v BINARIES="$(MATRIX_BINARIES)" bash hack/build-control-plane.sh >/dev/null; \
 	  echo "make test-matrix: Kubernetes $$v"; \
-	  K8S_VERSION=$$v $(BIN)/pytest -m e2e $(PYTEST_ARGS) tests/e2e; \
+	  K8S_VERSION=$$v $(BIN)/pytest -m e2e $(XDIST) $(PYTEST_ARGS) tests/e2e; \
 	done
 
 # What CI builds beside `make test`'s pytest (.ci/run): helm (make test's helm tests), the

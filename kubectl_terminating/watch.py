@@ -20,7 +20,7 @@ from kubectl_terminating.causes import cause_of
 from kubectl_terminating.client import ACCEPT_METADATA, Client, accept_for
 from kubectl_terminating.connection import connected, error_line
 from kubectl_terminating.errors import ApiError, ExitStatus, Gone, NotFound, TerminatingError
-from kubectl_terminating.find import listable_types
+from kubectl_terminating.find import drop_managed_fields, listable_types
 from kubectl_terminating.kinds import Kind
 from kubectl_terminating.live import LiveSource, LiveView
 from kubectl_terminating.model import JSON, Finding
@@ -231,7 +231,11 @@ class Watcher:
             return version
         items: list[JSON] = []
         version = ""
-        for page in self.client.pages(self.path, self.params, ACCEPT_METADATA):
+        # managedFields cut before decoding (as find's lists do): most of each item's bytes
+        pages = self.client.pages(
+            self.path, self.params, ACCEPT_METADATA, prune=drop_managed_fields
+        )
+        for page in pages:
             version = version or str((page.get("metadata") or {}).get("resourceVersion") or "")
             # only what the tracker reads of each (its key, version, deletion): after a 410
             # every type lists at once, and whole metadata (managedFields) held that long

@@ -51,10 +51,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "headlamp: the Headlamp plugin (make test-headlamp)")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Everything under tests/e2e is e2e, so `-m "not e2e"` runs the fast suite only. With
     K8S_VERSION set (make test-matrix), only the MATRIX modules' e2e tests run, none marked
-    node (the real node runs the pinned kubelet only)."""
+    node (the real node runs the pinned kubelet only). Each file is one unit of work for
+    pytest-xdist (`--dist loadgroup`): its module fixtures are made once, on one worker, each
+    worker with a control plane of its own."""
     matrix = bool(os.environ.get(K8S_VERSION_ENV))
     kept, dropped = [], []
     for item in items:
@@ -62,6 +65,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         e2e = E2E_DIR in path.parents
         if e2e:
             item.add_marker(pytest.mark.e2e)
+        item.add_marker(pytest.mark.xdist_group(path.name))
         if matrix and not (e2e and path.name in MATRIX and item.get_closest_marker("node") is None):
             dropped.append(item)
         else:

@@ -346,6 +346,16 @@ def verdict(
     table = "\n".join(["| what | measured |", "|---|---|", *(f"| {a} | {b} |" for a, b in rows)])
     print(table)
     (soak.state / "report.md").write_text(table + "\n")
+    # the resident set over time, the faults beside it: a high-water mark and a leak differ
+    # in shape, not in the two medians
+    marks = iter(sorted(seen.events))
+    mark = next(marks, None)
+    with open(soak.state / "rss.tsv", "w") as series:
+        for at, value in seen.rss:
+            what = ""
+            while mark is not None and mark[0] <= at:
+                what, mark = f"{what} {mark[1]}".strip(), next(marks, None)
+            series.write(f"{at:.0f}\t{value / mb:.1f}\t{what}\n")
     return 0 if all(checks.values()) else 1
 
 

@@ -12,6 +12,7 @@ is cut to 0s.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -220,6 +221,12 @@ def eventually(read: Callable[[], T], ok: Callable[[T], bool]) -> T:
         raise AssertionError(f"still not so after {WAIT}s; last read: {last}") from None
 
 
+def warned(exporter: tuple[_Proc, str]) -> list[str]:
+    """The last run's warnings, as the API serves them: which reads failed, and why."""
+    with urllib.request.urlopen(f"http://{exporter[1]}/api/v1/findings", timeout=10) as answer:
+        return list(json.loads(answer.read()).get("warnings") or [])
+
+
 def test_prometheus_sees_the_stuck_objects_fires_the_alerts_and_sees_them_go(
     control_plane: ControlPlane,
     seeded: JSON,
@@ -273,7 +280,10 @@ def test_prometheus_sees_the_stuck_objects_fires_the_alerts_and_sees_them_go(
     # with the shipped RBAC nothing was forbidden: the only failed reads are the discovery
     # of the aggregated API that has no backend
     failed = prom.query("kubectl_terminating_read_failures_total")
-    assert {dict(labels)["resource"] for labels in failed} <= {"discovery"}, failed
+    assert {dict(labels)["resource"] for labels in failed} <= {"discovery"}, (
+        failed,
+        warned(exporter),
+    )
 
     # the objects go: their series go, the per-blocker totals drop to zero, alerts resolve
     orphan, held_pod = seeded["orphan"], seeded["held"]

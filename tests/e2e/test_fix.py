@@ -71,6 +71,13 @@ def actions(plan: JSON) -> list[JSON]:
     return [a for o in plan["objects"] for a in o["actions"]]
 
 
+def the_action(plan: JSON) -> JSON:
+    """The plan's one action; the whole plan (its refusals say why) when it has another count."""
+    found = actions(plan)
+    assert len(found) == 1, json.dumps(plan, indent=1)
+    return found[0]
+
+
 def refusals(plan: JSON) -> list[JSON]:
     return [r for o in plan["objects"] for r in o["refused"]]
 
@@ -112,7 +119,7 @@ def test_pod_on_deleted_node_is_force_deleted(control_plane: ControlPlane, tmp_p
     cp = control_plane
     stuck = overdue_pod(cp, "fix-gone")
     plan = dry_run(cp, "pods", "-n", stuck.namespace)
-    [action] = actions(plan)
+    action = the_action(plan)
     assert action["action"] == "force-delete-pod"
     assert action["request"]["verb"] == "DELETE"
     assert action["request"]["body"]["gracePeriodSeconds"] == 0
@@ -281,7 +288,7 @@ def test_out_of_service_taint_only_on_the_operators_word(control_plane: ControlP
     assert f"--node-down {node}" in refused["reason"]
 
     plan = dry_run(cp, "pods", "-n", ns, "--node-down", node)
-    [action] = actions(plan)
+    action = the_action(plan)
     assert action["action"] == "taint-out-of-service"
     assert action["request"]["verb"] == "PATCH"
     assert action["request"]["body"][0]["op"] == "test"  # resourceVersion: a node back is refused
@@ -332,7 +339,7 @@ def test_finalizer_refused_while_its_operator_lease_is_renewed(
     # The operator is uninstalled: its Lease goes; now the finalizer can be removed.
     delete(cp, f"{LEASES}/namespaces/{ns}/leases/cert-manager-controller")
     plan = dry_run(cp, "all", "-n", ns)
-    [action] = actions(plan)
+    action = the_action(plan)
     assert action["action"] == "remove-finalizer" and action["finalizer"] == CERT_MANAGER
     ops = action["request"]["body"]
     assert {"op": "test", "path": "/metadata/finalizers/0", "value": CERT_MANAGER} in ops
@@ -355,7 +362,7 @@ def test_finalizer_removed_when_its_operator_lease_was_left_behind(
     _lease(cp, ns, "cert-manager-controller", renewed)
 
     plan = dry_run(cp, "all", "-n", ns)
-    [action] = actions(plan)
+    action = the_action(plan)
     assert action["action"] == "remove-finalizer" and action["finalizer"] == CERT_MANAGER
     [lease] = [c for c in action["proof"] if c["read"].endswith("/leases")]
     assert lease["holds"]
@@ -401,7 +408,7 @@ def test_orphaned_apiservice_deleted_then_namespaces_finish(control_plane: Contr
             message="the namespace controller stalled by discovery",
         )
         plan = dry_run(cp, "ns", operator_ns, other)
-        [action] = actions(plan)
+        action = the_action(plan)
         assert action["action"] == "delete-apiservice"
         assert action["target"]["name"] == stuck.name
         assert action["recreate"]["spec"]["service"]["name"] == "api"  # can be recreated
@@ -489,7 +496,7 @@ def test_namespace_spec_finalizer_removed_through_finalize(control_plane: Contro
         message="the namespace controller done with its own finalizer",
     )
     plan = dry_run(cp, "ns", ns)
-    [action] = actions(plan)
+    action = the_action(plan)
     assert action["action"] == "finalize-namespace"
     assert action["request"]["verb"] == "PUT"
     assert action["request"]["path"] == f"/api/v1/namespaces/{ns}/finalize"

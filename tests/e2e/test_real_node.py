@@ -719,13 +719,15 @@ def leftovers(state_dir: Path) -> list[str]:
 
 @pytest.mark.parametrize("runtime_down", [False, True])
 def test_a_recorded_node_is_stopped_from_another_process(
-    node: RealNode, tmp_path: Path, runtime_down: bool
+    node: RealNode, tmp_path_factory: pytest.TempPathFactory, runtime_down: bool
 ) -> None:
     """`make demo-down`: a node started detached (as `make demo` does) is stopped by another
     process from what it recorded, with nothing left: no kubelet, containerd, shim or container
     process (a hook's too: in a hostPID pod it outlives its container), no mount; also when
     containerd is already gone and cannot be asked to kill its containers."""
-    detached = RealNode(node.cp, tmp_path / "detached", die_with_parent=False)
+    # a short directory: the kubelet's sockets under it must fit a unix socket path's 107 bytes
+    # (a test's own tmp_path under a pytest-xdist worker did not)
+    detached = RealNode(node.cp, tmp_path_factory.mktemp("detached"), die_with_parent=False)
     try:
         detached.start()
         detached.record()

@@ -186,9 +186,9 @@ class NodeKubelet(threading.Thread):
         deadline = datetime.fromisoformat(meta["deletionTimestamp"].replace("Z", "+00:00"))
         if datetime.now(timezone.utc) < deadline:
             return  # containers still stopping: the volumes come after them
-        if name not in self.killed:
-            self.killed.add(name)
+        if name not in self.killed:  # marked only once written: a failed write is retried
             set_pod_status(self.cp, ns, name, "Failed", {"app": "terminated:137"})
+            self.killed.add(name)
         if set(drivers) <= set(self._drivers()):
             delete(self.cp, path, grace_period=0)  # unmounted through the driver
 
@@ -261,6 +261,13 @@ def test_a_csi_node_plugin_deleted_with_the_pods_using_its_volumes(
     pod = f"/api/v1/namespaces/{doomed}/pods/app-0"
     leftovers += [f"/api/v1/namespaces/{doomed}/persistentvolumeclaims/data", pod]
     still_terminating(cp, pod, seconds=6)
+    # what the user sees once the kubelet has stopped the containers (under load, after the
+    # namespace controller reached the pod and its grace period ran out): only the volume stays
+    wait_for(
+        lambda: (get_or_none(cp, pod) or {}).get("status", {}).get("phase") == "Failed",
+        timeout=SETTLE * 2,
+        message="the kubelet stopped app-0's containers",
+    )
     assert main_blocker(admin, doomed, "Pod", "app-0") == "csi-driver-missing"
 
 

@@ -10,10 +10,8 @@ PYTEST_ARGS ?=
 # each (tests/conftest.py), each worker's files in the order one process runs them (not the
 # biggest first: a file then meets only what the files before it left on its API server). The
 # e2e files mostly wait on their API servers, so two pay on two cores (docs/development.md,
-# "CI time"). Opt-in for now (WORKERS=2): a newcomer's run on two workers had one failure, a
-# kubectl-terminating request as admin from another file's leftover process inside
-# test_kubectl_parity's audit window; WORKERS=0 runs them in pytest's own process.
-WORKERS ?= 0
+# "CI time"). WORKERS=0 runs them in pytest's own process (`-s`, a debugger).
+WORKERS ?= 2
 XDIST := -n $(WORKERS) --dist loadgroup --no-loadscope-reorder
 
 .PHONY: help venv lint test test-matrix unit e2e fuzz test-k9s test-headlamp demo demo-down control-plane \

@@ -6,6 +6,7 @@ Table lists, discovery, bounded concurrency, retries for idempotent reads and ty
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import ssl
@@ -526,12 +527,13 @@ class Client:
         params: dict[str, Any] | None = None,
         accept: str = ACCEPT_JSON,
         limit: float | None = None,
+        hangup: Hangup | None = None,
     ) -> Iterator[bytes]:
         """GET path and yield the body as it arrives, chunk by chunk: memory stays one chunk
         however large the answer (a whole list in one request). Faults and statuses before
         the body starts are retried and raised as in get(); the request timeout (or `limit`,
         0: none) bounds the whole read. A fault once the body has started raises Unreachable
-        (no retry: the caller has already consumed part of it)."""
+        (no retry: the caller has already consumed part of it); so does a hang-up."""
         limit = self.request_timeout if limit is None else limit
         pool, url, headers, give_up_at = self._prepare(path, params, accept, limit)
 
@@ -548,6 +550,8 @@ class Client:
         if response is None:  # answered, not 200 and not an error: nothing to stream
             raise self._api_error(answer.status, answer.body, path)
         size = 0
+        if hangup is not None:
+            hangup.opened(response)
         try:
             for chunk in self._chunks(response, give_up_at):
                 size += len(chunk)
@@ -559,6 +563,10 @@ class Client:
             response.close()
             raise
         finally:
+            if hangup is not None:
+                hangup.opened(None)
+                if hangup.hung_up:
+                    response.close()  # shut mid-body: not a connection for the pool
             response.release_conn()
         self._log_request(url, 200, size, started, response.headers)
 
@@ -580,12 +588,19 @@ class Client:
             sent = f" ({encoding})" if encoding else ""
             self.log.write(f"{method} {url} {status} in {elapsed * 1000:.0f} ms{sent}\n")
 
-    def watch(self, path: str, params: dict[str, Any], accept: str = ACCEPT_JSON) -> Iterator[JSON]:
+    def watch(
+        self,
+        path: str,
+        params: dict[str, Any],
+        accept: str = ACCEPT_JSON,
+        hangup: Hangup | None = None,
+    ) -> Iterator[JSON]:
         """A watch request (params: resourceVersion, timeoutSeconds, ...): each event as the
-        server sends it, one JSON document a line, until the server ends the request. Not
-        bounded by the request timeout: a watch is meant to stay open."""
+        server sends it, one JSON document a line, until the server ends the request (or
+        `hangup` does). Not bounded by the request timeout: a watch is meant to stay open."""
         pending = b""
-        for chunk in self.stream(path, {**params, "watch": "true"}, accept, limit=0):
+        stream = self.stream(path, {**params, "watch": "true"}, accept, limit=0, hangup=hangup)
+        for chunk in stream:
             pending += chunk
             *lines, pending = pending.split(b"\n")
             for line in lines:
@@ -729,6 +744,44 @@ def _load_client_cert(context: ssl.SSLContext, cert: bytes, key: bytes, name: st
         raise ConfigError(f'context "{name}": client certificate or key is not valid PEM') from None
     finally:
         os.unlink(path)
+
+
+class Hangup:
+    """Ends a stream from another thread: its blocking read returns at once, so a watch
+    being stopped ends now, not at the server's next event (a bookmark, a minute or more
+    away) with its request still open. A stream opened after the hang-up ends at once too.
+    Needs urllib3 >= 2.3 (HTTPResponse.shutdown); before it, the stream ends as it did."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: urllib3.BaseHTTPResponse | None = None
+        self.hung_up = False
+
+    @property
+    def reading(self) -> bool:
+        """A stream is open."""
+        return self._open is not None
+
+    def now(self) -> None:
+        with self._lock:
+            self.hung_up = True
+            if self._open is not None:
+                _shut(self._open)
+
+    def opened(self, response: urllib3.BaseHTTPResponse | None) -> None:
+        """The stream's response while it is read; None once read (its connection may serve
+        another request after, which a hang-up must not end)."""
+        with self._lock:
+            self._open = response
+            if response is not None and self.hung_up:
+                _shut(response)
+
+
+def _shut(response: urllib3.BaseHTTPResponse) -> None:
+    shutdown = getattr(response, "shutdown", None)  # urllib3 >= 2.3
+    if shutdown is not None:
+        with contextlib.suppress(OSError):  # already closed
+            shutdown()
 
 
 class _Answer(NamedTuple):

@@ -17,7 +17,7 @@ from typing import IO
 
 from kubectl_terminating import kinds
 from kubectl_terminating.causes import cause_of
-from kubectl_terminating.client import ACCEPT_METADATA, Client, accept_for
+from kubectl_terminating.client import ACCEPT_METADATA, Client, Hangup, accept_for
 from kubectl_terminating.connection import connected, error_line
 from kubectl_terminating.errors import ApiError, ExitStatus, Gone, NotFound, TerminatingError
 from kubectl_terminating.find import drop_managed_fields, listable_types
@@ -129,13 +129,14 @@ class Watcher:
     ) -> None:
         """whole: a relist reads every object (the command's kind); otherwise one item
         gives the resourceVersion to go on from and every dependent is explained again.
-        stopped: set, the watch ends (at its next event or reconnection)."""
+        stopped: set, the watch ends at its next event or reconnection; stop() ends it now."""
         self.client, self.resource, self.changes, self.whole = client, resource, changes, whole
         self.path = resource.path(namespace)
         self.params = selectors.params()
         self.stopped = stopped or threading.Event()
         self.thread: threading.Thread | None = None
         self.given_up = False  # the type cannot be watched (LOST): its thread ended on purpose
+        self.hangup = Hangup()  # ends the open watch request from another thread
 
     def resource_version(self) -> str | None:
         """Where the watch starts: now (read before the first explanations, so nothing that
@@ -151,6 +152,12 @@ class Watcher:
         name = f"watch {self.resource.qualified}"
         self.thread = threading.Thread(target=self._run, args=(version,), name=name, daemon=True)
         self.thread.start()
+
+    def stop(self) -> None:
+        """End the watch now: its request closed, its thread ended without waiting for the
+        server's next event."""
+        self.stopped.set()
+        self.hangup.now()
 
     def failed(self) -> bool:
         """Its thread ended, and not because the type cannot be watched or it was stopped."""
@@ -212,7 +219,7 @@ class Watcher:
             "timeoutSeconds": WATCH_SECONDS,
         }
         # metadata only: which object changed is all a watch tells; explaining reads the rest
-        for event in self.client.watch(self.path, params, ACCEPT_WATCH_METADATA):
+        for event in self.client.watch(self.path, params, ACCEPT_WATCH_METADATA, self.hangup):
             kind, obj = str(event.get("type")), event.get("object")
             if not isinstance(obj, dict):
                 continue
@@ -537,9 +544,12 @@ class Session:
                 watcher.start(version)
 
     def stop(self) -> None:
-        """End the watches (each at its next event or reconnection): a session set up
-        again must not leave the old one's threads reading."""
+        """End the watches now, their requests closed: a session set up again must not
+        leave the old one's threads reading (each for a minute or more, until the server's
+        next event), nor a stopped serve its requests open."""
         self.stopped.set()
+        for watcher in self.watchers:
+            watcher.stop()
 
     def failed_watches(self) -> list[str]:
         """The types whose watch thread ended on an error it did not survive."""

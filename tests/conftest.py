@@ -18,6 +18,7 @@ from tests.harness.controlplane import (
     ControlPlane,
     build_binaries,
 )
+from tests.harness.strays import plugin_processes, stop_strays, watch_threads
 
 E2E_DIR = Path(__file__).parent / "e2e"
 # What `make test-matrix` runs on every Kubernetes it tests besides the pinned one: the
@@ -118,3 +119,19 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
         yield cp
     finally:
         cp.stop()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_stray_plugin_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A test file leaves none of the plugin's processes or watch threads running: one would
+    go on reading the control plane, and a later file that audits who read what would see its
+    requests. Made first in each module, so checked after the module's own fixtures have
+    stopped theirs; a stray process is killed and fails the file's last test with its command
+    line, as does a watch thread (by name)."""
+    basetemp = tmp_path_factory.getbasetemp()
+    before, threads_before = set(plugin_processes(basetemp)), set(watch_threads())
+    yield
+    strays = stop_strays(basetemp, before)
+    assert not strays, f"plugin processes left running (killed now): {strays}"
+    threads = [t for t in watch_threads() if t not in threads_before]
+    assert not threads, f"watch threads left running: {threads}"

@@ -15,6 +15,7 @@ from tests.harness import scenarios
 from tests.harness.api import create_namespace, remove_finalizers, unique_ns, wait_for
 from tests.harness.cli import start_serve
 from tests.harness.controlplane import ControlPlane, free_port
+from tests.harness.strays import watch_threads
 
 pytestmark = pytest.mark.e2e
 
@@ -120,3 +121,31 @@ def test_an_error_while_following_changes_is_one_line_and_the_watching_goes_on(
         stop.set()
         thread.join(timeout=60)
     assert not thread.is_alive()
+    wait_for(lambda: not watch_threads(), timeout=5, message="the watches of both sessions ended")
+
+
+def test_a_stopped_session_ends_its_watch_requests_at_once(control_plane: ControlPlane) -> None:
+    """serve's watches, stopped (serve ending, or setting them up again after an error): each
+    open request ends now, not at the server's next event, a bookmark about a minute away.
+    Left open, they went on reading as serve's user after it was done (and a later test that
+    audits who read what saw them end in its window)."""
+    import io
+    import threading
+
+    from kubectl_terminating.exporter.serve import watch_session
+    from kubectl_terminating.options import Options
+
+    assert not watch_threads()
+    ns = unique_ns("exp-stop")
+    create_namespace(control_plane, ns)
+    options = Options("all", namespace=ns, kubeconfig=str(control_plane.kubeconfig_path))
+    session = watch_session(options, threading.Event(), io.StringIO())
+    try:
+        assert len(watch_threads()) == len(session.watchers) > 1
+        reading = lambda: all(w.hangup.reading for w in session.watchers)  # noqa: E731
+        wait_for(reading, timeout=SOON, message="each watch request open on the server")
+    finally:
+        session.stop()
+    started = time.monotonic()
+    wait_for(lambda: not watch_threads(), timeout=5, message="the watch threads ended")
+    print(f"{len(session.watchers)} watches ended {time.monotonic() - started:.2f}s after stop")

@@ -126,6 +126,17 @@ def test_the_end_of_a_grace_period_is_looked_at_when_it_comes() -> None:
     assert before + 2 <= timers["db-2"] <= after + 2
 
 
+def stop(watcher: Watcher, server: FaultServer) -> None:
+    """The watch and the server stopped, the watch's thread ended: one left running would
+    retry the stopped server for the rest of the session. (Its request may still wait for
+    the server's headers, which a hang-up cannot cut: the server's stop ends it.)"""
+    watcher.stop()
+    server.stop()
+    if watcher.thread is not None:
+        watcher.thread.join(timeout=10)
+        assert not watcher.thread.is_alive()
+
+
 def test_a_watch_too_old_for_the_server_lists_again_and_goes_on_from_there() -> None:
     """410 Gone (the API server restarted, its watch cache moved on): the pods are listed
     again (RELISTED with what is there now) and watched from the list's resourceVersion (e2e
@@ -143,12 +154,13 @@ def test_a_watch_too_old_for_the_server_lists_again_and_goes_on_from_there() -> 
         Step(delay=3600),  # the watch from 21 stays open
     )
     changes: queue.Queue[Change] = queue.Queue()
+    watcher = Watcher(make_client(server), PODS, "shop", EVERYTHING, changes, True)
     try:
-        Watcher(make_client(server), PODS, "shop", EVERYTHING, changes, True).start("10")
+        watcher.start("10")
         relisted, modified = changes.get(timeout=30), changes.get(timeout=30)
         asked = [parse_qs(urlsplit(s.path).query) for s in server.requests(path)]
     finally:
-        server.stop()
+        stop(watcher, server)
     assert (relisted.event, [meta(i)["name"] for i in relisted.items]) == ("RELISTED", ["web-0"])
     assert relisted.items[0]["kind"] == "Pod"
     assert set(relisted.items[0]["metadata"]) == {"name", "namespace", "resourceVersion"}
@@ -188,19 +200,20 @@ def test_a_watch_survives_an_error_that_is_no_api_error(monkeypatch: pytest.Monk
     monkeypatch.setattr(watch, "typed", typed_once_failing)
     monkeypatch.setattr(watch, "FIRST_BACKOFF", 0.01)
     changes: queue.Queue[Change] = queue.Queue()
+    watcher = Watcher(make_client(server), PODS, "shop", EVERYTHING, changes, True)
     try:
-        watcher = Watcher(make_client(server), PODS, "shop", EVERYTHING, changes, True)
         watcher.start("10")
         interrupted, modified = changes.get(timeout=30), changes.get(timeout=30)
         asked = [parse_qs(urlsplit(s.path).query) for s in server.requests(path)]
         alive = watcher.thread is not None and watcher.thread.is_alive()
+        failed = watcher.failed()
     finally:
-        server.stop()
+        stop(watcher, server)
     assert (interrupted.event, interrupted.message) == ("INTERRUPTED", "ValueError: injected")
     assert (modified.event, meta(modified.obj)["name"]) == ("MODIFIED", "web-1")
     # on from past the event it choked on: the same answer again would choke it again
     assert [q.get("resourceVersion") for q in asked[:2]] == [["10"], ["11"]]
-    assert alive and not watcher.failed()
+    assert alive and not failed
 
 
 def test_a_watch_waits_on_a_full_queue_and_ends_when_stopped() -> None:
@@ -252,11 +265,11 @@ def test_a_watch_refused_after_it_ran_tries_again(monkeypatch: pytest.MonkeyPatc
     )
     monkeypatch.setattr(watch, "FIRST_BACKOFF", 0.01)
     changes: queue.Queue[Change] = queue.Queue()
+    watcher = Watcher(make_client(server), PODS, "shop", EVERYTHING, changes, True)
     try:
-        watcher = Watcher(make_client(server), PODS, "shop", EVERYTHING, changes, True)
         watcher.start("10")
         seen = [changes.get(timeout=30) for _ in range(3)]
     finally:
-        server.stop()
+        stop(watcher, server)
     assert [c.event for c in seen] == ["MODIFIED", "INTERRUPTED", "MODIFIED"]
     assert meta(seen[2].obj)["name"] == "web-1" and not watcher.given_up

@@ -779,8 +779,9 @@ class Hangup:
 
 def _shut(response: urllib3.BaseHTTPResponse) -> None:
     shutdown = getattr(response, "shutdown", None)  # urllib3 >= 2.3
-    if shutdown is not None:
-        with contextlib.suppress(OSError):  # already closed
+    # no socket to shut (closed, released, or none it can reach): it ends as it did before
+    with contextlib.suppress(OSError, ValueError, RuntimeError, NotImplementedError):
+        if shutdown is not None:
             shutdown()
 
 

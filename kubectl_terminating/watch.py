@@ -624,10 +624,13 @@ def wait_gone(
     session = Session(client, LiveView(client), request, lines, err)
     session.tracker.start(Result(findings))
     session.start()
-    # gone before the watches began? read each once (after their resourceVersion was taken)
-    for key in list(session.tracker.objects):
-        session.tracker.refresh(key)
-    session.follow(time.monotonic() + timeout)
+    try:
+        # gone before the watches began? read each once (after their resourceVersion was taken)
+        for key in list(session.tracker.objects):
+            session.tracker.refresh(key)
+        session.follow(time.monotonic() + timeout)
+    finally:
+        session.stop()  # its requests end with the wait, not at the server's next event
     left = [f"{safe(k[1] + '/' if k[1] else '')}{safe(k[2])}" for k in session.tracker.objects]
     if left:
         print(f"error: timed out waiting for {len(left)} to go: {', '.join(left)}", file=err)

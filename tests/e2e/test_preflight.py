@@ -38,7 +38,7 @@ from tests.harness.api import (
     wait_for,
 )
 from tests.harness.api_extensions import create_apiservice, create_crd, create_custom_object
-from tests.harness.backend import Backend
+from tests.harness.backend import Backend, stop_all
 from tests.harness.cli import run_cli
 from tests.harness.controlplane import ApiError, ControlPlane
 from tests.harness.kubelet import (
@@ -96,6 +96,7 @@ def outcome_table() -> Iterator[None]:
     yield
     for operator in OPERATORS:
         operator.stopped.set()
+    stop_all()
     write_outcomes()
     for cp, path in reversed(STUCK):  # let what the positives left go (a shared cluster)
         unstick(cp, path)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import signal
 import socket
 import ssl
@@ -16,7 +15,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -37,6 +35,7 @@ from tests.harness.api import (
     wait_for,
 )
 from tests.harness.api_extensions import apiservice_condition
+from tests.harness.backend import local_address
 from tests.harness.cli import ROOT, assert_one_line_error, run_cli, run_json
 from tests.harness.controlplane import ApiError, ControlPlane, kubeconfig_document
 from tests.harness.scenarios import (
@@ -46,7 +45,6 @@ from tests.harness.scenarios import (
     pod_with_running_containers,
     pod_with_unreclaimed_volume,
 )
-from tests.harness.tiers import skip_or_fail
 from tests.harness.users import RBAC, Users, rule
 
 pytestmark = pytest.mark.e2e
@@ -350,17 +348,6 @@ def test_tampered_token_is_one_line_naming_the_context(
 # -- a slow aggregated API ----------------------------------------------------------------------
 
 
-def host_address() -> str | None:
-    """A non-loopback address of this machine: Endpoints and EndpointSlices reject 127/8."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(("192.0.2.1", 9))  # UDP: picks the outgoing address, sends nothing
-        except OSError:
-            return None
-        address: str = probe.getsockname()[0]
-    return None if address.startswith("127.") else address
-
-
 class SlowApi:
     """An aggregated API served by a local HTTPS server: discovery answers at once, lists of
     `slowthings` in the namespaces named `slow` (or across all namespaces) never do."""
@@ -453,35 +440,9 @@ class SlowApi:
         self.httpd.server_close()
 
 
-@contextmanager
-def backend_address(use_host: bool = True) -> Iterator[str]:
-    """A non-loopback address of this machine at which the API server reaches a local backend:
-    the outgoing one, else one on a veth pair added for the block (root and `ip`): an
-    address on any local interface is delivered locally."""
-    address = host_address() if use_host else None
-    if address is not None:
-        yield address
-        return
-    link, address = f"kt{secrets.token_hex(4)}", f"198.18.{secrets.randbelow(250) + 1}.1"
-    steps = (["add", link, "type", "veth", "peer", "name", f"{link}p"], ["set", link, "up"])
-    try:
-        for step in steps:
-            subprocess.run(["ip", "link", *step], check=True, capture_output=True, timeout=10)
-        add = ["ip", "addr", "add", f"{address}/32", "dev", link]
-        subprocess.run(add, check=True, capture_output=True, timeout=10)
-    except (OSError, subprocess.SubprocessError) as error:
-        subprocess.run(["ip", "link", "del", link], capture_output=True, timeout=10, check=False)
-        reason = f"no non-loopback IPv4 address and no veth pair ({error})"
-        skip_or_fail("slow aggregated API", reason)
-    try:
-        yield address
-    finally:
-        subprocess.run(["ip", "link", "del", link], capture_output=True, timeout=10, check=False)
-
-
-def test_backend_address_without_a_route_is_a_veth_removed_after() -> None:
-    """The path the slow-API test takes on a host with no route (CI): a real local address."""
-    with backend_address(use_host=False) as address:
+def test_a_local_address_is_a_veth_removed_after() -> None:
+    """Where the slow API and the webhook backends listen: a real local address, gone after."""
+    with local_address("slow aggregated API") as address:
         assert not address.startswith("127.")
         with socket.create_server((address, 0)) as server:
             port = server.getsockname()[1]
@@ -495,7 +456,7 @@ def test_backend_address_without_a_route_is_a_veth_removed_after() -> None:
 def slow_api(control_plane: ControlPlane) -> Iterator[SlowApi]:
     """An Available APIService whose lists hang. Removed at the end: the namespace controller
     of the shared cluster lists every type of every namespace it deletes."""
-    with backend_address() as address:
+    with local_address("slow aggregated API") as address:
         yield from _slow_api(control_plane, address)
 
 

@@ -1,5 +1,6 @@
-"""A real backend for admission webhooks and aggregated APIs: an HTTPS server on this machine's
-non-loopback address (the API server rejects loopback endpoints), behind a selector-less
+"""A real backend for admission webhooks and aggregated APIs: an HTTPS server on a non-loopback
+address of this machine, on a veth pair made for it (the API server rejects loopback endpoints;
+an address on a local interface is delivered locally, so no packet leaves), behind a selector-less
 Service whose EndpointSlice and Endpoints point at it, "run" by a pod object on a live node.
 
 It allows every AdmissionReview and answers discovery for any group. When its pod is deleted
@@ -13,9 +14,10 @@ import base64
 import contextlib
 import json
 import secrets
-import socket
 import ssl
+import subprocess
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -23,17 +25,33 @@ from typing import Any
 from tests.harness.api import MERGE, delete, get_or_none, micro_time
 from tests.harness.controlplane import ControlPlane, _make_ca, _make_leaf
 from tests.harness.kubelet import create_pod
+from tests.harness.tiers import skip_or_fail
 
 JSON = dict[str, Any]
 
 
-def host_address() -> str:
-    """This machine's address on its default route (no packet is sent)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        probe.connect(("192.0.2.1", 9))
-        address = str(probe.getsockname()[0])
-    assert not address.startswith("127."), "needs a non-loopback IPv4 address"
-    return address
+@contextlib.contextmanager
+def local_address(tier: str) -> Iterator[str]:
+    """A non-loopback IPv4 address of this machine for the block: on a veth pair added for it
+    and deleted after (root and `ip`; the address goes with its link). Without them, the
+    tier's tests fail in CI and skip elsewhere."""
+    link = f"kt{secrets.token_hex(4)}"
+    address = f"198.18.{secrets.randbelow(256)}.{secrets.randbelow(254) + 1}"  # RFC 2544
+    steps = (
+        ["ip", "link", "add", link, "type", "veth", "peer", "name", f"{link}p"],
+        ["ip", "link", "set", link, "up"],
+        ["ip", "addr", "add", f"{address}/32", "dev", link],
+    )
+    try:
+        for step in steps:
+            subprocess.run(step, check=True, capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError) as error:
+        subprocess.run(["ip", "link", "del", link], capture_output=True, timeout=10, check=False)
+        skip_or_fail(tier, f"no veth pair for a local non-loopback address ({error})")
+    try:
+        yield address
+    finally:
+        subprocess.run(["ip", "link", "del", link], capture_output=True, timeout=10, check=False)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -125,13 +143,18 @@ def publish_service(
     )
 
 
+RUNNING: list[Backend] = []  # stop_all() ends them, whatever their tests did
+
+
 class Backend(threading.Thread):
     def __init__(self, cp: ControlPlane, ns: str, node: str, directory: Path) -> None:
         super().__init__(daemon=True)
         self.cp, self.ns, self.node = cp, ns, node
         self.service = f"backend-{secrets.token_hex(2)}"
         self.pod = f"{self.service}-0"
-        self.address = host_address()
+        self.network = contextlib.ExitStack()  # its veth pair, deleted when it stops
+        self.address = self.network.enter_context(local_address("webhook backends"))
+        RUNNING.append(self)
         self.stopped = threading.Event()
         directory.mkdir(parents=True, exist_ok=True)
         host = f"{self.service}.{ns}.svc"
@@ -198,9 +221,20 @@ class Backend(threading.Thread):
     def _close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+        self.network.close()
 
     def client_config(self, path: str = "/validate") -> JSON:
         return {
             "service": {"namespace": self.ns, "name": self.service, "path": path, "port": 443},
             "caBundle": base64.b64encode(self.ca_bundle.encode()).decode(),
         }
+
+
+def stop_all() -> None:
+    """Every backend stopped, its veth pair deleted (a test that failed left some running)."""
+    while RUNNING:
+        backend = RUNNING.pop()
+        backend.stopped.set()
+        if backend.is_alive():
+            backend.join(timeout=10)
+        backend.network.close()  # also when its thread never started

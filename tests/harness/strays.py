@@ -12,8 +12,10 @@ import threading
 import time
 from pathlib import Path
 
+from tests.harness.controlplane import _pid_cmdline
+
 PROC = Path("/proc")
-MARKS = (b"kubectl_terminating", b"kubectl-terminating")
+MARKS = ("kubectl_terminating", "kubectl-terminating")
 
 
 def _read(pid: str, name: str) -> bytes:
@@ -44,17 +46,17 @@ def plugin_processes(basetemp: Path) -> dict[int, str]:
     descendant of it, or one whose command line or environment names its temporary directory
     (a process started through tmux or k9s is no child of ours). Another pytest process's,
     which has a basetemp of its own, is not counted."""
-    me, mine = str(os.getpid()), str(basetemp).encode()
+    me, mine = str(os.getpid()), str(basetemp)
     found = {}
     for entry in PROC.iterdir():
         pid = entry.name
         if not pid.isdigit() or pid == me:
             continue
-        argv = _read(pid, "cmdline")
-        if not any(mark in argv for mark in MARKS) or b"pytest" in argv:
+        command = " ".join(_pid_cmdline(int(pid)))
+        if not any(mark in command for mark in MARKS) or "pytest" in command:
             continue
-        if _is_descendant(pid, me) or mine in argv or mine in _read(pid, "environ"):
-            found[int(pid)] = argv.replace(b"\0", b" ").decode(errors="replace").strip()
+        if _is_descendant(pid, me) or mine in command or mine.encode() in _read(pid, "environ"):
+            found[int(pid)] = command
     return found
 
 

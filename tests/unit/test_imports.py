@@ -16,7 +16,16 @@ PACKAGE = Path(__file__).resolve().parents[2] / "kubectl_terminating"
 # Lowest first. Within a floor modules may import one another (never in a cycle).
 FLOORS: tuple[tuple[str, ...], ...] = (
     # what every floor may read: the blocker table, errors, times, types, terminal safety
-    ("kubectl_terminating", "causes", "errors", "timeutil", "resources", "terminal", "bounded"),
+    (
+        "kubectl_terminating",
+        "causes",
+        "errors",
+        "timeutil",
+        "resources",
+        "terminal",
+        "bounded",
+        "catalogue",
+    ),
     ("model", "selectors", "kubeconfig", "options", "nodeanswers"),
     ("view", "proxy", "socks", "gather"),
     ("client", "reads", "source", "staticview", "discovery"),

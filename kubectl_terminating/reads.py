@@ -168,6 +168,16 @@ def events_for(view: ClusterView, namespace: str, uid: str) -> list[JSON]:
     return _list(view, EVENTS, namespace, Selectors(fields=selector))
 
 
+def events_named(view: ClusterView, namespace: str, kind: str, name: str) -> list[JSON]:
+    """core/v1 Events whose involvedObject is the `kind` named `name` (a pasted event may carry
+    no uid; the server serves these field selectors too)."""
+    selector = (
+        f"involvedObject.kind={escape_field_value(kind)},"
+        f"involvedObject.name={escape_field_value(name)}"
+    )
+    return _list(view, EVENTS, namespace, Selectors(fields=selector))
+
+
 def node_events(view: ClusterView, name: str) -> list[JSON]:
     """core/v1 Events about Node `name`: the node controller and the kubelet record them in
     `default` (NodeNotReady, NodeReady)."""

@@ -67,6 +67,10 @@ def metadata_only(obj: JSON, resource: Resource) -> JSON:
 
 
 class StaticView:
+    # objects someone saved or pasted: an event may name its object without its uid (as
+    # `kubectl describe` prints them), so reads.events_named may match it (explain/events.py)
+    in_memory = True
+
     def __init__(
         self,
         objects: Iterable[JSON],

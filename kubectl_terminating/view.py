@@ -66,6 +66,12 @@ def undated(view: ClusterView) -> bool:
     return bool(getattr(view, "undated", False))
 
 
+def in_memory(view: ClusterView) -> bool:
+    """The view holds objects saved or pasted (StaticView), not a live API server: events may
+    lack their object's uid, and a read costs no request."""
+    return bool(getattr(view, "in_memory", False))
+
+
 class ClusterView(Protocol):
     """The few generic reads every view serves (kubectl's dynamic client is the model).
 

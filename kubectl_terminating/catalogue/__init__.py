@@ -38,7 +38,9 @@ def read_document(path: Path) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise CatalogueError(f"error loading knowledge file {path}: not valid YAML{where}") from None
+        raise CatalogueError(
+            f"error loading knowledge file {path}: not valid YAML{where}"
+        ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):

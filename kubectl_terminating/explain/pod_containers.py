@@ -10,11 +10,10 @@ from dataclasses import dataclass
 
 from kubectl_terminating.causes import CERTAIN, CONTAINERS_RUNNING, LIKELY
 from kubectl_terminating.explain.common import as_dict, list_of, text
+from kubectl_terminating.explain.events import event_evidence, newest_event
 from kubectl_terminating.explain.pod_facts import (
     PodFacts,
     condition_of,
-    event_evidence,
-    newest_event,
     node_ref,
     past_text,
     running_containers,

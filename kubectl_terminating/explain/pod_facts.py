@@ -24,6 +24,7 @@ from kubectl_terminating.explain.common import (
     meta,
     text,
 )
+from kubectl_terminating.explain.events import event_evidence, event_time, events_about
 from kubectl_terminating.model import JSON, Evidence, FailedCheck, Finding, ObjectRef, Remedy
 from kubectl_terminating.reads import NODE_LEASE_NAMESPACE
 from kubectl_terminating.timeutil import human_duration, seconds_since
@@ -116,53 +117,6 @@ def container_states(pod: JSON) -> list[JSON]:
 
 def running_containers(finding: Finding) -> list[str]:
     return [c["name"] for c in finding.containers if c.get("state") == "running"]
-
-
-# -- events ------------------------------------------------------------------------------------
-
-
-def event_time(event: JSON) -> str:
-    series = as_dict(event.get("series"))
-    for value in (
-        series.get("lastObservedTime"),
-        event.get("lastTimestamp"),
-        event.get("eventTime"),
-        event.get("firstTimestamp"),
-    ):
-        if text(value):
-            return text(value)
-    return ""
-
-
-def event_evidence(event: JSON) -> Evidence:
-    reason, message = text(event.get("reason")), text(event.get("message"))
-    clipped = message if len(message) <= 200 else message[:197] + "..."
-    m = meta(event)
-    count = event.get("count")
-    return Evidence(
-        f"event {reason}: {clipped}",
-        ObjectRef("Event", text(m.get("name")), text(m.get("namespace")) or None, "v1"),
-        {
-            "reason": reason,
-            "message": message,
-            "count": count if isinstance(count, int) else None,
-            "lastTimestamp": event_time(event) or None,
-        },
-    )
-
-
-def newest_event(
-    events: list[JSON], reasons: Iterable[str] = (), phrases: Iterable[str] = ()
-) -> JSON | None:
-    """The newest event with one of reasons, or whose message contains one of phrases."""
-    reasons, phrases = set(reasons), [p.lower() for p in phrases]
-    found = [
-        e
-        for e in events
-        if text(e.get("reason")) in reasons
-        or any(p in text(e.get("message")).lower() for p in phrases)
-    ]
-    return max(found, key=event_time) if found else None
 
 
 # -- the node ----------------------------------------------------------------------------------
@@ -523,7 +477,7 @@ def kubelet_host(pod: JSON, view: ClusterView) -> str | None:
     spec ran. None when the events are not there or name more than one node."""
     uid, namespace = text(meta(pod).get("uid")), text(meta(pod).get("namespace"))
     try:
-        events = reads.events_for(view, namespace, uid) if uid else []
+        events = events_about(view, "Pod", namespace, text(meta(pod).get("name")), uid)
     except ReadFailed:
         return None
     hosts = {
@@ -664,11 +618,9 @@ class PodFacts(Facts):
     @cached_property
     def _events_read(self) -> tuple[list[JSON], str | None]:
         """The pod's events, and why they could not be read (None: they were)."""
-        if not self.finding.uid:
-            return [], None  # events are matched by uid; without one any match would be wrong
-        uid = self.finding.uid
-        try:
-            events = [as_dict(e) for e in reads.events_for(self.view, self.namespace, uid)]
+        uid = self.finding.uid or ""
+        try:  # by uid; in a file also by name (a paste may leave the uids out)
+            events = events_about(self.view, "Pod", self.namespace, self.name, uid)
         except ReadFailed as failed:
             self.warn(failed)
             return [], str(failed)

@@ -9,13 +9,8 @@ from dataclasses import dataclass
 
 from kubectl_terminating.causes import LIFECYCLE_HOOK, LIKELY
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
-from kubectl_terminating.explain.pod_facts import (
-    PodFacts,
-    event_evidence,
-    event_time,
-    spec_of,
-    status_of,
-)
+from kubectl_terminating.explain.events import event_evidence, event_time
+from kubectl_terminating.explain.pod_facts import PodFacts, spec_of, status_of
 from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
 from kubectl_terminating.timeutil import seconds_since
 

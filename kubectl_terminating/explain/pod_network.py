@@ -9,7 +9,8 @@ import shlex
 
 from kubectl_terminating.causes import CERTAIN, NETWORK_TEARDOWN
 from kubectl_terminating.explain.common import pods_on_node, text
-from kubectl_terminating.explain.pod_facts import PodFacts, event_evidence, newest_event
+from kubectl_terminating.explain.events import event_evidence, newest_event
+from kubectl_terminating.explain.pod_facts import PodFacts
 from kubectl_terminating.explain.pod_node import evicting_taints, taint_evidence, untaint
 from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
 

@@ -6,12 +6,11 @@ import shlex
 
 from kubectl_terminating.causes import CERTAIN, NODE_MISSING, NODE_NOT_READY, RUNTIME_UNAVAILABLE
 from kubectl_terminating.explain.common import as_dict, list_of, text
+from kubectl_terminating.explain.events import event_evidence, newest_event
 from kubectl_terminating.explain.pod_facts import (
     NodeProblem,
     PodFacts,
     container_states,
-    event_evidence,
-    newest_event,
     node_ref,
     spec_of,
 )

@@ -11,14 +11,8 @@ from collections.abc import Iterator
 from kubectl_terminating import reads
 from kubectl_terminating.causes import DRA_DRIVER, LIKELY, POSSIBLE, RESOURCE_CLAIM, RESOURCES
 from kubectl_terminating.explain.common import as_dict, list_of, pods_on_node, text
-from kubectl_terminating.explain.pod_facts import (
-    PodFacts,
-    event_evidence,
-    newest_event,
-    node_ref,
-    spec_of,
-    status_of,
-)
+from kubectl_terminating.explain.events import event_evidence, newest_event
+from kubectl_terminating.explain.pod_facts import PodFacts, node_ref, spec_of, status_of
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
 
 TERMINAL = ("Succeeded", "Failed")  # written only once the claims are unprepared

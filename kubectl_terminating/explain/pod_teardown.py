@@ -14,7 +14,8 @@ from collections.abc import Sequence
 
 from kubectl_terminating.causes import POSSIBLE, TEARDOWN_UNFINISHED
 from kubectl_terminating.explain.common import text
-from kubectl_terminating.explain.pod_facts import PodFacts, event_evidence, newest_event, spec_of
+from kubectl_terminating.explain.events import event_evidence, newest_event
+from kubectl_terminating.explain.pod_facts import PodFacts, spec_of
 from kubectl_terminating.explain.pod_node import evicting_taints, taint_evidence, untaint
 from kubectl_terminating.model import Blocker, Evidence, Remedy
 

@@ -1,5 +1,5 @@
-"""The findings the explainers produce and the renderers print (the `-o json` contract: README.md,
-"Output contract"; blockers: docs/explainers.md)."""
+"""The findings the explainers produce and the renderers print (the `-o json` contract:
+docs/output.md; blockers: docs/explainers.md)."""
 
 from __future__ import annotations
 

@@ -194,6 +194,6 @@ def _describe(target: Target) -> JSON:
 
 
 def preflight(view: ClusterView, target: Target) -> JSON:
-    """The preflight report as a dict: `-o json`'s PreflightReport (README, Output contract)."""
+    """The preflight report as a dict: `-o json`'s PreflightReport (docs/preflight.md, Output)."""
     report = build_report(view, target)
     return {**report.to_json(), "exitCode": int(report.exit_code)}

@@ -1,5 +1,5 @@
 """The preflight report: predictions, the verdict and its exit code, the `-o json` document
-(README, "Output contract"), and `preflight`, the entry point that returns it as a dict."""
+(docs/preflight.md, "Output"), and `preflight`, the entry point that returns it as a dict."""
 
 from __future__ import annotations
 

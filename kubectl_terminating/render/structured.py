@@ -1,4 +1,4 @@
-"""`-o json`, `-o yaml` and `-o name`: the machine-readable contract (README, "Output contract")."""
+"""`-o json`, `-o yaml` and `-o name`: the machine-readable contract (docs/output.md)."""
 
 from __future__ import annotations
 

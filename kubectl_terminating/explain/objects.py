@@ -35,6 +35,7 @@ from kubectl_terminating.explain.namespaces import (
     stuck_pod_blockers,
 )
 from kubectl_terminating.explain.pods import explain_pod
+from kubectl_terminating.explain.readings import object_events, reading_blockers
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
 from kubectl_terminating.model import JSON, Blocker, Evidence, FailedCheck, Finding, Remedy
 from kubectl_terminating.resources import CRDS, Resource, metadata_only
@@ -164,6 +165,12 @@ def attach_dependents(facts: ObjectFacts) -> None:
     ]
 
 
+def readings(facts: ObjectFacts) -> list[Blocker]:
+    """What the object's events say through the catalogue (a Service whose load balancer the
+    cloud cannot delete), beside or instead of the finalizer a paste may leave out."""
+    return reading_blockers(facts, object_events(facts), readers_looked=True)
+
+
 def nothing_found(facts: ObjectFacts) -> list[Blocker]:
     """Last: no blocker found by the causes before it. Without finalizers an object goes at
     once; one that stays was read without them (a copy that left them out) or the API server
@@ -194,7 +201,15 @@ def nothing_found(facts: ObjectFacts) -> list[Blocker]:
     ]
 
 
-OBJECT_CAUSES = (grace_period, finalizers, claim_users, webhooks, conversion, nothing_found)
+OBJECT_CAUSES = (
+    grace_period,
+    finalizers,
+    claim_users,
+    webhooks,
+    conversion,
+    readings,
+    nothing_found,
+)
 
 
 def explain_object(

@@ -14,6 +14,7 @@ from datetime import datetime
 from functools import cached_property
 
 from kubectl_terminating import reads
+from kubectl_terminating.catalogue.evidence import read_status
 from kubectl_terminating.causes import CERTAIN, CONFIDENCES, HOOKS, LIKELY, TEARDOWN, cause_of
 from kubectl_terminating.explain.common import (
     AGE_UNKNOWN,
@@ -488,6 +489,17 @@ def kubelet_host(pod: JSON, view: ClusterView) -> str | None:
     return hosts.pop() if len(hosts) == 1 else None
 
 
+def lost_on(pod: JSON) -> str | None:
+    """The node the pod's status names (the node controller's NodeLost message: "Node X which
+    was running pod Y is unresponsive"), read through the catalogue."""
+    status = status_of(pod)
+    reason, message = text(status.get("reason")), text(status.get("message"))
+    if not reason:
+        return None
+    reading = read_status(reason, message, "Pod")
+    return (reading.names.get("node") or None) if reading is not None else None
+
+
 def status_known(pod: JSON) -> bool:
     """Whether the pod's container states can be read. A whole pod without status is a partial
     copy; a pod of a down node the finder read as metadata plus spec.nodeName (find.py) has no
@@ -505,8 +517,10 @@ def pod_finding(pod: JSON, view: ClusterView) -> Finding:
     finding.phase = text(status_of(pod).get("phase")) or None
     finding.containers = container_states(pod)
     if not isinstance(pod.get("spec"), dict):
-        finding.node = kubelet_host(pod, view)
+        finding.node = kubelet_host(pod, view) or lost_on(pod)
         finding.unknowns.append(SPEC_UNKNOWN if finding.node else NODE_UNKNOWN)
+    elif not finding.node:
+        finding.node = lost_on(pod)  # a paste that cut spec.nodeName
     if not status_known(pod):
         finding.unknowns.append(CONTAINERS_UNKNOWN)
     return finding

@@ -38,6 +38,7 @@ from kubectl_terminating.explain.pod_network import explain_network
 from kubectl_terminating.explain.pod_node import explain_node
 from kubectl_terminating.explain.pod_resources import explain_resources
 from kubectl_terminating.explain.pod_volumes import explain_volumes
+from kubectl_terminating.explain.readings import reading_blockers
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
 from kubectl_terminating.model import JSON, Blocker, Evidence, Finding, ObjectRef, Remedy
 from kubectl_terminating.resources import PODS
@@ -100,6 +101,16 @@ def explain_webhooks(facts: PodFacts) -> list[Blocker]:
     uid = text(meta(facts.pod).get("uid"))
     labels = labels_of(facts.pod)
     return webhook_blockers(PODS, writes, facts.namespace, facts.view, labels=labels, uid=uid)
+
+
+def explain_readings(facts: PodFacts) -> list[Blocker]:
+    """What the pod's events and status say through the catalogue, where no cause above said a
+    blocker of that type (a pasted pod without node or status: the event names the step)."""
+    if not facts.past_deadline:
+        return []
+    # the pod causes above read these entries with the node's context: where they could place
+    # the pod on its node, what they left unsaid the evidence contradicted
+    return reading_blockers(facts, facts.events, readers_looked=bool(facts.node_name))
 
 
 # -- nothing found -----------------------------------------------------------------------------
@@ -171,6 +182,7 @@ POD_CAUSES: tuple[PodCause, ...] = (
     explain_resources,
     explain_volumes,
     explain_webhooks,
+    explain_readings,
     explain_namespace,
     explain_unknown,  # last: it looks at what the others found
 )

@@ -218,6 +218,51 @@ def ignored() -> Mapping[str, str]:
     return _mapping(catalogue.builtin().get("ignored") or {}, "ignored", catalogue.BUILTIN)
 
 
+@dataclass(frozen=True)
+class Holder:
+    """What usually holds a kind whose finalizers a paste left out."""
+
+    kind: str
+    finalizer: str
+    holds_while: str
+    likely_when: str  # a fact of the file, named (explain/objects.py reads it)
+    source: Mapping[str, str]
+
+
+HOLDER_KEYS = ("finalizer", "while", "likely_when", "source")
+
+
+def parse_holders(document: Mapping[str, Any], path: Path | str) -> dict[str, Holder]:
+    found = {}
+    for kind, raw in _mapping(document.get("usual_holders", {}), "usual_holders", path).items():
+        where = f"usual_holders.{kind}"
+        holder = _mapping(raw, where, path)
+        for key in holder:
+            if key not in HOLDER_KEYS:
+                raise catalogue.fail(path, f"{where}.{key}", "unknown key")
+        source = _mapping(holder.get("source"), f"{where}.source", path)
+        for key in SOURCE_KEYS:
+            _text(source.get(key), f"{where}.source.{key}", path)
+        found[str(kind)] = Holder(
+            str(kind),
+            _text(holder.get("finalizer"), f"{where}.finalizer", path),
+            _text(holder.get("while"), f"{where}.while", path),
+            _text(holder.get("likely_when"), f"{where}.likely_when", path),
+            {k: str(source[k]) for k in SOURCE_KEYS},
+        )
+    return found
+
+
+@functools.cache
+def _holders() -> dict[str, Holder]:
+    return parse_holders(catalogue.builtin(), catalogue.BUILTIN)
+
+
+def usual_holder(kind: str) -> Holder | None:
+    """The finalizer that usually holds a `kind` being deleted, or None."""
+    return _holders().get(kind)
+
+
 def _said(phrases: Iterable[str], message: str) -> bool:
     lowered = message.lower()
     return any(p in lowered for p in phrases)

@@ -5,13 +5,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kubectl_terminating import reads
-from kubectl_terminating.causes import POSSIBLE, UNKNOWN, cause_of
+from kubectl_terminating.catalogue import evidence as evidence_catalogue
+from kubectl_terminating.causes import FINALIZER, LIKELY, POSSIBLE, UNKNOWN, cause_of
 from kubectl_terminating.explain.common import (
     Facts,
     add_warning,
+    as_dict,
     base_finding,
     grace_period,
     meta,
+    ref_of,
     run_causes,
     text,
 )
@@ -39,7 +42,7 @@ from kubectl_terminating.explain.readings import object_events, reading_blockers
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
 from kubectl_terminating.model import JSON, Blocker, Evidence, FailedCheck, Finding, Remedy
 from kubectl_terminating.resources import CRDS, Resource, metadata_only
-from kubectl_terminating.view import ClusterView
+from kubectl_terminating.view import ClusterView, in_memory
 
 
 def is_custom(resource: Resource, view: ClusterView) -> bool:
@@ -94,7 +97,9 @@ def claim_users(facts: ObjectFacts) -> list[Blocker]:
     node), so the headline names what holds the pod, not only the pod."""
     if not facts.resource.is_core("persistentvolumeclaims"):
         return []
-    if PVC_PROTECTION not in facts.finding.finalizers:
+    if finalizers_cut(facts):  # pvc-protection, the claim's usual holder, is not ruled out
+        facts.finding.unknowns.append(FINALIZERS_NOT_IN_FILE)
+    elif PVC_PROTECTION not in facts.finding.finalizers:
         return []
     namespace, name = facts.finding.namespace or "", facts.finding.name
     pods, failure = try_read(lambda: reads.pods(facts.view, namespace))
@@ -165,6 +170,74 @@ def attach_dependents(facts: ObjectFacts) -> None:
     ]
 
 
+FINALIZERS_NOT_IN_FILE = "metadata.finalizers not in the file"
+
+
+def finalizers_cut(facts: ObjectFacts) -> bool:
+    """A file's object shown being deleted without finalizers: a live server would have removed
+    it, so the paste cut them (absence in a paste is not absence in the cluster)."""
+    deleted = bool(text(meta(facts.obj).get("deletionTimestamp")))
+    return in_memory(facts.view) and deleted and not facts.finding.finalizers
+
+
+def _likely_held(facts: ObjectFacts, fact: str) -> bool:
+    """The fact of the file a catalogue holder names (usual_holders.*.likely_when)."""
+    obj, name = facts.obj, facts.finding.name
+    spec, status = as_dict(obj.get("spec")), as_dict(obj.get("status"))
+    if fact == "pod-uses-claim":
+        pods, _ = try_read(lambda: reads.pods(facts.view, facts.finding.namespace or ""))
+        return any(name in claim_names(p) for p in pods or [])
+    if fact == "bound":
+        return text(status.get("phase")) == "Bound" or bool(spec.get("claimRef"))
+    if fact == "load-balancer":
+        ingress = as_dict(status.get("loadBalancer")).get("ingress")
+        return text(spec.get("type")) == "LoadBalancer" or bool(ingress)
+    return False
+
+
+def finalizers_not_in_file(facts: ObjectFacts) -> Blocker:
+    """A terminating object without finalizers cannot stay on a live server: the paste left
+    them out. Say so, with what usually holds the kind (catalogue usual_holders)."""
+    kind = facts.finding.kind
+    holder = evidence_catalogue.usual_holder(kind)
+    get = f"kubectl get {kubectl_target(facts.obj, facts.resource)} -o json"
+    save = Remedy("save the whole object, its finalizers included", get)
+    cut = Evidence(
+        "metadata.finalizers is not in the file: a live server removes an object being deleted "
+        "once it has no finalizer, so the paste left them out",
+        ref_of(facts.obj, kind),
+        {"finalizers": None},
+    )
+    if holder is None:
+        return Blocker(
+            FINALIZER,
+            "finalizers not in the file (a terminating object has at least one)",
+            (cut,),
+            (save,),
+            unchecked="metadata.finalizers (not in the file)",
+            confidence=POSSIBLE,
+            basis="a terminating object has a finalizer; the file does not show which",
+        )
+    likely = _likely_held(facts, holder.likely_when)
+    return Blocker(
+        FINALIZER,
+        f"finalizer {holder.finalizer} likely (not in the file): it holds a {kind} while "
+        f"{holder.holds_while}",
+        (
+            cut,
+            Evidence(
+                f"{holder.finalizer} holds a {kind} while {holder.holds_while}"
+                + (": the file shows that" if likely else ": the file does not show whether"),
+                fields={"finalizer": holder.finalizer, "shown": likely},
+            ),
+        ),
+        (save,),
+        confidence=LIKELY if likely else POSSIBLE,
+        basis=f"what usually holds a {kind}"
+        + (f", and the file shows {holder.holds_while}" if likely else ""),
+    )
+
+
 def readings(facts: ObjectFacts) -> list[Blocker]:
     """What the object's events say through the catalogue (a Service whose load balancer the
     cloud cannot delete), beside or instead of the finalizer a paste may leave out."""
@@ -178,6 +251,8 @@ def nothing_found(facts: ObjectFacts) -> list[Blocker]:
     finding = facts.finding
     if finding.blockers:
         return []
+    if finalizers_cut(facts):
+        return [finalizers_not_in_file(facts)]
     evidence = [Evidence("metadata.finalizers is empty", fields={"finalizers": finding.finalizers})]
     if finding.warnings:
         evidence.append(Evidence("not checked: " + "; ".join(finding.warnings)))

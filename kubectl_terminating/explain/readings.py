@@ -11,10 +11,11 @@ when its type is new): docs/catalogue.md.
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 from datetime import timedelta
 
 from kubectl_terminating.catalogue import evidence as catalogue
-from kubectl_terminating.causes import LIKELY, cause_of, weaker
+from kubectl_terminating.causes import CERTAIN, LIKELY, cause_of, weaker
 from kubectl_terminating.explain.common import Facts, as_dict, meta, ref_of, text
 from kubectl_terminating.explain.events import event_evidence, event_time, events_about
 from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
@@ -77,7 +78,7 @@ def reading_blockers(facts: Facts, events: list[JSON], readers_looked: bool) -> 
     if any(cause_of(b.type).not_stuck for b in finding.blockers):
         return []
     kind = finding.kind
-    said: dict[str, Blocker] = {}
+    said: dict[str, tuple[catalogue.Reading, Blocker]] = {}
     status = as_dict(facts.obj.get("status"))
     reason, message = text(status.get("reason")), text(status.get("message"))
     if reason or message:
@@ -88,7 +89,7 @@ def reading_blockers(facts: Facts, events: list[JSON], readers_looked: bool) -> 
                 ref_of(facts.obj, kind),
                 {"reason": reason or None, "message": message or None},
             )
-            said[reading.entry.key] = _blocker(facts, reading, evidence, stale=False)
+            said[reading.entry.key] = reading, _blocker(facts, reading, evidence, stale=False)
     for event in sorted(events, key=event_time, reverse=True):
         reading = catalogue.read_event(text(event.get("reason")), text(event.get("message")), kind)
         if reading is None or reading.entry.key in said:
@@ -96,14 +97,36 @@ def reading_blockers(facts: Facts, events: list[JSON], readers_looked: bool) -> 
         if readers_looked and reading.entry.reader:
             continue
         stale = _before_deletion(event, facts.obj)
-        said[reading.entry.key] = _blocker(facts, reading, event_evidence(event), stale)
+        said[reading.entry.key] = reading, _blocker(facts, reading, event_evidence(event), stale)
     have = {b.type for b in finding.blockers}
     found: list[Blocker] = []
-    for blocker in said.values():
+    for reading, blocker in said.values():
         if blocker.type not in have:
             have.add(blocker.type)
             found.append(blocker)
+        else:  # a cause above said it: the component's own word is evidence on that blocker
+            _add_to(finding.blockers, blocker, reading.entry.finalizer)
     return found
+
+
+def _add_to(blockers: list[Blocker], said: Blocker, implied: str) -> None:
+    """The reading's evidence and remedies on the first blocker of its type that has not got
+    them (its summary names the same finalizer, where the reading implies one)."""
+    for i, blocker in enumerate(blockers):
+        if blocker.type != said.type or said.evidence[0] in blocker.evidence:
+            continue
+        if implied and implied not in blocker.summary:
+            continue
+        remedies = tuple(r for r in said.remedy if r not in blocker.remedy)
+        # the owner's own word names why the finalizer stays: the headline says that
+        summary = said.summary if implied and said.confidence == CERTAIN else blocker.summary
+        blockers[i] = replace(
+            blocker,
+            summary=summary,
+            evidence=(*blocker.evidence, *said.evidence[:2]),
+            remedy=(*remedies[:-1], *blocker.remedy),  # the last is a plain describe
+        )
+        return
 
 
 def object_events(facts: Facts) -> list[JSON]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from kubectl_terminating.causes import (
 )
 from kubectl_terminating.explain.objects import explain_object
 from kubectl_terminating.model import JSON
-from kubectl_terminating.resources import CRDS, NAMESPACES, PODS, PVS, Resource
+from kubectl_terminating.resources import CRDS, NAMESPACES, PODS, PVCS, PVS, SERVICES, Resource
 from kubectl_terminating.staticview import StaticView
 from tests.unit.builders import NAMESPACES_NOW as NOW
 from tests.unit.builders import WIDGETS, types
@@ -126,14 +127,98 @@ def test_webhook_object_selector_is_matched_against_the_objects_labels() -> None
     assert types(finding) == [FINALIZER]
 
 
+class LiveLikeView(StaticView):
+    """Objects as a live server answers them: whole (an object read live is never cut)."""
+
+    in_memory = False
+
+
 def test_no_update_is_needed_without_finalizers() -> None:
     target = widget([])
-    finding = explain_object(target, WIDGETS, StaticView([target, broken_webhook()], NOW))
+    view = LiveLikeView([target, broken_webhook()], NOW)
+    finding = explain_object(target, WIDGETS, view)
     assert types(finding) == [UNKNOWN]
     assert (
         finding.blockers[0].summary
         == "no finalizer or other blocker found: deletion should complete"
     )
+
+
+def test_a_file_without_finalizers_says_they_are_not_in_it() -> None:
+    """A live server removes a deleted object once no finalizer is left: a pasted one shown
+    without them lost them in the paste, and "deletion should complete" would be a guess."""
+    finding = explain_object(widget([]), WIDGETS, StaticView([widget([])], NOW))
+    (main,) = finding.blockers
+    assert main.type == FINALIZER
+    assert "not in the file" in main.summary
+    assert main.confidence == "possible"
+    assert "should complete" not in json.dumps(finding.to_json(lambda _: {}))
+
+
+def claim(**status: Any) -> JSON:
+    metadata = {"name": "data", "namespace": "shop", "deletionTimestamp": at(-600)}
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": metadata, **status}
+
+
+def test_a_claim_pasted_without_finalizers_names_pvc_protection() -> None:
+    """pvc-protection usually holds a claim: likely when the file shows a pod using it,
+    possible when it does not (the pod may be there all the same)."""
+    alone = explain_object(claim(), PVCS, StaticView([claim()], NOW))
+    assert [(b.type, b.confidence) for b in alone.blockers] == [(FINALIZER, "possible")]
+    assert "kubernetes.io/pvc-protection" in alone.blockers[0].summary
+    user = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "web-0", "namespace": "shop"},
+        "spec": {
+            "nodeName": "worker-1",
+            "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}],
+        },
+    }
+    used = explain_object(claim(), PVCS, StaticView([claim(), user], NOW))
+    assert [(b.type, b.confidence) for b in used.blockers] == [(FINALIZER, "likely")]
+
+
+def test_a_load_balancer_service_pasted_without_finalizers_names_its_cleanup() -> None:
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web", "namespace": "shop", "deletionTimestamp": at(-600)},
+        "spec": {"type": "LoadBalancer"},
+    }
+    finding = explain_object(service, SERVICES, StaticView([service], NOW))
+    (main,) = finding.blockers
+    assert "service.kubernetes.io/load-balancer-cleanup" in main.summary
+    assert main.confidence == "likely"
+
+
+def test_a_services_failed_load_balancer_deletion_is_read_from_its_event() -> None:
+    """The service controller's event (cloud-provider controllers/service) names the step that
+    fails; a paste from `kubectl describe` carries no uid."""
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": "web",
+            "namespace": "shop",
+            "deletionTimestamp": at(-600),
+            "finalizers": ["service.kubernetes.io/load-balancer-cleanup"],
+        },
+        "spec": {"type": "LoadBalancer"},
+    }
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "web.1", "namespace": "shop"},
+        "involvedObject": {"kind": "Service", "name": "web", "namespace": "shop"},
+        "reason": "DeleteLoadBalancerFailed",
+        "message": "Error deleting load balancer: DependencyViolation: resource has a dependent",
+        "lastTimestamp": at(-60),
+    }
+    finding = explain_object(service, SERVICES, StaticView([service, event], NOW))
+    said = json.dumps(finding.to_json(lambda _: {}))
+    assert "DependencyViolation" in said
+    assert any("cannot be deleted" in b.summary for b in finding.blockers)
 
 
 def test_custom_resource_whose_crd_conversion_webhook_is_down() -> None:

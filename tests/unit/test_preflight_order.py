@@ -269,3 +269,24 @@ def test_a_lease_in_a_namespace_being_deleted_loses_its_leader() -> None:
     assert predicted(report) == [("finalizer", "certain", "w1")]
     said = [e["message"] for e in report["predictions"][0]["evidence"]]
     assert f"Lease shop/abc.{GROUP} is deleted with its namespace, so its leader goes" in said
+
+
+def test_an_owner_going_from_two_namespaces_is_certain_only_if_all_is_in_the_objects() -> None:
+    """Ordered deletion makes the owner's going certain only when every cause is in the
+    object's own namespace (its pods go first there); a leader in ops, deleted too but on its
+    own schedule, races it: likely."""
+
+    def held(ns: str, pod: str) -> list[JSON]:
+        spec = {"holderIdentity": f"{pod}_1", "leaseDurationSeconds": 15, "renewTime": at(2)}
+        return [
+            obj("Pod", "v1", pod, ns, spec={"nodeName": "n1"}, status={"phase": "Running"}),
+            obj("Lease", "coordination.k8s.io/v1", f"abc.{GROUP}", ns, spec=spec),
+        ]
+
+    both = [namespace("shop"), namespace("ops"), widget("shop"), *held("shop", "op-0"), *node("n1")]
+    assert predicted(run(view(*both), namespaces=("shop", "ops"))) == [
+        ("finalizer", "certain", "w1")
+    ]
+    report = run(view(*both, *held("ops", "op-1")), namespaces=("shop", "ops"))
+    assert predicted(report) == [("finalizer", "likely", "w1")]
+    assert "racing the object" in report["predictions"][0]["summary"]

@@ -235,3 +235,15 @@ def test_a_terminating_pod_of_the_owners_workload_is_not_staying() -> None:
     report = run(v, namespaces=("shop",))
     assert (report["verdict"], report["survivingOwners"]) == ("undecided", [])
     assert predicted(report) == [("finalizer", "possible", "c1")]
+
+
+def test_a_staying_pod_and_a_doomed_pod_of_the_workloads_name_prove_nothing() -> None:
+    """cert-manager's Deployment pod name both in cert-manager (stays) and in cm (deleted with
+    the Challenge): which one leads cannot be told, so never clear."""
+    v = view(
+        namespace("cert-manager"), namespace("cm"), challenge("cm"),
+        pod("cert-manager", CM_POD), pod("cm", CM_POD), *node("n1"),
+    )  # fmt: skip
+    report = run(v, namespaces=("cm",))
+    assert (report["verdict"], report["survivingOwners"]) == ("undecided", [])
+    assert predicted(report) == [("finalizer", "possible", "c1")]

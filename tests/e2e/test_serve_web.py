@@ -492,16 +492,16 @@ def first_run_done(served: Served) -> bool:
 def test_serve_in_one_namespace_explains_nothing_outside_it(
     control_plane: ControlPlane, seeds: Seeds, tmp_path: Path
 ) -> None:
-    """`serve -n NS` as a user who may read every namespace: on demand it explains NS's
-    objects and the Namespace NS, and answers 403 for any other namespace's object (the
-    terminating Secret and Namespace it could read), the page as well as the API."""
+    """`serve -n NS` as a user who may read every namespace: it explains NS's
+    objects, and answers 403 for any other namespace's object (the terminating Namespace and
+    its Secret, which it could read), the page as well as the API."""
     with serve_process(control_plane, tmp_path, "-n", seeds.ns) as served:
         code, item = fetch(served, f"/api/v1/explain/pods/{seeds.ns}/{seeds.orphan}")
         assert (code, item["name"]) == (200, seeds.orphan)
         outside = {"message": f"serve looks only at namespace {seeds.ns}", "code": 403}
         for path in (
-            f"/api/v1/explain/secrets/{seeds.secret_ns}/db-password",
             f"/api/v1/explain/namespaces/{seeds.secret_ns}",
+            f"/api/v1/explain/secrets/{seeds.secret_ns}/db-password",
         ):
             code, status = fetch(served, path)
             assert {k: status.get(k) for k in outside} == outside, (path, status)

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import urllib.request
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -227,6 +228,44 @@ def warned(exporter: tuple[_Proc, str]) -> list[str]:
         return list(json.loads(answer.read()).get("warnings") or [])
 
 
+def deadline(cp: ControlPlane, ns: str, name: str) -> int:
+    """The pod's deletionTimestamp (set by the API server from the test's delete), in unix
+    seconds: whole seconds, as the API writes it."""
+    written = cp.api("GET", scenarios.pod_path(ns, name))["metadata"]["deletionTimestamp"]
+    return int(datetime.fromisoformat(written.replace("Z", "+00:00")).timestamp())
+
+
+def assert_ages_on_the_servers_clock(cp: ControlPlane, prom: Prometheus, seeded: JSON) -> None:
+    """Each group's oldest age is the run's reading of the server's clock (moved 20 minutes
+    ahead by the proxy) minus that pod's deadline, to the second: one reading for every group
+    of the run (the deadlines are whole seconds, so the ages' difference is exactly the
+    deadlines'), and that reading is the clock of the run that finished at the exporter's
+    last_success_timestamp_seconds (its own clock, 20 minutes ahead too), read before it
+    finished and at most the longest run before."""
+    pods = seeded["pods"]
+    deadlines = {
+        "node-missing": deadline(cp, pods, seeded["orphan"].name),
+        "finalizer": deadline(cp, pods, seeded["held"].name),
+    }
+    # one instant query: both from the same scrape, so from the same run (SnapshotCollector)
+    scraped = prom.query(
+        f'kubectl_terminating_stuck_oldest_seconds{{namespace="{pods}"}} '
+        "or kubectl_terminating_last_success_timestamp_seconds"
+    )
+    finished = scraped.pop(frozenset())
+    ages = {dict(labels)["main_blocker"]: age for labels, age in scraped.items()}
+    assert ages.keys() == deadlines.keys(), scraped
+    readings = {int(ages[blocker]) + deadlines[blocker] for blocker in deadlines}
+    assert len(readings) == 1, (ages, deadlines)
+    [reading] = readings
+    buckets = prom.query("kubectl_terminating_run_duration_seconds_bucket")
+    count = max(buckets.values())
+    longest = min(float(dict(b)["le"]) for b, n in buckets.items() if n == count)
+    # the run read the server's time (its skew known to half a second, the ages truncated to
+    # whole seconds) between its start and its end
+    assert finished - longest - 2 <= reading <= finished + 1, (reading, finished, longest)
+
+
 def test_prometheus_sees_the_stuck_objects_fires_the_alerts_and_sees_them_go(
     control_plane: ControlPlane,
     seeded: JSON,
@@ -249,9 +288,7 @@ def test_prometheus_sees_the_stuck_objects_fires_the_alerts_and_sees_them_go(
         lambda found: found
         == {series(main_blocker="apiservice-unavailable", kind="Namespace", namespace=api_ns): 1.0},
     )
-    # 20 minutes ahead, each group's oldest is about 20 minutes past its deadline
-    oldest = prom.query(f'kubectl_terminating_stuck_oldest_seconds{{namespace="{pods}"}}')
-    assert len(oldest) == 2 and all(19 * 60 < age < 23 * 60 for age in oldest.values()), oldest
+    assert_ages_on_the_servers_clock(cp, prom, seeded)
 
     alerts = eventually(
         prom.alerts,

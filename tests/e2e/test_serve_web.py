@@ -14,6 +14,8 @@ import contextlib
 import json
 import os
 import shutil
+import signal
+import subprocess
 import threading
 import time
 import urllib.error
@@ -23,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 import yaml
@@ -42,7 +44,7 @@ from tests.harness.api import (
     wait_for,
 )
 from tests.harness.backend import publish_service
-from tests.harness.browser import Browser, chromium
+from tests.harness.browser import Browser, chromium, links
 from tests.harness.cli import start_serve
 from tests.harness.controlplane import ApiError, ControlPlane, free_port
 from tests.harness.kubelet import (
@@ -77,6 +79,12 @@ class Seeds:
     orphan: str  # a pod on a node that is gone
     hostile: tuple[str, str]  # pods whose node condition, event and annotation carry markup
     secret_ns: str  # a terminating namespace holding a Secret
+
+
+class Served(Protocol):
+    @property
+    def url(self) -> str:
+        """Where serve answers."""
 
 
 @dataclass(frozen=True)
@@ -206,7 +214,7 @@ def covers(served: Serving, seeds: Seeds) -> bool:
     return wanted <= stuck and seeds.secret_ns in names
 
 
-def request(served: Serving, path: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+def request(served: Served, path: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
     call = urllib.request.Request(served.url + path, method=method)
     try:
         with urllib.request.urlopen(call, timeout=30) as answer:
@@ -215,7 +223,7 @@ def request(served: Serving, path: str, method: str = "GET") -> tuple[int, dict[
         return error.code, dict(error.headers), error.read()
 
 
-def fetch(served: Serving, path: str, method: str = "GET") -> tuple[int, JSON]:
+def fetch(served: Served, path: str, method: str = "GET") -> tuple[int, JSON]:
     code, headers, body = request(served, path, method)
     assert headers["Content-Type"] == "application/json", (path, headers)
     assert b"Traceback" not in body
@@ -223,7 +231,7 @@ def fetch(served: Serving, path: str, method: str = "GET") -> tuple[int, JSON]:
     return code, document
 
 
-def page(served: Serving, path: str) -> str:
+def page(served: Served, path: str) -> str:
     code, headers, body = request(served, path)
     assert code == 200, (path, code, body[:500])
     assert headers["Content-Type"] == "text/html; charset=utf-8"
@@ -353,6 +361,30 @@ def test_the_index_links_each_stuck_object_to_its_page(serving: Serving, seeds: 
     assert "secrets" in ns_page and "db-password" in ns_page
 
 
+def test_a_cluster_scoped_object_is_reached_by_its_links(serving: Serving, seeds: Seeds) -> None:
+    """A Namespace has no namespace: its row in the index and its page's JSON link name it
+    by resource and name alone, as a user clicks them (not typed)."""
+
+    def followed(html: str, base: str, start: str) -> str:
+        """The page's one link under start that names the Secret's namespace."""
+        [link] = [
+            link
+            for link in links(html, base)
+            if link.startswith(start) and link.endswith(f"/{seeds.secret_ns}")
+        ]
+        return link
+
+    row = followed(page(serving, "/"), "/", "/objects/namespaces/")
+    assert "db-password" in page(serving, row)
+    api = followed(page(serving, row), row, "/api/v1/explain/namespaces/")
+    code, document = fetch(serving, api)
+    assert (code, document["kind"], document["name"]) == (200, "Namespace", seeds.secret_ns)
+    assert (row, api) == (
+        f"/objects/namespaces/{seeds.secret_ns}",
+        f"/api/v1/explain/namespaces/{seeds.secret_ns}",
+    )
+
+
 def test_markup_from_the_cluster_is_escaped(serving: Serving, seeds: Seeds) -> None:
     hostile = [page(serving, f"/objects/pods/{seeds.ns}/{name}") for name in seeds.hostile]
     index = page(serving, f"/?namespace={seeds.ns}")
@@ -412,6 +444,100 @@ def test_the_page_reads_in_a_browser_and_no_script_runs(
         assert text in hostile and "document.title=" in hostile, hostile  # shown, as text
     shot = Path(SCREENSHOT) if SCREENSHOT else tmp_path / "serve-page.png"
     browser.screenshot(f"{serving.url}/objects/pods/{seeds.ns}/{seeds.orphan}", shot)
+
+
+# -- serve -n: one namespace, and its memory given back after each run -----------------------
+
+
+@dataclass(frozen=True)
+class Started:
+    url: str
+    log: Path
+    proc: subprocess.Popen[bytes]
+
+
+@contextlib.contextmanager
+def serve_process(
+    cp: ControlPlane, directory: Path, *extra: str, under: tuple[str, ...] = ()
+) -> Iterator[Started]:
+    """serve as a user who may get, list and watch everything (so only serve's own checks
+    limit it), a run every second, `under` a program that runs it (gdb); once its first run
+    is done."""
+    with Users(cp, directory / "users", "web-scope") as users:
+        user = users.user("viewer", cluster_rules=READ_ONLY)
+        port = free_port()
+        log_path = directory / "serve.log"
+        with open(log_path, "wb") as log:
+            proc = start_serve(user.kubeconfig, port, "1s", log, *extra, under=under)
+        started = Started(f"http://127.0.0.1:{port}", log_path, proc)
+        try:
+            try:
+                wait_for(lambda: first_run_done(started), WAIT, 0.5, message="serve's first run")
+            except TimeoutError:
+                raise AssertionError(log_path.read_text()[-3000:]) from None
+            yield started
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+            proc.wait(30)
+
+
+def first_run_done(served: Served) -> bool:
+    try:
+        return request(served, "/api/v1/findings")[0] == 200
+    except OSError:
+        return False
+
+
+def test_serve_in_one_namespace_explains_nothing_outside_it(
+    control_plane: ControlPlane, seeds: Seeds, tmp_path: Path
+) -> None:
+    """`serve -n NS` as a user who may read every namespace: it explains NS's
+    objects, and answers 403 for any other namespace's object (the terminating Namespace and
+    its Secret, which it could read), the page as well as the API."""
+    with serve_process(control_plane, tmp_path, "-n", seeds.ns) as served:
+        code, item = fetch(served, f"/api/v1/explain/pods/{seeds.ns}/{seeds.orphan}")
+        assert (code, item["name"]) == (200, seeds.orphan)
+        outside = {"message": f"serve looks only at namespace {seeds.ns}", "code": 403}
+        for path in (
+            f"/api/v1/explain/namespaces/{seeds.secret_ns}",
+            f"/api/v1/explain/secrets/{seeds.secret_ns}/db-password",
+        ):
+            code, status = fetch(served, path)
+            assert {k: status.get(k) for k in outside} == outside, (path, status)
+        assert request(served, f"/objects/secrets/{seeds.secret_ns}/db-password")[0] == 403
+
+
+def test_serve_gives_freed_memory_back_after_each_run(
+    control_plane: ControlPlane, seeds: Seeds, tmp_path: Path
+) -> None:
+    """After each run serve hands the pages malloc keeps free back to the system (glibc's
+    malloc_trim; make soak measured what that saves). gdb prints each call of the real
+    libc's malloc_trim into serve's log: one between each two runs' lines."""
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        skip_or_fail("serve", "gdb is missing: it watches serve's calls into libc")
+        return
+    under = (
+        gdb, "-q", "-nx", "-batch", "-ex", "set breakpoint pending on",
+        "-ex", 'dprintf malloc_trim,"malloc_trim called\\n"',
+        "-ex", "handle SIGTERM nostop noprint pass", "-ex", "run", "--args",
+    )  # fmt: skip
+    with serve_process(control_plane, tmp_path, under=under) as started:
+        log_path, proc = started.log, started.proc
+        wait_for(lambda: log_path.read_text().count("\nrun: ") >= 4, WAIT, 0.5, message="four runs")
+        [serve_pid] = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        os.kill(int(serve_pid), signal.SIGTERM)  # gdb passes it on: serve stops as it does
+        assert proc.wait(60) == 0
+    lines = [
+        line for line in log_path.read_text().splitlines()
+        if line.startswith(("run: ", "malloc_trim called"))
+    ]  # fmt: skip
+    said = ["run" if line.startswith("run: ") else "trim" for line in lines]
+    assert said.count("run") >= 4, log_path.read_text()[-3000:]
+    # each run is followed by its give-back before the next run starts
+    between = "".join("R" if s == "run" else "t" for s in said)
+    assert "RR" not in between and between.startswith("R"), between
 
 
 def test_serve_starts_with_one_pass(control_plane: ControlPlane, serving: Serving) -> None:

@@ -9,9 +9,11 @@ or an element it added shows there.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
+from urllib.parse import unquote
 
 from tests.harness.tiers import skip_or_fail
 
@@ -69,3 +71,24 @@ class Browser:
         self._run(f"--window-size={width},{height}", f"--screenshot={path}", url)
         assert path.stat().st_size > 0
         return path
+
+
+def links(html: str, base: str) -> list[str]:
+    """The path of each href in html, resolved against the page's path `base` as a browser
+    does (RFC 3986 5.2: an empty segment stays, so `a//b` is not `a/b`; urllib's urljoin drops
+    it and would hide such a link)."""
+    found = []
+    for href in re.findall(r'href="([^"]*)"', html):
+        target = unquote(href.replace("&amp;", "&")).split("?")[0]
+        if target.startswith("/"):
+            found.append(target)
+            continue
+        segments: list[str] = []
+        for segment in [*base.split("/")[:-1], *target.split("/")]:
+            if segment == "..":
+                if len(segments) > 1:
+                    segments.pop()
+            elif segment != ".":
+                segments.append(segment)
+        found.append("/".join(segments) if len(segments) > 1 else "/")
+    return found

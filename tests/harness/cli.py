@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -43,11 +44,13 @@ def start_serve(
     *extra: str,
     env: dict[str, str] | None = None,
     address: str = "127.0.0.1",
+    under: Sequence[str] = (),
 ) -> subprocess.Popen[bytes]:
     """`serve -v=1` on address:port (and the extra arguments, and environment), its stdout
-    and stderr to log."""
+    and stderr to log; `under`: the program that runs it and its arguments (gdb)."""
     return subprocess.Popen(
         [
+            *under,
             sys.executable,
             "-m",
             "kubectl_terminating",

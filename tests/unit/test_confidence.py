@@ -13,7 +13,7 @@ import pytest
 from kubectl_terminating import causes
 from kubectl_terminating.causes import CERTAIN, LIKELY, POSSIBLE
 from kubectl_terminating.explain.namespaces import explain_namespace
-from kubectl_terminating.model import Blocker, Finding
+from kubectl_terminating.model import JSON, Blocker, Finding
 from kubectl_terminating.staticview import StaticView
 from tests.unit.builders import FIXTURES, run_captured
 from tests.unit.builders import explain_pod_among as explain
@@ -110,6 +110,43 @@ def test_a_teardown_event_is_certain_the_teardown_order_alone_possible() -> None
     thinned = blocker(explain(exited(), objects), "volumes-not-reclaimed")
     assert thinned.confidence == POSSIBLE
     assert thinned.basis and "order of teardown" in thinned.basis
+
+
+def test_a_set_up_event_is_no_teardown_witness() -> None:
+    """FailedMount says the volume was never mounted, not that its teardown fails: likely."""
+    node_obj = load("node-worker-1")
+    node_obj["status"]["volumesInUse"] = []
+    mount = event("FailedMount", 'MountVolume.SetUp failed for volume "data": timed out')
+    said = blocker(explain(exited(), [node_obj, *cluster("node-worker-1"), mount]),
+                   "volumes-not-reclaimed")  # fmt: skip
+    assert (said.confidence, said.basis) == (
+        LIKELY,
+        "the kubelet's FailedMount event (not a teardown)",
+    )
+
+
+def generation_synced(phase: str) -> JSON:
+    """web-0 exited, its deletion processed by the kubelet, in the phase given."""
+    obj = exited()
+    obj["metadata"]["generation"] = 2
+    obj["status"].update(phase=phase, observedGeneration=2)
+    return obj
+
+
+def test_only_a_final_status_written_makes_the_volumes_likely() -> None:
+    """A terminal phase the kubelet wrote after the deletion puts it at the volumes (likely);
+    a non-terminal one says it has not got there: only its order of teardown (possible)."""
+    node_obj = load("node-worker-1")
+    node_obj["status"]["volumesInUse"] = []
+    objects = [node_obj, *cluster("node-worker-1")]
+    written = blocker(explain(generation_synced("Failed"), objects), "volumes-not-reclaimed")
+    assert (written.confidence, written.basis) == (
+        LIKELY,
+        "the kubelet wrote the final status: the volumes are the step left",
+    )
+    unwritten = blocker(explain(generation_synced("Running"), objects), "volumes-not-reclaimed")
+    assert unwritten.confidence == POSSIBLE
+    assert unwritten.summary.endswith("before its final status (phase Running)")
 
 
 def test_a_finalizers_owner_judged_is_certain_a_liveness_read_failed_likely() -> None:

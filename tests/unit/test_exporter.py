@@ -284,6 +284,38 @@ def test_a_dead_thread_fails_healthz_and_its_gauge_drops_to_zero() -> None:
         release.set()
 
 
+def test_the_relists_counter_keeps_counting_when_the_watch_session_is_set_up_again() -> None:
+    """kubectl_terminating_watch_relists is a counter: the relists of the sessions before (the
+    watch loop sets its session up again after an error) stay counted, never fall back."""
+    import queue
+    from dataclasses import dataclass, field
+
+    from kubectl_terminating.exporter.health import Health
+
+    @dataclass
+    class Session:  # what health reads of watch.Session
+        relists: int
+        changes: queue.Queue[Any] = field(default_factory=queue.Queue)
+
+        def failed_watches(self) -> list[str]:
+            return []
+
+    health, metrics = Health(), Metrics()
+    metrics.registry.register(health)
+
+    def relists() -> float:
+        return samples(metrics)[("kubectl_terminating_watch_relists_total", frozenset())]
+
+    first = Session(relists=2)
+    health.watching(first)
+    first.relists = 3  # another 410 Gone in the same session
+    assert relists() == 3
+    health.watching(None)  # set up again
+    assert relists() == 3
+    health.watching(Session(relists=1))
+    assert relists() == 4
+
+
 def test_the_watches_keep_only_what_tells_a_change_of_each_stuck_object() -> None:
     """serve's watch loop keeps one finding per terminating object for as long as it is
     there (2,000 at the bench's size): without evidence, remedies and containers, which only

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from kubectl_terminating.causes import (
+    APISERVICE_UNAVAILABLE,
     CERTAIN,
     FINALIZER,
     LIFECYCLE_HOOK,
@@ -316,6 +317,24 @@ def test_orphaned_apiservice_is_deleted_with_its_spec_recorded() -> None:
     )
     assert action.recreate is not None and "status" not in action.recreate
     assert action.recreate["spec"]["service"]["name"] == "metrics-server"
+
+
+def test_an_orphaned_apiservice_whose_availability_is_unknown_is_not_deleted() -> None:
+    """A cluster-wide type passes the same gate on proof: Available=Unknown is only likely, so
+    even with its Service and namespace gone `fix` writes nothing for it."""
+    objects = copy.deepcopy(scenario("discovery-failure").data["objects"])
+    [metrics] = [o for o in objects if o["metadata"]["name"] == "v1beta1.metrics.k8s.io"]
+    metrics["status"]["conditions"][0].update(status="Unknown", reason="FailedDiscoveryCheck")
+    unknown = scenario("discovery-failure", objects=objects)
+    finding = explain_namespace(unknown.namespace, unknown.view)
+    [section] = plan([finding], resolve=resolve)
+    [refusal] = [s for s in section.steps if s.blocker.type == APISERVICE_UNAVAILABLE]
+    assert isinstance(refusal, Refusal)
+    assert refusal.reason == (
+        "not certain (likely: the APIService's Available=Unknown condition): "
+        "fix acts only on certain blockers"
+    )
+    assert planned(observe([section], FakeCluster(orphaned_apiservice(objects)))) == []
 
 
 def test_webhook_of_a_gone_operator_is_deleted_and_the_running_one_refused() -> None:

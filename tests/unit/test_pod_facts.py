@@ -8,7 +8,17 @@ import copy
 
 from kubectl_terminating.explain.pod_facts import NODE_UNKNOWN, SPEC_UNKNOWN, PodFacts
 from kubectl_terminating.staticview import StaticView
-from tests.unit.builders import PODS_NOW, healthy_cluster, pod_fixture, web_0_events
+from tests.unit.builders import (
+    PODS_NOW,
+    healthy_cluster,
+    pod_fixture,
+    terminated,
+    types,
+    web_0_events,
+)
+from tests.unit.builders import (
+    explain_pod_among as explain,
+)
 
 
 def test_facts_built_outside_explain_pod_know_the_pods_node() -> None:
@@ -29,3 +39,35 @@ def test_a_pasted_pod_without_spec_takes_its_node_from_the_kubelets_events() -> 
     assert (facts.node_name, facts.finding.unknowns) == ("worker-1", [SPEC_UNKNOWN])
     alone = PodFacts(pod, StaticView([], PODS_NOW))
     assert (alone.node_name, alone.finding.unknowns) == ("", [NODE_UNKNOWN])
+
+
+def test_a_stale_node_lost_does_not_outrank_a_ready_node() -> None:
+    """The node controller's NodeLost stays in the pod's status after its node came back:
+    the Node's Ready=True and fresh Lease speak, so no node-not-ready (nor its taint and force
+    delete); what holds the pod is read on the live node."""
+    pod = terminated(pod_fixture("pod-web-0"), 143, "Error", "2026-01-01T11:49:45Z")
+    pod["status"].update(reason="NodeLost", message="Node worker-1 which was running pod web-0 "
+                         "is unresponsive")  # fmt: skip
+    finding = explain(pod, healthy_cluster())
+    assert types(finding) == ["volumes-not-reclaimed"]
+    commands = " ".join(r.command or "" for b in finding.blockers for r in b.remedy)
+    assert "out-of-service" not in commands and "--force" not in commands
+
+
+def test_a_terminal_phase_written_before_the_deletion_is_not_the_final_status() -> None:
+    """phase Failed with status.observedGeneration behind metadata.generation was written
+    before the kubelet processed the deletion: not its final status, so the volumes are not
+    taken as the step left (the node no longer lists them in use)."""
+    pod = terminated(pod_fixture("pod-web-0"), 143, "Error", "2026-01-01T11:49:45Z")
+    pod["metadata"]["generation"] = 2
+    pod["status"].update(phase="Failed", observedGeneration=1)
+    node = pod_fixture("node-worker-1")
+    node["status"]["volumesInUse"] = []
+    cluster = [node, *healthy_cluster("node-worker-1")]
+    main = explain(pod, cluster).blockers[0]
+    assert main.confidence == "possible"
+    assert "final status is written" not in main.evidence[0].message
+    assert PodFacts(pod, StaticView(cluster, PODS_NOW)).final_status is None
+    pod["status"]["observedGeneration"] = 2  # twin: written after the deletion
+    assert PodFacts(pod, StaticView(cluster, PODS_NOW)).final_status is True
+    assert explain(pod, cluster).blockers[0].confidence == "likely"

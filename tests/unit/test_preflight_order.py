@@ -35,6 +35,7 @@ from tests.unit.test_preflight import (
     GROUP,
     NOW,
     WIDGETS,
+    at,
     namespace,
     node,
     obj,
@@ -179,6 +180,21 @@ def test_a_plugin_that_stays_or_a_second_one_on_the_node_keeps_it_clear() -> Non
     assert run(second, namespaces=("shop",))["predictions"] == []
 
 
+def test_a_plugin_that_names_its_driver_only_in_its_plugin_dir_is_found() -> None:
+    """The registrar's socket path comes from an env var read from a ConfigMap: the driver is
+    named only by the plugin-dir hostPath. Still its node plugin: deleted with the pods using
+    its volumes, csi-driver-missing (never clear)."""
+    plugin = plugin_pod("shop")
+    [registrar] = plugin["spec"]["containers"]
+    registrar["args"] = ["--kubelet-registration-path=$(DRIVER_REG_SOCK_PATH)"]
+    source = {"configMapKeyRef": {"name": "csi-node", "key": "socket"}}
+    registrar["env"] = [{"name": "DRIVER_REG_SOCK_PATH", "valueFrom": source}]
+    report = run(view(namespace("shop"), plugin, *consumer("shop"), *storage()),
+                 namespaces=("shop",))  # fmt: skip
+    assert predicted(report) == [("csi-driver-missing", "likely", "app-0")]
+    assert node_plugin_of(plugin, DRIVER)
+
+
 # -- a namespace's own spec.finalizers -------------------------------------------------------
 
 
@@ -236,3 +252,41 @@ def test_a_dependent_of_a_cluster_scoped_object_in_another_namespace_goes_with_i
     # the widget not owned by it stays out of the deletion
     alone = view(owner, namespace("apps"), widget("apps"), namespace("ops"), *dead)
     assert run(alone, objects=("clusterrole/owner",))["verdict"] == "clear"
+
+
+# -- a Lease in a namespace being deleted --------------------------------------------------------
+
+
+def test_a_lease_in_a_namespace_being_deleted_loses_its_leader() -> None:
+    """The operator's pod stays (home) but its Lease is in shop, deleted with the Widget: a
+    namespace being deleted takes no new Lease, so its leader goes; never clear."""
+    held = obj("Lease", "coordination.k8s.io/v1", f"abc.{GROUP}", "shop",
+               spec={"holderIdentity": "op-0_1234", "leaseDurationSeconds": 15,
+                     "renewTime": at(2)})  # fmt: skip
+    pod = obj("Pod", "v1", "op-0", "home", spec={"nodeName": "n1"}, status={"phase": "Running"})
+    v = view(namespace("shop"), namespace("home"), widget("shop"), pod, held, *node("n1"))
+    report = run(v, namespaces=("shop",))
+    assert predicted(report) == [("finalizer", "certain", "w1")]
+    said = [e["message"] for e in report["predictions"][0]["evidence"]]
+    assert f"Lease shop/abc.{GROUP} is deleted with its namespace, so its leader goes" in said
+
+
+def test_an_owner_going_from_two_namespaces_is_certain_only_if_all_is_in_the_objects() -> None:
+    """Ordered deletion makes the owner's going certain only when every cause is in the
+    object's own namespace (its pods go first there); a leader in ops, deleted too but on its
+    own schedule, races it: likely."""
+
+    def held(ns: str, pod: str) -> list[JSON]:
+        spec = {"holderIdentity": f"{pod}_1", "leaseDurationSeconds": 15, "renewTime": at(2)}
+        return [
+            obj("Pod", "v1", pod, ns, spec={"nodeName": "n1"}, status={"phase": "Running"}),
+            obj("Lease", "coordination.k8s.io/v1", f"abc.{GROUP}", ns, spec=spec),
+        ]
+
+    both = [namespace("shop"), namespace("ops"), widget("shop"), *held("shop", "op-0"), *node("n1")]
+    assert predicted(run(view(*both), namespaces=("shop", "ops"))) == [
+        ("finalizer", "certain", "w1")
+    ]
+    report = run(view(*both, *held("ops", "op-1")), namespaces=("shop", "ops"))
+    assert predicted(report) == [("finalizer", "likely", "w1")]
+    assert "racing the object" in report["predictions"][0]["summary"]

@@ -202,3 +202,48 @@ def test_a_host_network_operator_deleted_with_its_cr() -> None:
     )
     report = run(twin, namespaces=("ops",))
     assert (report["verdict"], report["predictions"]) == ("clear", [])
+
+
+def widget_operator(holder: str) -> StaticView:
+    """A Widget with an unknown operator's finalizer in ops, the operator's Deployment pod
+    there too, and a Lease in kube-system held as the operator writes it."""
+    finalizer = "widgets.preflight.test/cleanup"
+    widgets = Resource("widgets.preflight.test", "v1", "widgets", "Widget")
+    widget = obj("Widget", "widgets.preflight.test/v1", "w1", "ops",
+                 metadata={"finalizers": [finalizer]})  # fmt: skip
+    objects = [
+        namespace("ops"), namespace("kube-system"), widget,
+        pod("ops", "widget-operator-7d9f8c6b5-kx2vq"),
+        lease("kube-system", "abc.widgets.preflight.test", holder), *node("n1"),
+    ]  # fmt: skip
+    return StaticView(objects, NOW, Discovery(resources=[PODS, LEASES, widgets, NAMESPACES, NODES]))
+
+
+def test_a_deployments_pod_holding_as_pod_and_a_suffix_is_found() -> None:
+    """`<pod>-<anything>` of a Deployment's pod (its ReplicaSet's hash and five characters)
+    names that pod: deleted with the Widget, the deletion is blocked, certain."""
+    report = run(widget_operator("widget-operator-7d9f8c6b5-kx2vq-leader"), namespaces=("ops",))
+    assert (report["verdict"], predicted(report)) == ("blocked", [("finalizer", "certain", "w1")])
+
+
+def test_a_terminating_pod_of_the_owners_workload_is_not_staying() -> None:
+    """The owner's only pod outside the deletion is itself being deleted: no proof it runs
+    after, so never clear (its twin, not deleted, is: test_the_owners_workload_...)."""
+    going = pod("cert-manager", CM_POD)
+    going["metadata"]["deletionTimestamp"] = at(-30)
+    v = view(namespace("cert-manager"), namespace("shop"), challenge("shop"), going, *node("n1"))
+    report = run(v, namespaces=("shop",))
+    assert (report["verdict"], report["survivingOwners"]) == ("undecided", [])
+    assert predicted(report) == [("finalizer", "possible", "c1")]
+
+
+def test_a_staying_pod_and_a_doomed_pod_of_the_workloads_name_prove_nothing() -> None:
+    """cert-manager's Deployment pod name both in cert-manager (stays) and in cm (deleted with
+    the Challenge): which one leads cannot be told, so never clear."""
+    v = view(
+        namespace("cert-manager"), namespace("cm"), challenge("cm"),
+        pod("cert-manager", CM_POD), pod("cm", CM_POD), *node("n1"),
+    )  # fmt: skip
+    report = run(v, namespaces=("cm",))
+    assert (report["verdict"], report["survivingOwners"]) == ("undecided", [])
+    assert predicted(report) == [("finalizer", "possible", "c1")]

@@ -19,6 +19,7 @@ from kubectl_terminating.exporter.web import ON_DEMAND, LastRun, Site
 from kubectl_terminating.kinds import json_extras
 from kubectl_terminating.model import Finding
 from kubectl_terminating.resources import PODS, Resource
+from tests.harness.browser import links
 from tests.unit.builders import explain_pod_among, healthy_cluster, pod_fixture, web_0_events
 
 HOSTILE = "<script>document.title='pwned'</script>"
@@ -267,3 +268,26 @@ def test_the_style_is_the_one_the_policy_allows() -> None:
     assert f"'sha256-{digest}'" in pages.CONTENT_SECURITY_POLICY
     html = pages.error_page(404, "x", "./")
     assert f"<style>{pages.STYLE}</style>" in html
+
+
+def test_a_cluster_scoped_objects_links_lead_to_it() -> None:
+    """A Namespace has no namespace: its row's link in the index and its page's JSON link
+    are RESOURCE/NAME, followed as a browser resolves them (the e2e twin:
+    test_a_cluster_scoped_object_is_reached_by_its_links)."""
+    from kubectl_terminating.explain.namespaces import explain_namespace
+    from kubectl_terminating.resources import NAMESPACES
+    from tests.unit.nsfixtures import scenario
+
+    held = scenario("discovery-failure")
+    finding = explain_namespace(held.namespace, held.view)
+    made = Site(metrics_app, Reads(), io.StringIO())
+    made.last = LastRun((finding,), (), (NAMESPACES,), 1_767_268_800.0)
+
+    [row] = [link for link in links(get(made, "/").text, "/") if "/objects/" in link]
+    assert row == f"/objects/namespaces/{finding.name}"
+    page = get(made, row)
+    assert page.code == 200, page.text
+    [api] = [link for link in links(page.text, row) if "/api/" in link]
+    assert api == f"/api/v1/explain/namespaces/{finding.name}"
+    answer = get(made, api)
+    assert (answer.code, answer.json()["name"]) == (200, finding.name)

@@ -169,6 +169,38 @@ def test_a_watch_too_old_for_the_server_lists_again_and_goes_on_from_there() -> 
     assert watched[:3] == [(["true"], ["10"]), (None, None), (["true"], ["20"])]
 
 
+def test_a_pod_that_started_terminating_during_the_gap_is_explained_after_the_relist() -> None:
+    """The pod was deleted while the watch was gone (410): the relist is all that shows it,
+    so it keeps the pod's deletionTimestamp, and the tracker reads and explains the pod."""
+    pods = "/api/v1/namespaces/shop/pods"
+    gone = {"kind": "Status", "code": 410, "message": "too old resource version: 10 (20)"}
+    pod = pod_fixture("pod-web-0")
+    pod["metadata"]["resourceVersion"] = "21"
+    server = FaultServer()
+    server.on(
+        pods,
+        Step(body=json.dumps({"type": "ERROR", "object": gone}).encode() + b"\n"),
+        Step(body={"kind": "PodList", "metadata": {"resourceVersion": "21"}, "items": [pod]}),
+        Step(delay=3600),
+    )
+    server.on(f"{pods}/web-0", Step(body=pod))
+    client = make_client(server)
+    changes: queue.Queue[Change] = queue.Queue()
+    watcher = Watcher(client, PODS, "shop", EVERYTHING, changes, True)
+    options = Options(kind="pods", color="never")
+    out = io.StringIO()
+    tracker = Tracker(Request(options, "shop"), kinds.by_command("pods"), [PODS], client,
+                      Lines(options, out))  # fmt: skip
+    try:
+        watcher.start("10")
+        relisted = changes.get(timeout=30)
+        assert meta(relisted.items[0])["deletionTimestamp"] == "2026-01-01T11:50:00Z"
+        tracker.handle(relisted)
+    finally:
+        stop(watcher, server)
+    assert out.getvalue().startswith("shop/web-0 terminating: "), out.getvalue()
+
+
 def event_line(kind: str, name: str, version: str) -> bytes:
     pod = {"metadata": {"name": name, "namespace": "shop", "resourceVersion": version}}
     return json.dumps({"type": kind, "object": pod}).encode() + b"\n"

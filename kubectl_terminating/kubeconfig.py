@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from kubectl_terminating import credential_policy
 from kubectl_terminating.errors import ConfigError
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
@@ -578,6 +579,9 @@ def run_exec_plugin(connection: Connection) -> dict[str, Any]:
     except ImportError:  # pragma: no cover - kubernetes is a dependency
         raise ConfigError("exec credential plugins need the kubernetes package") from None
     command = exec_config.get("command", "?")
+    if isinstance(command, str):
+        # the user's kuberc may forbid it: asked before anything runs, whoever connects
+        exec_config["command"] = credential_policy.check(command, connection.context)
     try:
         provider = ExecProvider(ConfigNode("exec", exec_config), cwd, None)
         status: dict[str, Any] = provider.run() if connection.interactive else _quietly(provider)

@@ -4,7 +4,8 @@ Precedence: --kubeconfig > $KUBECONFIG (several files: the first file to set a v
 `current-context` included, which the Python client gets wrong) > ~/.kube/config > the
 in-cluster service account. Token, token file, basic auth and client certificates are handled
 here without importing the `kubernetes` package (start-up time); exec credential plugins go
-through the package's own ExecProvider, imported only when a kubeconfig uses one.
+through the package's own ExecProvider, imported only when a kubeconfig uses one, once the
+user's kuberc allows them (credential_policy.py).
 """
 
 from __future__ import annotations

@@ -167,7 +167,9 @@ def test_an_allowlist_without_the_plugin_refuses_it(setup: Setup) -> None:
     other.write_text("#!/bin/sh\nexit 1\n")
     other.chmod(0o755)
     rc = setup.kuberc(
-        "other", credentialPluginPolicy="Allowlist", credentialPluginAllowlist=[{"name": PLUGIN}]
+        "allow-other",
+        credentialPluginPolicy="Allowlist",
+        credentialPluginAllowlist=[{"name": PLUGIN}],
     )
     before = setup.ran()
     first = f"{other.parent}:{os.environ.get('PATH', '')}"
@@ -176,6 +178,11 @@ def test_an_allowlist_without_the_plugin_refuses_it(setup: Setup) -> None:
     assert line.startswith(f'error: context "plugin": exec credential plugin "{setup.plugin}" ')
     assert f"{setup.plugin} is not in its credentialPluginAllowlist" in line
     assert 'policy set to "Allowlist"' in line
+    assert setup.ran() == before
+    refused = kubectl_run(setup, "get", "pods", KUBERC=str(rc), PATH=first)
+    assert refused.returncode == 1 and "not permitted by the credential plugin allowlist" in (
+        refused.stderr
+    )
     assert setup.ran() == before
 
 
@@ -211,6 +218,9 @@ def test_kuberc_off_lets_the_plugin_run(setup: Setup) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout == "pod/web-0\n"
     assert setup.ran() == before + 1
+    done = kubectl_run(setup, "get", "pods", "-n", setup.namespace, HOME=str(home), KUBERC="off")
+    assert done.returncode == 0, done.stderr
+    assert setup.ran() == before + 2
 
 
 def test_a_broken_kuberc_is_one_line(setup: Setup) -> None:

@@ -40,6 +40,15 @@ def guarded(body: Callable[[], int], err: IO[str]) -> int:
         return EXIT_INTERRUPTED
 
 
+def read_kuberc(err: IO[str]) -> None:
+    """The user's kuberc read now, as kubectl reads it at start (credential_policy.py): a
+    broken one is the run's one error line and its warnings are said once, before any
+    context may run an exec credential plugin."""
+    from kubectl_terminating.credential_policy import load
+
+    load(warn=lambda line: print(f"Warning: {safe(line)}", file=err))
+
+
 def connect(options: Options, err: IO[str], interactive: bool = True) -> Client:
     """A client for the cluster the kubeconfig flags select (nothing is sent yet);
     interactive: whether its exec credential plugin may prompt on the terminal."""
@@ -52,6 +61,7 @@ def connect(options: Options, err: IO[str], interactive: bool = True) -> Client:
     if not root.handlers:  # a library's log record never reaches stderr (logging.lastResort)
         root.addHandler(logging.NullHandler())
 
+    read_kuberc(err)
     try:
         timeout = parse_duration(options.request_timeout)
     except ValueError as error:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import IO, TYPE_CHECKING, Any
 
 from kubectl_terminating import kinds
-from kubectl_terminating.connection import connected, error_line
+from kubectl_terminating.connection import connected, error_line, read_kuberc
 from kubectl_terminating.errors import ConfigError, TerminatingError
 from kubectl_terminating.options import Options, Request, complete
 from kubectl_terminating.run import Result, collect, problems, report
@@ -66,8 +66,8 @@ def _on_context(options: Options, context: str, work: Work) -> Part:
     try:
         with connected(single, log, interactive=False) as client:
             part = work(complete(single, client.connection.namespace), client, log)
-    except TerminatingError as error:
-        part = Part(context, error=_why(error))
+    except TerminatingError as error:  # its line is said after the context's name, once
+        part = Part(context, error=_why(error).removeprefix(f'context "{context}": '))
     part.log = log.getvalue()
     return part
 
@@ -138,6 +138,7 @@ def run_fleet(options: Options, out: IO[str], err: IO[str]) -> int:
         return _found(client.connection.context, request, result)
 
     names = context_names(options)
+    read_kuberc(err)  # broken: the one error line, before any context runs
     parts = gather(names, lambda name: _on_context(options, name, read))
     return report_fleet(parts, out, err)
 
@@ -209,7 +210,9 @@ def dump_fleet(options: Options, path: str, err: IO[str]) -> int:
     def read(request: Request, client: Client, _log: IO[str]) -> Part:
         return Part(client.connection.context, bundle=capture(request, client, _log))
 
-    parts = gather(context_names(options), lambda name: _on_context(options, name, read))
+    names = context_names(options)
+    read_kuberc(err)
+    parts = gather(names, lambda name: _on_context(options, name, read))
     _print_logs(parts, err)
     failures = _failures(parts, ())
     done = [(p.context, p.bundle) for p in parts if p.bundle is not None]

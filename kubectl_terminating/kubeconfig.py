@@ -4,7 +4,8 @@ Precedence: --kubeconfig > $KUBECONFIG (several files: the first file to set a v
 `current-context` included, which the Python client gets wrong) > ~/.kube/config > the
 in-cluster service account. Token, token file, basic auth and client certificates are handled
 here without importing the `kubernetes` package (start-up time); exec credential plugins go
-through the package's own ExecProvider, imported only when a kubeconfig uses one.
+through the package's own ExecProvider, imported only when a kubeconfig uses one, once the
+user's kuberc allows them (credential_policy.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from kubectl_terminating import credential_policy
 from kubectl_terminating.errors import ConfigError
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
@@ -578,6 +580,9 @@ def run_exec_plugin(connection: Connection) -> dict[str, Any]:
     except ImportError:  # pragma: no cover - kubernetes is a dependency
         raise ConfigError("exec credential plugins need the kubernetes package") from None
     command = exec_config.get("command", "?")
+    if isinstance(command, str):
+        # the user's kuberc may forbid it: asked before anything runs, whoever connects
+        exec_config["command"] = credential_policy.check(command, connection.context)
     try:
         provider = ExecProvider(ConfigNode("exec", exec_config), cwd, None)
         status: dict[str, Any] = provider.run() if connection.interactive else _quietly(provider)

@@ -23,7 +23,7 @@ def judged(
     options: Options, target: Target, manifest: tuple[JSON, ...], err: IO[str]
 ) -> list[tuple[str, Report | None]]:
     """(context, its report, or None when it could not be read) in the order named."""
-    from kubectl_terminating.connection import error_line
+    from kubectl_terminating.connection import error_line, read_kuberc
     from kubectl_terminating.preflight.reading import live_report
 
     def one(context: str) -> tuple[str, Report | None, str]:
@@ -32,9 +32,11 @@ def judged(
         try:
             return context, live_report(single, target, manifest, log), log.getvalue()
         except TerminatingError as error:
-            return context, None, error_line(error).removeprefix("error: ")
+            said = error_line(error).removeprefix("error: ")
+            return context, None, said.removeprefix(f'context "{context}": ')
 
     names = context_names(options)
+    read_kuberc(err)
     with concurrent.futures.ThreadPoolExecutor(FLEET_WORKERS) as pool:
         done = list(pool.map(one, names))
     for context, report, said in done:

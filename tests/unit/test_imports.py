@@ -26,7 +26,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "bounded",
         "catalogue",
     ),
-    ("model", "selectors", "kubeconfig", "options", "nodeanswers"),
+    ("model", "selectors", "kubeconfig", "credential_policy", "options", "nodeanswers"),
     ("view", "proxy", "socks", "gather"),
     ("client", "reads", "source", "staticview", "discovery"),
     # where terminating objects come from: no explainer, no renderer

@@ -132,7 +132,8 @@ def run_once(
         from kubectl_terminating.exporter.web import LastRun
 
         warnings = tuple(str(w) for w in result.warnings)
-        site.last = LastRun(tuple(result.findings), warnings, tuple(sorted(types)), now)
+        findings = tuple(result.findings)
+        site.last = LastRun.after(site.last, findings, warnings, tuple(sorted(types)), now)
     if options.verbosity >= 1:
         stuck = sum(1 for f in result.findings if f.stuck)
         print(f"run: {stuck} stuck, {stats.requests} requests in {seconds:.2f}s", file=err)

@@ -5,6 +5,10 @@
     GET /                                           the index page (same filters)
     GET /objects/RESOURCE/NAMESPACE/NAME            one object's `--explain` page
 
+serve remembers when its runs first saw each object stuck (by uid), for the object's page;
+an object is forgotten once a run finds it no longer stuck or gone, so what is remembered is
+bounded by what is stuck now.
+
 An object the last run did not cover is read on demand (at most ON_DEMAND at a time; past
 that a 503). Errors are Kubernetes Status objects (kubectl's NotFound wording), never a
 traceback; nothing but GET and HEAD is answered, and nothing answered writes to the cluster.
@@ -16,8 +20,9 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from email.utils import formatdate
 from typing import IO, Any
 from urllib.parse import parse_qs
@@ -34,6 +39,7 @@ from kubectl_terminating.errors import (
 from kubectl_terminating.exporter import pages
 from kubectl_terminating.model import API_VERSION, JSON, Finding
 from kubectl_terminating.resources import Resource
+from kubectl_terminating.timeutil import human_duration
 from kubectl_terminating.view import Discovery
 
 ON_DEMAND = 4  # on-demand reads at once: each is a few API requests
@@ -99,6 +105,36 @@ class LastRun:
     warnings: tuple[str, ...]
     types: tuple[Resource, ...]  # the resource type of each kind found
     finished_at: float  # unix time
+    # when serve's runs first saw each stuck object (identity -> unix time), and its first run
+    first_seen: Mapping[str, float] = field(default_factory=dict)
+    first_run: float = 0.0
+
+    @classmethod
+    def after(
+        cls,
+        previous: LastRun | None,
+        findings: tuple[Finding, ...],
+        warnings: tuple[str, ...],
+        types: tuple[Resource, ...],
+        now: float,
+    ) -> LastRun:
+        """This run, remembering from previous when each object still stuck was first seen
+        stuck (now for one stuck since); the rest is forgotten."""
+        before = previous.first_seen if previous is not None else {}
+        seen = {key: before.get(key, now) for key in (identity(f) for f in findings if f.stuck)}
+        first_run = previous.first_run if previous is not None else now
+        return cls(findings, warnings, types, now, seen, first_run)
+
+    def seen_line(self, finding: Finding, now: float) -> str:
+        """When serve first saw the object stuck, as its page says it."""
+        seen = self.first_seen.get(identity(finding))
+        if seen is None:
+            return "not seen stuck by serve's runs (yet)"
+        ago = human_duration(max(0.0, now - seen))
+        line = f"{rfc3339(seen)} ({ago} ago)"
+        if seen <= self.first_run:  # serve was not looking before then
+            line += ", in serve's first run: stuck since before serve started"
+        return line
 
     def resource_of(self, finding: Finding) -> Resource | None:
         key = (finding.api_version, finding.kind)
@@ -151,11 +187,44 @@ def selected(finding: Finding, wanted: dict[str, str]) -> bool:
     metrics (an alert's namespace label links to it)."""
     if "kind" in wanted and finding.kind.lower() != wanted["kind"].lower():
         return False
-    if "namespace" in wanted:
-        own = finding.name if finding.kind == "Namespace" else None
-        if wanted["namespace"] not in (finding.namespace, own):
-            return False
+    if "namespace" in wanted and wanted["namespace"] != own_namespace(finding):
+        return False
     return "type" not in wanted or any(b.type == wanted["type"] for b in finding.blockers)
+
+
+def identity(finding: Finding) -> str:
+    """The object across runs: its uid (a new object of the same name is another)."""
+    where = f"{finding.api_version}/{finding.kind}/{finding.namespace or ''}/{finding.name}"
+    return finding.uid or where
+
+
+def own_namespace(finding: Finding) -> str | None:
+    """The namespace the filters put it in: a Namespace is in its own."""
+    return finding.name if finding.kind == "Namespace" else finding.namespace
+
+
+def facets(findings: Iterable[Finding], wanted: dict[str, str]) -> dict[str, list[tuple[str, int]]]:
+    """For each filter, the values the findings have (with how many have each), among those
+    that pass the other filters: each a link that narrows the index."""
+    findings = list(findings)
+    out = {}
+    for key in FILTERS:
+        others = {k: v for k, v in wanted.items() if k != key}
+        counts: Counter[str] = Counter()
+        for finding in findings:
+            if selected(finding, others):
+                counts.update(_values(finding, key))
+        out[key] = sorted(counts.items(), key=lambda pair: pair[0].lower())
+    return out
+
+
+def _values(finding: Finding, key: str) -> set[str]:
+    if key == "kind":
+        return {finding.kind}
+    if key == "namespace":
+        own = own_namespace(finding)
+        return {own} if own else set()
+    return {b.type for b in finding.blockers}
 
 
 def findings_document(last: LastRun, wanted: dict[str, str]) -> JSON:
@@ -259,7 +328,8 @@ class Site:
         if not segments:
             return self.index(query)
         if segments[0] == "objects":
-            return self.object_page(object_address(segments[1:]), len(segments))
+            # the way back to / from the path as given (a trailing slash is one level more)
+            return self.object_page(object_address(segments[1:]), path.count("/") - 1)
         if segments[:2] == ["api", "v1"] and len(segments) > 2:
             if segments[2:] == ["findings"]:
                 last = self.current()
@@ -295,17 +365,19 @@ class Site:
 
     def index(self, query: str) -> Answer:
         last, wanted = self.current(), filters_of(query)
-        rows = []
-        for finding in sorted(last.findings, key=_index_order):
-            resource = last.resource_of(finding)
-            if resource is not None and selected(finding, wanted):
-                rows.append((finding, resource.qualified))
-        html = pages.index_page(rows, rfc3339(last.finished_at), wanted)
+        listed = [(f, r) for f in last.findings if (r := last.resource_of(f)) is not None]
+        rows = [
+            (finding, resource.qualified)
+            for finding, resource in sorted(listed, key=lambda pair: index_order(pair[0]))
+            if selected(finding, wanted)
+        ]
+        links = facets((finding for finding, _ in listed), wanted)
+        html = pages.index_page(rows, rfc3339(last.finished_at), wanted, links)
         return Answer(200, HTML_TYPE, html.encode())
 
-    def object_page(self, address: tuple[str, str | None, str], depth: int) -> Answer:
+    def object_page(self, address: tuple[str, str | None, str], up: int) -> Answer:
         finding, resource, when = self.explain(address)
-        root = "../" * (depth - 1)
+        root = "../" * up
         api = (
             root
             + "api/v1/explain/"
@@ -314,14 +386,22 @@ class Site:
             )
         )
         generated = f"Read {when['Last-Modified']}"
-        html = pages.object_page(finding, kinds.json_extras, generated, root, api)
+        seen = self.current().seen_line(finding, time.time())
+        html = pages.object_page(finding, kinds.json_extras, generated, root, api, seen)
         return Answer(200, HTML_TYPE, html.encode())
 
 
-def _index_order(finding: Finding) -> tuple[bool, int, str, str]:
-    """Stuck first, the longest overdue first, then by namespace and name."""
-    overdue = finding.overdue_seconds if finding.overdue_seconds is not None else 0
-    return not finding.stuck, -overdue, finding.namespace or "", finding.name
+def index_order(finding: Finding) -> tuple[bool, bool, int, str, str]:
+    """Stuck first, the most overdue first (how overdue unknown: after those known), then
+    by namespace and name."""
+    overdue = finding.overdue_seconds
+    return (
+        not finding.stuck,
+        overdue is None,
+        -(overdue or 0),
+        finding.namespace or "",
+        finding.name,
+    )
 
 
 def code_of(error: TerminatingError) -> tuple[int, str]:

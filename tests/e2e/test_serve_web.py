@@ -540,6 +540,87 @@ def test_serve_gives_freed_memory_back_after_each_run(
     assert "RR" not in between and between.startswith("R"), between
 
 
+ROWS = "[...document.querySelectorAll('tbody tr')].map(r => [...r.cells].map(c => c.innerText))"
+FILTER_LINKS = "[...document.querySelectorAll('.filters a')].map(a => [a.innerText, a.href])"
+WIDTH = "document.documentElement.scrollWidth"
+LAST_COLUMN = "document.querySelector('thead th:last-child')"
+# the value of the object page's "First seen stuck" field
+FIRST_SEEN = (
+    "[...document.querySelectorAll('dt')].filter(d => d.innerText == 'First seen stuck')"
+    ".map(d => d.nextElementSibling.innerText)[0] ?? null"
+)
+
+
+@pytest.fixture
+def older_and_newer(control_plane: ControlPlane) -> Iterator[tuple[str, dict[str, float]]]:
+    """Two pods stuck on a finalizer in a namespace of their own, deleted 3 s apart while
+    serve runs; the older one last by name, its name 100 characters without a break (253 are
+    allowed). Their namespace, and when each was deleted (older first)."""
+    cp = control_plane
+    ns = unique_ns("web-order")
+    create_namespace(cp, ns)
+    deleted: dict[str, float] = {}
+    try:
+        for name in ("z-older-" + "0" * 92, "a-newer"):
+            if deleted:
+                time.sleep(3)  # overdue 3 s more than the newer: the order is not the names'
+            path = scenarios.pod_path(ns, name)
+            labels = {"app": "web-order"}
+            create_pod(cp, ns, name, finalizers=["example.com/hold"], grace_period=0, labels=labels)
+            deleted[name] = time.time()
+            delete(cp, path)
+        yield ns, deleted
+    finally:
+        for name in deleted:
+            with contextlib.suppress(ApiError):
+                remove_finalizers(cp, scenarios.pod_path(ns, name))
+
+
+def test_the_index_fits_1280_px_narrows_by_links_and_sorts_by_overdue(
+    serving: Serving,
+    older_and_newer: tuple[str, dict[str, float]],
+    browser: Browser,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """In Chromium at 1280 px the index (every seed, and the two pods) is no wider than the
+    window, its last column inside it; the namespace's link leaves the two rows, the older
+    first; the newer one's page says when serve first saw it stuck, the same a run later."""
+    ns, deleted = older_and_newer
+    older, newer = deleted
+    with browser.tab(width=1280, height=900) as tab:
+
+        def index_lists_both() -> bool:
+            tab.open(f"{serving.url}/")
+            return {(ns, older), (ns, newer)} <= {tuple(r[1:3]) for r in tab.evaluate(ROWS)}
+
+        wait_for(index_lists_both, WAIT, 1.0, message="both pods in the index")
+        shot = tab.screenshot(tmp_path / "serve-index-1280.png")
+        with capsys.disabled():
+            print(f"\nthe index at 1280 px: {shot}")
+        assert tab.evaluate(WIDTH) <= 1280
+        assert tab.evaluate(f"{LAST_COLUMN}.innerText") == "Confidence"
+        assert tab.evaluate(f"{LAST_COLUMN}.getBoundingClientRect().right") <= 1280
+        assert {r[1] for r in tab.evaluate(ROWS)} > {ns}  # the seeds' rows too
+        (mine,) = [h for text, h in tab.evaluate(FILTER_LINKS) if text.startswith(f"{ns}\xa0(")]
+        assert urllib.parse.urlsplit(mine).query == f"namespace={ns}"
+
+        tab.open(mine)  # the link, as a click follows it
+        assert [(r[1], r[2]) for r in tab.evaluate(ROWS)] == [(ns, older), (ns, newer)]
+        assert tab.evaluate(WIDTH) <= 1280
+        assert dict(tab.evaluate(FILTER_LINKS))["Clear the filter"] == f"{serving.url}/"
+
+        page = f"{serving.url}/{object_path('pods', ns, newer)}"
+        tab.open(page)
+        seen = tab.evaluate(FIRST_SEEN)
+        assert seen is not None, tab.evaluate("document.body.innerText")
+        assert deleted[newer] - 1 <= unix(seen.split()[0]) <= time.time(), (seen, deleted)
+        assert "before serve started" not in seen
+        time.sleep(4)  # a run (every 3 s) later: the same time
+        tab.open(page)
+        assert tab.evaluate(FIRST_SEEN).split()[0] == seen.split()[0]
+
+
 def test_serve_starts_with_one_pass(control_plane: ControlPlane, serving: Serving) -> None:
     """serve's first run is also its watches' first pass (FirstPass): before the first watch
     opened, each list of every pod that a pass sends (the finder's; with two or more

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import threading
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 from wsgiref.util import setup_testing_defaults
 
@@ -15,10 +17,10 @@ import pytest
 
 from kubectl_terminating.errors import NotFound
 from kubectl_terminating.exporter import pages
-from kubectl_terminating.exporter.web import ON_DEMAND, LastRun, Site
+from kubectl_terminating.exporter.web import ON_DEMAND, LastRun, Site, facets
 from kubectl_terminating.kinds import json_extras
-from kubectl_terminating.model import Finding
-from kubectl_terminating.resources import PODS, Resource
+from kubectl_terminating.model import Blocker, Finding
+from kubectl_terminating.resources import NAMESPACES, PODS, Resource
 from tests.harness.browser import links
 from tests.unit.builders import explain_pod_among, healthy_cluster, pod_fixture, web_0_events
 
@@ -254,6 +256,8 @@ def test_the_pages_escape_what_the_cluster_says(site: Site) -> None:
     assert "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;" in page
     assert 'href="../../../"' in page  # relative: works under any prefix (a service proxy)
     assert 'href="../../../api/v1/explain/pods/shop/web-0"' in page
+    slash = get(site, "/objects/pods/shop/web-0/").text  # one level deeper: one more ../
+    assert 'href="../../../../api/v1/explain/pods/shop/web-0"' in slash
     assert "What to do (safest first)" in page
     api = get(site, "/api/v1/explain/pods/shop/web-0")
     assert "<" not in api.text and "\\u003cscript\\u003e" in api.text  # as Go writes JSON
@@ -291,3 +295,141 @@ def test_a_cluster_scoped_objects_links_lead_to_it() -> None:
     assert api == f"/api/v1/explain/namespaces/{finding.name}"
     answer = get(made, api)
     assert (answer.code, answer.json()["name"]) == (200, finding.name)
+
+
+# -- the index: its order, its filter links; when serve first saw an object stuck ----------------
+
+
+def pod(name: str, overdue: int | None, namespace: str | None = "shop", *types: str) -> Finding:
+    """web-0's finding renamed, overdue that long (None: not known), with blockers of types."""
+    found = hung_pod()
+    blockers = [Blocker(type=t, summary=f"held by {t}") for t in types] or found.blockers
+    return replace(
+        found,
+        name=name,
+        namespace=namespace,
+        uid=f"uid-{name}",
+        overdue_seconds=overdue,
+        blockers=blockers,
+    )
+
+
+def namespace(name: str) -> Finding:
+    found = pod(name, 60, None, "content-remaining")
+    return replace(found, kind="Namespace", api_version="v1", namespace=None)
+
+
+def rows(html: str) -> list[str]:
+    """The index's rows, each as the object's link."""
+    return re.findall(
+        r'<tr><td>[^<]*</td><td class="long">[^<]*</td><td class="long name">'
+        r'<a href="([^"]*)">',
+        html,
+    )
+
+
+def test_the_index_lists_the_most_overdue_first(site: Site) -> None:
+    findings = (
+        pod("late", 60),
+        pod("later", 3600),
+        pod("unknown", None),
+        pod("zero", 0),
+        pod("in-grace", -30, "shop", "grace-period"),
+        pod("just-in-grace", -5, "shop", "grace-period"),
+        pod("a-tie", 60),
+        namespace("archive"),
+    )
+    site.last = LastRun.after(None, findings, (), (PODS, NAMESPACES), 1_767_268_800.0)
+    assert rows(get(site, "/").text) == [
+        "objects/pods/shop/later",
+        "objects/namespaces/archive",  # no namespace, no empty segment
+        "objects/pods/shop/a-tie",  # the same: by namespace, then name
+        "objects/pods/shop/late",
+        "objects/pods/shop/zero",
+        "objects/pods/shop/unknown",  # stuck, how long not known: after those known
+        "objects/pods/shop/just-in-grace",  # not stuck: the nearest its deadline first
+        "objects/pods/shop/in-grace",
+    ]
+
+
+FINDINGS = (
+    pod("a", 10, "shop", "node-missing"),
+    pod("b", 20, "shop", "finalizer"),
+    pod("c", 30, "cart", "node-missing", "finalizer"),
+    namespace("shop"),
+)
+
+
+def test_the_filter_links_are_the_values_among_the_other_filters() -> None:
+    assert facets(FINDINGS, {}) == {
+        "kind": [("Namespace", 1), ("Pod", 3)],
+        "namespace": [("cart", 1), ("shop", 3)],  # a Namespace is in its own
+        "type": [("content-remaining", 1), ("finalizer", 2), ("node-missing", 2)],
+    }
+    narrowed = facets(FINDINGS, {"namespace": "shop", "type": "finalizer"})
+    assert narrowed["namespace"] == [("cart", 1), ("shop", 1)]  # with type=finalizer
+    assert narrowed["type"] == [("content-remaining", 1), ("finalizer", 1), ("node-missing", 1)]
+    assert narrowed["kind"] == [("Pod", 1)]
+
+
+def test_the_index_narrows_by_plain_links(site: Site) -> None:
+    site.last = LastRun.after(None, FINDINGS, (), (PODS, NAMESPACES), 1_767_268_800.0)
+    index = get(site, "/").text
+    assert "Clear the filter" not in index
+    for link in ('href="?namespace=cart"', 'href="?kind=Pod"', 'href="?type=node-missing"'):
+        assert link in index
+    assert "<form" not in index and "<script" not in index
+    narrowed = get(site, "/", query="namespace=shop&kind=pod").text
+    assert rows(narrowed) == ["objects/pods/shop/b", "objects/pods/shop/a"]
+    assert "Showing only kind pod, namespace shop." in narrowed
+    assert '<a href="./">Clear the filter</a>' in narrowed
+    # a value adds to the filters in force, `any` drops its own, the one chosen is no link
+    assert 'href="?kind=pod&amp;namespace=shop&amp;type=finalizer">finalizer&nbsp;(1)' in narrowed
+    assert 'href="?kind=pod&amp;namespace=cart">cart&nbsp;(1)' in narrowed
+    assert 'Namespace: <a href="?kind=pod">any</a>' in narrowed
+    assert (
+        "<strong>Pod&nbsp;(2)</strong>" in narrowed and "<strong>shop&nbsp;(2)</strong>" in narrowed
+    )
+    nothing = get(site, "/", query="namespace=cart&type=content-remaining").text
+    assert rows(nothing) == [] and "Nothing terminating matches the filter." in nothing
+
+
+def test_filter_links_escape_what_the_cluster_names() -> None:
+    hostile = replace(pod("x", 1), kind=HOSTILE)
+    html = pages.index_page([(hostile, "pods")], "now", {}, facets([hostile], {}))
+    assert "<script" not in html
+    assert "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;&nbsp;(1)</a>" in html
+    assert 'href="?kind=%3Cscript%3Edocument.title%3D%27pwned%27%3C%2Fscript%3E"' in html
+
+
+def test_serve_remembers_when_it_first_saw_each_object_stuck() -> None:
+    first = LastRun.after(None, (pod("a", 10), pod("b", -5, "shop", "grace-period")), (), (), 100.0)
+    assert first.first_seen == {"uid-a": 100.0}  # b is not stuck yet
+    second = LastRun.after(first, (pod("a", 20), pod("b", 5)), (), (), 110.0)
+    assert second.first_seen == {"uid-a": 100.0, "uid-b": 110.0}
+    # a gone, b no longer stuck (its grace period made longer): both forgotten
+    third = LastRun.after(second, (pod("b", -1, "shop", "grace-period"),), (), (), 120.0)
+    assert third.first_seen == {}
+    assert LastRun.after(third, (pod("b", 5),), (), (), 130.0).first_seen == {"uid-b": 130.0}
+    renamed = replace(pod("a", 30), uid="another")  # deleted and made again: another object
+    assert LastRun.after(second, (renamed,), (), (), 120.0).first_seen == {"another": 120.0}
+    assert third.first_run == 100.0
+
+
+def test_the_first_seen_line_says_when_and_whether_serve_was_looking_before() -> None:
+    first = LastRun.after(None, (pod("a", 10),), (), (), 1_767_268_800.0)
+    second = LastRun.after(first, (pod("a", 20), pod("b", 5)), (), (), 1_767_268_860.0)
+    now = 1_767_268_920.0
+    assert second.seen_line(pod("b", 5), now) == "2026-01-01T12:01:00Z (60s ago)"
+    assert second.seen_line(pod("a", 20), now) == (
+        "2026-01-01T12:00:00Z (2m ago), in serve's first run: stuck since before serve started"
+    )
+    assert second.seen_line(pod("read-on-demand", 5), now) == "not seen stuck by serve's runs (yet)"
+
+
+def test_the_object_page_says_when_serve_first_saw_it_stuck(site: Site) -> None:
+    previous = LastRun.after(None, (), (), (PODS,), 1_767_268_800.0)
+    site.last = LastRun.after(previous, (hung_pod(),), (), (PODS,), 1_767_268_860.0)
+    page = get(site, "/objects/pods/shop/web-0").text
+    assert "<dt>First seen stuck</dt><dd>2026-01-01T12:01:00Z (" in page
+    assert "before serve started" not in page

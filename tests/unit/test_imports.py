@@ -26,9 +26,9 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "bounded",
         "catalogue",
     ),
-    ("model", "selectors", "kubeconfig", "options", "nodeanswers"),
+    ("model", "selectors", "kubeconfig", "options", "nodeanswers", "nodeaccess"),
     ("view", "proxy", "socks", "gather"),
-    ("client", "reads", "source", "staticview", "discovery"),
+    ("client", "reads", "source", "staticview", "discovery", "nodehttp"),
     # where terminating objects come from: no explainer, no renderer
     ("find", "live", "snapshot", "nodeproxy"),
     ("explain",),

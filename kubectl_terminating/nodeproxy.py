@@ -137,8 +137,12 @@ class NodeProxy:
             kubelet = Direct(self.client, pool, node, *found)
             return self.read_node(node, subjects[node], kubelet, way)
 
-        with ThreadPoolExecutor(max_workers=min(NODES_AT_ONCE, len(names))) as threads:
-            read = list(threads.map(one, names))
+        try:
+            with ThreadPoolExecutor(max_workers=min(NODES_AT_ONCE, len(names))) as threads:
+                read = list(threads.map(one, names))
+        finally:
+            if pool is not None:
+                pool.clear()  # serve reads again next run: no connection to a kubelet kept
         warnings = dict.fromkeys([*way.warnings, *(w for evidence, said in read for w in said)])
         return {n: evidence for n, (evidence, _) in zip(names, read, strict=True)}, list(warnings)
 

@@ -4,8 +4,11 @@ pkg/kubelet/server/auth.go; tests/e2e/test_real_node.py proves them on the real 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from kubectl_terminating import kubeconfig
 from kubectl_terminating.nodeaccess import (
     Way,
     choose,
@@ -139,3 +142,24 @@ def test_a_kubelet_refusal_names_the_rights_it_asked_for() -> None:
     body = b"Forbidden (user=u, verb=get, resource=nodes, subresource(s)=[log])\n"
     assert kubelet_refusal("logs/", 403, body) == "the kubelet refused get nodes/log for this user"
     assert "token" in kubelet_refusal("logs/", 401, b"Unauthorized")
+
+
+def test_only_the_in_cluster_configuration_counts_as_a_pod(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a pod (its service account's files, KUBERNETES_SERVICE_HOST/PORT) the kubelets may
+    be read directly; a kubeconfig, even inside a pod, keeps the node proxy."""
+    (tmp_path / "token").write_text("t")
+    monkeypatch.setattr(kubeconfig, "SERVICE_ACCOUNT_DIR", tmp_path)
+    environ = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    found = kubeconfig.in_cluster(None, environ)
+    assert found is not None and found.in_pod
+    config = tmp_path / "config"
+    config.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: k, cluster: {server: 'https://k:6443'}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+    )
+    selection = kubeconfig.Selection(kubeconfig=str(config))
+    assert not kubeconfig.resolve(selection, environ).in_pod

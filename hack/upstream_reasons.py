@@ -40,7 +40,9 @@ class Component:
 
 def _components() -> tuple[Component, ...]:
     return (
-        Component("kubelet-events", "k8s.io/kubernetes", "pkg/kubelet/events/event.go", (CONSTANT,)),
+        Component(
+            "kubelet-events", "k8s.io/kubernetes", "pkg/kubelet/events/event.go", (CONSTANT,)
+        ),
         Component(
             "volume-controller-events",
             "k8s.io/kubernetes",
@@ -115,14 +117,17 @@ def _tag(module: str, version: str) -> str:
 
 
 def _cache() -> Path:
-    found = os.environ.get("GOMODCACHE") or subprocess.run(
-        ["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=True
-    ).stdout.strip()
+    found = (
+        os.environ.get("GOMODCACHE")
+        or subprocess.run(
+            ["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
     return Path(found)
 
 
 def reasons(component: Component, version: str, cache: Path) -> list[str]:
-    source = (cache / f"{component.module}@{_tag(component.module, version)}" / component.path)
+    source = cache / f"{component.module}@{_tag(component.module, version)}" / component.path
     text = source.read_text()
     found: set[str] = set()
     for pattern in component.read:

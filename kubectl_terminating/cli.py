@@ -164,9 +164,11 @@ NODE_EVIDENCE_OPTIONS = [
         "--node-evidence",
         is_flag=True,
         help="Also read the kubelet's own word about each stuck pod whose blocker is on its "
-        "node (log lines about the pod, stats/summary, the kubelet's pods) through the API "
-        "server's node proxy, GET only. Needs `get nodes/proxy`, which is exec-equivalent: it "
-        "lets a user run commands in any container of the node. Off by default.",
+        "node (log lines about the pod, stats/summary, the kubelet's pods), GET only. In a pod: "
+        "from the kubelet itself, with `get` on nodes/log, nodes/stats and nodes/pods. "
+        "Elsewhere: through the API server's node proxy, with `get nodes/proxy`, which is "
+        "exec-equivalent: it lets a user run commands in any container of the node. Off by "
+        "default.",
     ),
 ]
 
@@ -655,6 +657,7 @@ def _one_cluster(ctx: click.Context, command: str, flags: dict[str, Any]) -> Opt
     metavar="DURATION",
     help="Time between two runs of the diagnosis (30s, 5m).",
 )
+@with_options(NODE_EVIDENCE_OPTIONS)
 @click.pass_context
 def serve(
     ctx: click.Context, /, address: str, external_url: str, interval: str, **flags: Any

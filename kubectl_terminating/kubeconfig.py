@@ -284,6 +284,8 @@ class Connection:
     config_dir: str = field(default_factory=os.getcwd)
     # an exec plugin may prompt on the terminal (never in a run over several contexts)
     interactive: bool = True
+    # the in-cluster configuration of a pod: the nodes' kubelets may be reachable directly
+    in_pod: bool = False
 
     def __repr__(self) -> str:  # keep secrets out of tracebacks and debug output
         return f"Connection(server={self.server!r}, context={self.context!r})"
@@ -404,6 +406,7 @@ def in_cluster(namespace: str | None, environ: dict[str, str] | None = None) -> 
         namespace=namespace or default_ns,
         ca_data=ca.read_bytes() if ca.exists() else None,
         token_file=str(token_path),
+        in_pod=True,
     )
 
 

@@ -1,5 +1,5 @@
-"""`--node-evidence`: the kubelet's own word, read GET-only and bounded through the API server's
-node proxy (docs/node-evidence.md).
+"""`--node-evidence`: the kubelet's own word, read GET-only and bounded, from the kubelet itself
+(in a pod, with the narrow rights) or through the API server's node proxy (docs/node-evidence.md).
 """
 
 from __future__ import annotations
@@ -7,16 +7,21 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from typing import Protocol
 from urllib.parse import quote
 
-import urllib3
-
 from kubectl_terminating.bounded import json_documents
-from kubectl_terminating.client import ACCEPT_JSON, CONNECT_TIMEOUT, Client
+from kubectl_terminating.client import ACCEPT_JSON, Client
 from kubectl_terminating.errors import ApiError, ConfigError, Unauthorized
+from kubectl_terminating.nodeaccess import (
+    ENDPOINTS,
+    Way,
+    choose,
+    kubelet_endpoint,
+    right,
+    right_of,
+)
 from kubectl_terminating.nodeanswers import (
-    PERMISSION,
     NodeEvidence,
     NodeEvidenceRefused,
     Subject,
@@ -25,11 +30,18 @@ from kubectl_terminating.nodeanswers import (
     log_pattern,
     matching,
 )
+from kubectl_terminating.nodehttp import (
+    NODE_DEADLINE,
+    Direct,
+    OutOfTime,
+    Reply,
+    ThroughProxy,
+    kubelet_pool,
+)
 
 LOG_BYTES = 256 * 1024  # the tail of a log file, and the most of a log query's answer read
 JSON_BYTES = 4 * 1024 * 1024  # stats/summary and pods of a node with 110 pods: well under
 MAX_LINES = 50  # lines kept per node (the newest)
-NODE_DEADLINE = 15.0  # seconds for all of one node's reads
 NODES_AT_ONCE = 4
 LOG_FILE = "kubelet.log"
 RUNTIME = "containerd"  # the runtime whose log is read for containers it holds
@@ -48,53 +60,57 @@ NO_LOG = (
     "enableSystemLogQuery) nor in /var/log/{unit}.log: node evidence has no lines of it"
 )
 SSAR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
-# the only subpaths of the node proxy ever requested
+# the only subpaths of a kubelet ever requested
 PATHS = frozenset({"logs/", f"logs/{LOG_FILE}", f"logs/{RUNTIME}.log", "stats/summary", "pods"})
+THROUGH_PROXY = Way(False, frozenset(ENDPOINTS))
 
 
-@dataclass(frozen=True)
-class Reply:
-    status: int
-    content_type: str
-    body: bytes
-    truncated: bool  # the cap was reached: the rest was not read
+class Kubelet(Protocol):
+    """One node's kubelet, reached one way (nodehttp.py); `via` names the way ('' for the
+    node proxy)."""
 
+    node: str
+    via: str
 
-class OutOfTime(Exception):
-    pass
+    def get(
+        self,
+        sub: str,
+        params: dict[str, str] | None,
+        accept: str,
+        limit: int,
+        give_up_at: float,
+        extra: dict[str, str] | None = None,
+    ) -> Reply: ...
 
 
 class NodeProxy:
-    """Bounded GETs to the node proxy of one API server (docs/node-evidence.md)."""
+    """Bounded GETs to the nodes' kubelets, the narrowest way the user's rights allow
+    (nodeaccess.py; docs/node-evidence.md)."""
 
     def __init__(self, client: Client) -> None:
         self.client = client
 
-    def check_permission(self) -> None:
-        """NodeEvidenceRefused unless the user may `get nodes/proxy` (a SelfSubjectAccessReview:
-        nothing is sent to a node proxy before it answers yes)."""
+    def allowed(self, subresource: str) -> bool:
+        """May the user `get nodes/<subresource>`? (a SelfSubjectAccessReview: nothing is
+        sent to a kubelet before the way's answers are yes)"""
+        attributes = {"verb": "get", "resource": "nodes", "subresource": subresource}
         review = {
             "apiVersion": "authorization.k8s.io/v1",
             "kind": "SelfSubjectAccessReview",
-            "spec": {
-                "resourceAttributes": {"verb": "get", "resource": "nodes", "subresource": "proxy"}
-            },
+            "spec": {"resourceAttributes": attributes},
         }
         try:
             _, answer = self.client.create(SSAR_PATH, review)
         except Unauthorized:
             raise
         except ApiError as error:
-            why = f"could not check the permission {PERMISSION}: {_why(error)}"
+            why = f"could not check the permission {right(subresource)}: {_why(error)}"
             raise NodeEvidenceRefused(why, f"node evidence not read: {why}") from None
-        status = answer.get("status") or {}
-        if status.get("allowed") is not True:
-            why = f"{PERMISSION} is not allowed"
-            raise NodeEvidenceRefused(
-                why,
-                f"node evidence not read: {why} for this user (it is exec-equivalent: it lets "
-                "a user run commands in containers; grant it only where that is acceptable)",
-            )
+        return (answer.get("status") or {}).get("allowed") is True
+
+    def way(self) -> Way:
+        """From a pod the kubelet itself with the narrow rights, else the node proxy."""
+        return choose(self.client.connection.in_pod, self.allowed)
 
     def read_nodes(
         self, subjects: Mapping[str, Subject]
@@ -104,41 +120,72 @@ class NodeProxy:
         names = sorted(subjects)
         if not names:
             return {}, []
-        self.check_permission()
-        with ThreadPoolExecutor(max_workers=min(NODES_AT_ONCE, len(names))) as pool:
-            read = list(pool.map(lambda n: self.read_node(n, subjects[n]), names))
-        warnings = dict.fromkeys(w for evidence, said in read for w in said)
+        way = self.way()
+        pool = kubelet_pool(self.client) if way.direct else None
+
+        def one(node: str) -> tuple[NodeEvidence, list[str]]:
+            if pool is None:
+                return self.read_node(node, subjects[node])
+            try:
+                found = kubelet_endpoint(self.client.get(f"/api/v1/nodes/{quote(node, safe='')}"))
+            except ApiError as error:
+                found = f"its Node could not be read: {_why(error)}"
+            if isinstance(found, str):
+                why = f"the kubelet cannot be reached directly: {found}"
+                said = f"node evidence of {node}: could not read {why}"
+                return NodeEvidence(node, problems=(why,)), [said]
+            kubelet = Direct(self.client, pool, node, *found)
+            return self.read_node(node, subjects[node], kubelet, way)
+
+        try:
+            with ThreadPoolExecutor(max_workers=min(NODES_AT_ONCE, len(names))) as threads:
+                read = list(threads.map(one, names))
+        finally:
+            if pool is not None:
+                pool.clear()  # serve reads again next run: no connection to a kubelet kept
+        warnings = dict.fromkeys([*way.warnings, *(w for evidence, said in read for w in said)])
         return {n: evidence for n, (evidence, _) in zip(names, read, strict=True)}, list(warnings)
 
-    def read_node(self, node: str, subject: Subject) -> tuple[NodeEvidence, list[str]]:
+    def read_node(
+        self,
+        node: str,
+        subject: Subject,
+        kubelet: Kubelet | None = None,
+        way: Way = THROUGH_PROXY,
+    ) -> tuple[NodeEvidence, list[str]]:
+        """One node's evidence: through the node proxy unless `kubelet` says otherwise; only
+        the endpoints `way` reads."""
+        kubelet = kubelet or ThroughProxy(self.client, node)
         give_up_at = time.monotonic() + NODE_DEADLINE
         warnings: list[str] = []
         problems: list[str] = []
-        source, lines = self._log_lines(node, "kubelet", subject, give_up_at, warnings, problems)
+        source, lines = self._log_lines(kubelet, "kubelet", subject, give_up_at, warnings, problems)
         runtime_source, runtime_lines = "", list[str]()
         free, pods = {}, None
-        # the kubelet's log could not be read at all (not reachable through the proxy, out of
-        # time): nothing more is asked of this node
+        # the kubelet's log could not be read at all (not reachable, out of time): nothing
+        # more is asked of this node
         if not problems:
             if subject.runtime:
                 runtime_source, runtime_lines = self._log_lines(
-                    node, RUNTIME, subject, give_up_at, [], problems
+                    kubelet, RUNTIME, subject, give_up_at, [], problems
                 )
-            try:
-                free = free_space(self._json(node, "stats/summary", give_up_at))
-            except (ApiError, OutOfTime, ValueError) as error:
-                problems.append(f"stats/summary: {_why(error)}")
-            try:
-                pods = kubelet_pods(self._json(node, "pods", give_up_at))
-            except (ApiError, OutOfTime, ValueError) as error:
-                problems.append(f"pods: {_why(error)}")
+            if way.reads_path("stats/summary"):
+                try:
+                    free = free_space(self._json(kubelet, "stats/summary", give_up_at))
+                except (ApiError, OutOfTime, ValueError) as error:
+                    problems.append(f"stats/summary: {_why(error)}")
+            if way.reads_path("pods"):
+                try:
+                    pods = kubelet_pods(self._json(kubelet, "pods", give_up_at))
+                except (ApiError, OutOfTime, ValueError) as error:
+                    problems.append(f"pods: {_why(error)}")
         if problems:  # one warning per node
             warnings.append(f"node evidence of {node}: could not read {'; '.join(problems)}")
         evidence = NodeEvidence(
             node,
-            source,
+            _with_way(source, kubelet.via),
             tuple(lines),
-            runtime_source,
+            _with_way(runtime_source, kubelet.via),
             tuple(runtime_lines),
             free,
             pods,
@@ -150,7 +197,7 @@ class NodeProxy:
 
     def _log_lines(
         self,
-        node: str,
+        kubelet: Kubelet,
         unit: str,
         subject: Subject,
         give_up_at: float,
@@ -160,7 +207,7 @@ class NodeProxy:
         params = {"query": unit, "pattern": log_pattern(subject.keys)}
         if subject.since:
             params["sinceTime"] = subject.since
-        reply = self._log_get(node, "logs/", params, give_up_at, problems)
+        reply = self._log_get(kubelet, "logs/", params, give_up_at, problems)
         if reply == 405:  # the kubelet's answer when its log handler is off
             warnings.append(LOGS_OFF)
         if isinstance(reply, int) and reply != 404:
@@ -173,7 +220,7 @@ class NodeProxy:
             kept = matching(_lines(reply.body, False), subject.keys)
             return f"logs/?query={unit}", kept[-MAX_LINES:]
         tail = {"Range": f"bytes=-{LOG_BYTES}"}
-        reply = self._log_get(node, f"logs/{unit}.log", None, give_up_at, problems, tail)
+        reply = self._log_get(kubelet, f"logs/{unit}.log", None, give_up_at, problems, tail)
         if reply == 404:
             warnings.append(NO_LOG.format(unit=unit))
         if isinstance(reply, int):
@@ -187,7 +234,7 @@ class NodeProxy:
 
     def _log_get(
         self,
-        node: str,
+        kubelet: Kubelet,
         sub: str,
         params: dict[str, str] | None,
         give_up_at: float,
@@ -197,7 +244,7 @@ class NodeProxy:
         """The reply; or the status of a 404 or 405 (the caller says what it means); or 0
         once the problem is noted."""
         try:
-            return self._get(node, sub, params, LOG_BYTES, give_up_at, extra)
+            return self._get(kubelet, sub, params, LOG_BYTES, give_up_at, extra)
         except ApiError as error:
             if error.status in (404, 405):
                 return error.status
@@ -208,13 +255,15 @@ class NodeProxy:
 
     # -- bounded GETs -----------------------------------------------------------------------
 
-    def _json(self, node: str, sub: str, give_up_at: float) -> object:
-        reply = self._get(node, sub, None, JSON_BYTES, give_up_at)
+    def _json(self, kubelet: Kubelet, sub: str, give_up_at: float) -> object:
+        reply = self._get(kubelet, sub, None, JSON_BYTES, give_up_at)
         if reply.truncated:
             raise ValueError(f"answer larger than {JSON_BYTES} bytes")
         # bounded like a file: a malformed or deeply nested answer is a problem, not a crash
         try:
-            documents = json_documents(bytearray(reply.body), f"{sub} of node {node}").documents
+            documents = json_documents(
+                bytearray(reply.body), f"{sub} of node {kubelet.node}"
+            ).documents
         except ConfigError as error:
             raise ValueError(str(error)) from None
         if len(documents) != 1:
@@ -223,61 +272,25 @@ class NodeProxy:
 
     def _get(
         self,
-        node: str,
+        kubelet: Kubelet,
         sub: str,
         params: dict[str, str] | None,
         limit: int,
         give_up_at: float,
         extra: dict[str, str] | None = None,
     ) -> Reply:
-        """GET one of PATHS on node's proxy, reading at most `limit` bytes of the body."""
+        """GET one of PATHS of the kubelet, reading at most `limit` bytes of the body."""
         if sub not in PATHS:
             raise ValueError(f"not a node evidence path: {sub}")
-        path = f"/api/v1/nodes/{quote(node, safe='')}/proxy/{sub}"
-        left = give_up_at - time.monotonic()
-        if left <= 0:
-            raise OutOfTime(f"no answer within {NODE_DEADLINE:g}s")
-        client = self.client
         # the kubelet's /logs/ answers 406 to `Accept: application/json`
         accept = ACCEPT_JSON if sub in ("pods", "stats/summary") else "text/plain, */*"
-        pool, url, headers, _ = client._prepare(path, params, accept, left)
-        headers.update(extra or {})
-        started = client.clock()  # what _log_request measures against
-        timeout = urllib3.Timeout(connect=min(left, CONNECT_TIMEOUT), read=left)
-        try:
-            response = pool.request(
-                "GET", url, headers=headers, preload_content=False, timeout=timeout, retries=False
-            )
-        except urllib3.exceptions.HTTPError as error:
-            raise ApiError(f"could not reach the API server's node proxy: {error}") from None
-        chunks, size, truncated = [], 0, False
-        # read1 as the client's reads: urllib3 < 2.2 lacks it, there each read is bounded by the
-        # read timeout
-        read = getattr(response, "read1", None) or response.read
-        try:
-            while chunk := read(min(64 * 1024, limit - size)) if size < limit else b"":
-                chunks.append(chunk)
-                size += len(chunk)
-                if time.monotonic() > give_up_at:
-                    raise OutOfTime(f"no answer within {NODE_DEADLINE:g}s")
-            truncated = size >= limit
-        except urllib3.exceptions.HTTPError as error:
-            response.close()
-            raise ApiError(f"the node proxy's answer broke off: {error}") from None
-        except BaseException:
-            response.close()
-            raise
-        finally:
-            if truncated:
-                response.close()  # the rest stays unread: the connection cannot be reused
-            response.release_conn()
-        body = b"".join(chunks)
-        client._log_request(url, response.status, size, started, response.headers)
-        if response.status == 401:  # the kubelet refused the API server, not the user
-            raise ApiError(f"the kubelet refused the API server's request for {sub}", 401)
-        if response.status >= 400:
-            raise client._api_error(response.status, body, path)
-        return Reply(response.status, response.headers.get("Content-Type", ""), body, truncated)
+        return kubelet.get(sub, params, accept, limit, give_up_at, extra)
+
+
+def _with_way(source: str, via: str) -> str:
+    """The source as the evidence names it: the path, and for a kubelet read directly where
+    and with which right."""
+    return f"{source} from {via} with {right(right_of(source))}" if source and via else source
 
 
 def _lines(body: bytes, partial_first: bool) -> list[str]:

@@ -31,7 +31,10 @@ RELEASE = "kt"
 FULLNAME = f"{RELEASE}-kubectl-terminating"
 HOOK = f"{FULLNAME}-preflight"
 READS = {"get", "list", "watch"}
-ALL_OPTIONS = "preflightHook.enabled=true,serviceMonitor.enabled=true,prometheusRule.enabled=true"
+ALL_OPTIONS = (
+    "preflightHook.enabled=true,serviceMonitor.enabled=true,prometheusRule.enabled=true,"
+    "nodeEvidence=true"
+)
 # The Prometheus Operator's CRDs, from its Go module (example/prometheus-operator-crd/), so the
 # API server validates the chart's ServiceMonitor and PrometheusRule against their schemas.
 OPERATOR_MODULE = "github.com/prometheus-operator/prometheus-operator@v0.85.0"
@@ -168,6 +171,27 @@ def test_values_reach_the_exporter(helm: list[str]) -> None:
     assert exporter["resources"]["limits"] == {"memory": "1Gi"}
     assert exporter["image"] == "registry.example/kt:dev"
     assert one(documents, "Service")["spec"]["ports"][0]["port"] == 9200
+
+
+def node_subresources(documents: list[JSON]) -> list[str]:
+    reader = named(documents, "ClusterRole", f"{FULLNAME}-reader")
+    return [r for rule in reader["rules"] for r in rule["resources"] if r.startswith("nodes/")]
+
+
+def test_node_evidence_asks_only_for_what_the_kubelet_checks(helm: list[str]) -> None:
+    """serve --node-evidence reads the kubelets from the pod: get on nodes/log, nodes/stats
+    and nodes/pods, never the exec-equivalent nodes/proxy; off, no node subresource at all."""
+    assert node_subresources(template(helm)) == []
+    assert "--node-evidence" not in container(one(template(helm), "Deployment"))["args"]
+    documents = template(helm, "--set", "nodeEvidence=true")
+    assert node_subresources(documents) == ["nodes/log", "nodes/stats", "nodes/pods"]
+    reader = named(documents, "ClusterRole", f"{FULLNAME}-reader")
+    (rule,) = [r for r in reader["rules"] if "nodes/log" in r["resources"]]
+    assert (rule["apiGroups"], rule["verbs"]) == ([""], ["get"])
+    assert container(one(documents, "Deployment"))["args"] == [
+        *serve_args(9101, "1m"),
+        "--node-evidence",
+    ]
 
 
 def test_service_monitor_and_rules_when_asked(helm: list[str]) -> None:

@@ -32,6 +32,7 @@ from tests.harness.controlplane import (
     _pid_cmdline,
     build_binaries,
 )
+from tests.harness.inpod import in_pod_command
 from tests.harness.node import (
     CSI_DRIVER,
     NODE_ADDRESS,
@@ -86,17 +87,20 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealNode]:
         network.remove()
 
 
+# everything the diagnosis of a pod reads, and no subresource of nodes
+READER_RULES = [
+    rule(["pods", "nodes", "events", "namespaces", "persistentvolumeclaims"]),
+    rule(["persistentvolumes", "services"]),
+    rule(["leases"], group="coordination.k8s.io"),
+    rule(["csidrivers", "csinodes", "volumeattachments"], group="storage.k8s.io"),
+]
+
+
 @pytest.fixture(scope="module")
 def reader(node: RealNode, tmp_path_factory: pytest.TempPathFactory) -> Iterator[User]:
     """A user who may read everything the diagnosis reads, but not `nodes/proxy`."""
-    rules = [
-        rule(["pods", "nodes", "events", "namespaces", "persistentvolumeclaims"]),
-        rule(["persistentvolumes", "services"]),
-        rule(["leases"], group="coordination.k8s.io"),
-        rule(["csidrivers", "csinodes", "volumeattachments"], group="storage.k8s.io"),
-    ]
     with Users(node.cp, tmp_path_factory.mktemp("users"), "node-ev") as users:
-        yield users.user("reader", cluster_rules=rules)
+        yield users.user("reader", cluster_rules=READER_RULES)
 
 
 @pytest.fixture
@@ -398,6 +402,39 @@ def test_immutable_file_in_a_volume(node: RealNode, ns: str, reader: User, tmp_p
     wait_gone(node, ns, "app-2")
 
 
+@contextlib.contextmanager
+def kubelet_configured(node: RealNode, settings: JSON) -> Iterator[JSON]:
+    """The kubelet restarted with these KubeletConfiguration fields, then as before."""
+    node.stop_kubelet()
+    node.kubelet_overrides = settings
+    node.start_kubelet()
+    try:
+        wait_until("the kubelet to serve", lambda: node.kubelet.running() and node.ready())
+        yield settings
+    finally:
+        node.stop_kubelet()
+        node.kubelet_overrides = {}
+        node.start_kubelet()
+
+
+@contextlib.contextmanager
+def immutable_file_stuck(node: RealNode, ns: str, name: str) -> Iterator[tuple[JSON, Path]]:
+    """A pod stuck in volume teardown by an immutable file (its main blocker, the file) until
+    the block ends: then the file is freed and the pod goes."""
+    pod = start_pod(node, ns, name, "echo x > /data/locked; sleep 3600", volume=True)
+    locked = pod_volume_dir(node, pod) / "locked"
+    wait_until("the file in the volume", locked.exists)
+    subprocess.run(["chattr", "+i", str(locked)], check=True)
+    try:
+        delete_pod(node, ns, name)
+        blocker = wait_for_blocker(node, ns, name, "volumes-not-reclaimed")["blockers"][0]
+        wait_until("the kubelet's TearDown error", lambda: str(locked) in node.kubelet_log())
+        yield blocker, locked
+    finally:
+        subprocess.run(["chattr", "-i", str(locked)], check=False)
+    wait_gone(node, ns, name)
+
+
 @pytest.mark.parametrize(
     ("settings", "warning"),
     [
@@ -414,19 +451,10 @@ def test_kubelet_log_query_or_handler_off_is_one_warning(
 ) -> None:
     """The kubelet's log query off: `logs/` answers the HTML listing of /var/log, the file is
     read instead (one warning); its log handler off: 405, no lines (one warning)."""
-    node.stop_kubelet()
-    node.kubelet_overrides = settings
-    node.start_kubelet()
-    pod, locked = None, None
-    try:
-        wait_until("the kubelet to serve", lambda: node.kubelet.running() and node.ready())
-        pod = start_pod(node, ns, "off-0", "echo x > /data/locked; sleep 3600", volume=True)
-        locked = pod_volume_dir(node, pod) / "locked"
-        wait_until("the file in the volume", locked.exists)
-        subprocess.run(["chattr", "+i", str(locked)], check=True)
-        delete_pod(node, ns, "off-0")
-        wait_for_blocker(node, ns, "off-0", "volumes-not-reclaimed")
-        wait_until("the kubelet's TearDown error", lambda: str(locked) in node.kubelet_log())
+    with (
+        kubelet_configured(node, settings),
+        immutable_file_stuck(node, ns, "off-0") as (_, locked),
+    ):
         result = run_cli(
             "pods",
             "-n",
@@ -444,14 +472,98 @@ def test_kubelet_log_query_or_handler_off_is_one_warning(
             assert main["summary"].startswith(f"immutable file {locked} ")
         else:
             assert main["summary"] == "containers exited; kubelet has not finished volume teardown"
-    finally:
-        if locked is not None:
-            subprocess.run(["chattr", "-i", str(locked)], check=False)
-        node.stop_kubelet()
-        node.kubelet_overrides = {}
-        node.start_kubelet()
-    if pod is not None:
-        wait_gone(node, ns, "off-0")
+
+
+def in_pod(
+    node: RealNode, user: User, directory: Path, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """`kubectl-terminating ARGS` as a pod of `user`'s ServiceAccount runs it (inpod.py)."""
+    namespace = user.username.split(":")[2]
+    command = in_pod_command(node.cp, directory, user.token, namespace, args)
+    return subprocess.run(command, capture_output=True, text=True, timeout=WAIT, check=False)
+
+
+REFUSED_IN_A_POD = (
+    "Warning: node evidence not read: neither get nodes/log nor get nodes/proxy is allowed "
+    "for this user (in a pod the kubelet is read directly with get nodes/log, get nodes/stats "
+    "and get nodes/pods; get nodes/proxy, the API server's node proxy, is exec-equivalent: "
+    "grant it only where that is acceptable)"
+)
+
+
+def in_pod_until(
+    node: RealNode, user: User, directory: Path, args: tuple[str, ...], says: str
+) -> tuple[JSON, str]:
+    """The main blocker and stderr of `args` run in a pod of `user` once its headline says
+    `says` (the kubelet retries its teardown: its line comes again after a restart)."""
+    runs = iter(range(1000))
+
+    def confirmed() -> tuple[JSON, str] | None:
+        result = in_pod(node, user, directory / f"run-{next(runs)}", *args)
+        assert result.returncode == 0, result.stderr
+        main: JSON = json.loads(result.stdout)["items"][0]["blockers"][0]
+        return (main, result.stderr) if says in main["summary"] else None
+
+    found: tuple[JSON, str] = wait_until(f"the headline to say {says!r}", confirmed)
+    return found
+
+
+def node_evidence_said(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if "node evidence" in line]
+
+
+def test_in_a_pod_the_kubelet_is_read_directly_with_the_narrow_rights(
+    node: RealNode, ns: str, tmp_path: Path
+) -> None:
+    """From a pod, a user with `get` on nodes/log, nodes/stats and nodes/pods but not
+    nodes/proxy: a kubelet whose serving certificate the cluster's CA did not sign is not
+    read (one warning); one that authorizes each request (Webhook, a CA-signed certificate, as
+    in production) is read directly, and the evidence names the way and the right. A user
+    without them gets one line and nothing is sent to any kubelet. The API server's node
+    proxy is never used."""
+    narrow_rules = [*READER_RULES, rule(["nodes/log", "nodes/stats", "nodes/pods"], ["get"])]
+    args = ("pods", "-n", ns, "authz-0", "--node-evidence", "-o", "json")
+    with (
+        Users(node.cp, tmp_path / "users", "node-authz") as users,
+        immutable_file_stuck(node, ns, "authz-0") as (blocker, locked),
+    ):
+        narrow = users.user("narrow", cluster_rules=narrow_rules)
+        plain = users.user("plain", cluster_rules=READER_RULES)
+        offset = node.cp.audit_offset()
+        # the harness's kubelet serves the self-signed certificate it made itself
+        unverified = in_pod(node, narrow, tmp_path / "unverified", *args)
+        assert unverified.returncode == 0, unverified.stderr
+        (said,) = node_evidence_said(unverified.stderr)
+        assert said.startswith(
+            f"Warning: node evidence of {node.name}: could not read logs/: could not verify "
+            f"the kubelet at {NODE_ADDRESS}:"
+        ), said
+        with kubelet_configured(node, node.authorizing()) as settings:
+            main, stderr = in_pod_until(node, narrow, tmp_path / "narrow", args, "immutable")
+            assert main["summary"].startswith(f"immutable file {locked} ")
+            port = settings["port"]
+            way = f"logs/kubelet.log from the kubelet at {NODE_ADDRESS}:{port} with get nodes/log"
+            assert f"({way}): " in main["evidence"][0]["message"]
+            assert main["evidence"][0]["fields"]["source"] == way
+            # pods read too (nodes/pods); stats/summary let through (nodes/stats) to its
+            # handler, whose cAdvisor has no stats of this machine's root filesystem: 500
+            stats = (
+                f"Warning: node evidence of {node.name}: could not read stats/summary: the "
+                f"kubelet at {NODE_ADDRESS}:{port} answered 500: Internal Error: failed to get "
+                "rootFs stats"
+            )
+            problems = node_evidence_said(stderr)
+            assert all(p.startswith(stats) and "; pods:" not in p for p in problems), stderr
+            assert proxy_requests(node, offset, narrow.username) == []
+
+            refused = in_pod(node, plain, tmp_path / "plain", *args)
+            assert refused.returncode == 0, refused.stderr
+            assert node_evidence_said(refused.stderr) == [REFUSED_IN_A_POD], refused.stderr
+            item = json.loads(refused.stdout)["items"][0]
+            assert ageless(item["blockers"][0]["summary"]) == ageless(blocker["summary"])
+            assert proxy_requests(node, offset, plain.username) == []
+            # nothing reached the kubelet either: it logs each request it forbids, by user
+            assert plain.username not in node.kubelet_log()
 
 
 def test_busy_mount_in_a_volume(node: RealNode, ns: str, tmp_path: Path, reader: User) -> None:

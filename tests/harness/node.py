@@ -39,6 +39,7 @@ from typing import Any
 from tests.harness.controlplane import (
     ControlPlane,
     _kill_group,
+    _make_leaf,
     _pid_alive,
     _pid_cmdline,
     _Proc,
@@ -402,6 +403,40 @@ class RealNode:
 
     def stop_kubelet(self) -> None:
         self.kubelet.stop()
+
+    def authorizing(self) -> dict[str, Any]:
+        """KubeletConfiguration fields for a kubelet that checks each request as a production
+        one does: bearer tokens checked with a TokenReview, each request authorized with a
+        SubjectAccessReview (authorization mode Webhook; no caching, so a test sees each
+        decision), no anonymous requests; serving on the port it serves on now, with a
+        certificate the cluster's CA signed for the node's address (as serverTLSBootstrap
+        gives). KubeletFineGrainedAuthz is GA and locked on in the kubelet v1.36 (kubernetes
+        pkg/features/kube_features.go): no gate to set. The API server presents no client
+        certificate here, so its node proxy is refused by such a kubelet."""
+        name = f"kubelet-serving-{self.name}"
+        pki = self.cp.pki_dir
+        address = self.node_ip or "127.0.0.1"
+        _make_leaf(
+            pki, "ca", name, self.name,
+            "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+            f"extendedKeyUsage=serverAuth\nsubjectAltName=IP:{address},DNS:{self.name}\n",
+        )  # fmt: skip
+        node = self.node_object() or {}
+        port = node.get("status", {}).get("daemonEndpoints", {}).get("kubeletEndpoint", {})
+        return {
+            "port": port.get("Port") or free_port(),
+            "tlsCertFile": str(pki / f"{name}.crt"),
+            "tlsPrivateKeyFile": str(pki / f"{name}.key"),
+            "authentication": {
+                "anonymous": {"enabled": False},
+                "webhook": {"enabled": True, "cacheTTL": "0s"},
+                "x509": {"clientCAFile": str(self.cp.ca_file)},
+            },
+            "authorization": {
+                "mode": "Webhook",
+                "webhook": {"cacheAuthorizedTTL": "0s", "cacheUnauthorizedTTL": "0s"},
+            },
+        }
 
     def start_csi_driver(self, binary: Path, driver: str = CSI_DRIVER) -> None:
         """The CSI node plugin beside the kubelet, registering itself in the kubelet's

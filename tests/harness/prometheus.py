@@ -4,10 +4,8 @@ Prometheus, promtool and libfaketime come from Debian's packages, fetched with `
 download` and unpacked with `dpkg-deb -x` into the user's cache: nothing is installed
 system-wide and no service starts. `parts()` says in one line why a machine cannot have them.
 
-The exporter runs in a mount namespace of its own whose /run is a fresh tmpfs holding the
-service account's files (/var/run/secrets/kubernetes.io/serviceaccount) and with
-KUBERNETES_SERVICE_HOST/PORT set: the in-cluster configuration of a pod, with a real token
-of the ServiceAccount from deploy/. libfaketime moves its clock forward, so objects deleted a
+The exporter runs as a pod runs it (inpod.py: the in-cluster configuration, with a real token
+of the ServiceAccount from deploy/). libfaketime moves its clock forward, so objects deleted a
 moment ago are as overdue as after a real wait (the shipped alert needs 15 minutes).
 """
 
@@ -28,16 +26,15 @@ import urllib3
 import yaml
 
 from tests.harness.controlplane import ControlPlane, _Proc, free_port
+from tests.harness.inpod import in_pod_command
 
 JSON = dict[str, Any]
 PACKAGES = ("prometheus", "libfaketime")
-REPO_ROOT = Path(__file__).resolve().parents[2]
 CACHE = (
     Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     / "kubectl-terminating"
     / "prometheus"
 )
-SERVICE_ACCOUNT_DIR = "/run/secrets/kubernetes.io/serviceaccount"  # /var/run is /run
 START_TIMEOUT = 60.0
 
 
@@ -196,45 +193,12 @@ def in_cluster_exporter(
     moved by clock_offset (libfaketime's `+20m`); not started. proxy: an HTTPS proxy (a
     RecordingProxy that moves the API server's Date by as much: ages are counted on the
     server's clock) reached as https://kubernetes.default.svc, as in a pod."""
-    secrets = directory / "serviceaccount"
-    secrets.mkdir(parents=True)
-    (secrets / "token").write_text(token)
-    (secrets / "namespace").write_text(namespace)
-    shutil.copy(cp.ca_file, secrets / "ca.crt")
-    host, port = cp.server.removeprefix("https://").rsplit(":", 1)
-    if proxy is not None:
-        host = "kubernetes.default.svc"  # not loopback: the proxy is used
+    host = "kubernetes.default.svc"  # not loopback: the proxy is used
     environ = {
-        "HOME": str(directory),  # no ~/.kube/config: in-cluster
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "PYTHONPATH": str(REPO_ROOT),
-        "KUBERNETES_SERVICE_HOST": host,
-        "KUBERNETES_SERVICE_PORT": port,
         "LD_PRELOAD": str(faketime),
         "FAKETIME": clock_offset,
         "FAKETIME_DONT_FAKE_MONOTONIC": "1",
-        **({"HTTPS_PROXY": proxy} if proxy else {}),
+        **({"HTTPS_PROXY": proxy, "KUBERNETES_SERVICE_HOST": host} if proxy else {}),
     }
-    script = (
-        'mount -t tmpfs tmpfs /run && mkdir -p "$SA_DIR" && cp "$SA_FILES"/* "$SA_DIR" && '
-        'exec env -i "$@"'
-    )
-    command = [
-        "env",
-        f"SA_DIR={SERVICE_ACCOUNT_DIR}",
-        f"SA_FILES={secrets}",
-        "unshare",
-        "--mount",
-        "--propagation",
-        "private",
-        "sh",
-        "-c",
-        script,
-        "sh",
-        *(f"{k}={v}" for k, v in environ.items()),
-        sys.executable,
-        "-m",
-        "kubectl_terminating",
-        *args,
-    ]
+    command = in_pod_command(cp, directory, token, namespace, args, environ)
     return _Proc("exporter", command, directory / "exporter.log")

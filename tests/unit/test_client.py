@@ -43,7 +43,9 @@ from kubectl_terminating.errors import (
 from kubectl_terminating.find import UNBOUND, NodeTally, drop_managed_fields, scan_table
 from kubectl_terminating.kubeconfig import Connection
 from kubectl_terminating.live import LiveView
+from kubectl_terminating.nodeaccess import Way
 from kubectl_terminating.nodeanswers import NodeEvidenceRefused, Subject
+from kubectl_terminating.nodehttp import ThroughProxy
 from kubectl_terminating.nodeproxy import SSAR_PATH, NodeProxy
 from kubectl_terminating.view import ReadFailed
 
@@ -608,6 +610,24 @@ def test_a_kubelet_answer_nested_too_deeply_is_a_problem_of_its_node(server: Fau
         "stats/summary: cannot read stats/summary of node n1: the JSON " "is nested too deeply",
     )
     assert warnings == [f"node evidence of n1: could not read {evidence.problems[0]}"]
+
+
+def test_an_endpoint_whose_narrow_right_is_missing_is_never_asked_for(
+    server: FaultServer,
+) -> None:
+    """Read with `get nodes/log` and `get nodes/pods` but not `get nodes/stats`: the kubelet's
+    stats/summary is not requested at all (the way's one warning says so, nodeaccess.py)."""
+    proxy = "/api/v1/nodes/n1/proxy/"
+    server.on(proxy + "logs/", Step(body=b"E1124 kubelet.go:1] pod uid-1 failed\n"))
+    server.on(proxy + "stats/summary", Step(body={"node": {}}))
+    server.on(proxy + "pods", Step(body={"kind": "PodList", "items": []}))
+    reading = NodeProxy(make_client(server))
+    kubelet = ThroughProxy(reading.client, "n1")
+    way = Way(True, frozenset({"log", "pods"}))
+    evidence, warnings = reading.read_node("n1", Subject(("uid-1",)), kubelet, way)
+    sent = [s.path.removeprefix(proxy).split("?")[0] for s in server.seen]
+    assert sent == ["logs/", "pods"]
+    assert (evidence.free, evidence.kubelet_pods, warnings) == ({}, {}, [])
 
 
 @pytest.mark.parametrize("allowed", [True, False])

@@ -311,6 +311,19 @@ def entry(key: str) -> Entry:
     raise KeyError(key)
 
 
+def matches(key: str, reason: str, message: str) -> bool:
+    """Whether an event says what entry `key` reads (its reasons and phrases)."""
+    found = entry(key)
+    if found.event_reasons and reason not in found.event_reasons:
+        return False
+    return not found.event_messages or _said(found.event_messages, message)
+
+
+def name_in(key: str, name: str, message: str) -> str:
+    """The name (`driver`, `plugin`, ...) entry `key` reads in a message, or ""."""
+    return _names_in(entry(key), message).get(name, "")
+
+
 def kinds_read() -> frozenset[str]:
     """The kinds whose events some entry reads (the generic reader reads no other's events)."""
     return frozenset(k for e in entries() if e.reads_events for k in e.about)

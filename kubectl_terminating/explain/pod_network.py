@@ -4,9 +4,9 @@ so the runtime never removes the sandbox (docs/explainers.md, `network-teardown`
 
 from __future__ import annotations
 
-import re
 import shlex
 
+from kubectl_terminating.catalogue import evidence
 from kubectl_terminating.causes import CERTAIN, NETWORK_TEARDOWN
 from kubectl_terminating.explain.common import pods_on_node, text
 from kubectl_terminating.explain.events import event_evidence, newest_event
@@ -14,14 +14,19 @@ from kubectl_terminating.explain.pod_facts import PodFacts
 from kubectl_terminating.explain.pod_node import evicting_taints, taint_evidence, untaint
 from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
 
-TEARDOWN_PHRASES = ("failed to destroy network for", "failed to teardown pod")
-# `plugin type="calico"` in the runtime's error (its quotes escaped inside the event message)
-_PLUGIN = re.compile(r'plugin type=\\*"([\w.-]+)')
+# what the runtime says when the CNI plugin's DEL fails, and the plugin it names: the catalogue's
+# cni-teardown-failed entry (containerd's sandbox_stop.go)
+TEARDOWN = "cni-teardown-failed"
 
 
 def teardown_event(facts: PodFacts) -> JSON | None:
     """The newest event saying the runtime could not tear down the pod's network."""
-    return newest_event(facts.events, phrases=TEARDOWN_PHRASES)
+    said = [
+        e
+        for e in facts.events
+        if evidence.matches(TEARDOWN, text(e.get("reason")), text(e.get("message")))
+    ]
+    return newest_event(said, reasons={text(e.get("reason")) for e in said})
 
 
 def explain_network(facts: PodFacts) -> list[Blocker]:
@@ -30,8 +35,8 @@ def explain_network(facts: PodFacts) -> list[Blocker]:
     event = teardown_event(facts)
     if event is None:
         return []
-    found = _PLUGIN.search(text(event.get("message")))
-    plugin = f"CNI plugin {found.group(1)}" if found else "the CNI plugin"
+    found = evidence.name_in(TEARDOWN, "plugin", text(event.get("message")))
+    plugin = f"CNI plugin {found}" if found else "the CNI plugin"
     node = shlex.quote(facts.node_name)
     # a NoExecute taint evicts the CNI agent (a DaemonSet pod) with the workloads
     taints = evicting_taints(facts.node.node)

@@ -4,11 +4,11 @@
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Iterator
 
 from kubectl_terminating import reads
+from kubectl_terminating.catalogue import evidence
 from kubectl_terminating.causes import DRA_DRIVER, LIKELY, POSSIBLE, RESOURCE_CLAIM, RESOURCES
 from kubectl_terminating.explain.common import as_dict, list_of, pods_on_node, text
 from kubectl_terminating.explain.events import event_evidence, newest_event
@@ -16,15 +16,11 @@ from kubectl_terminating.explain.pod_facts import PodFacts, node_ref, spec_of, s
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
 
 TERMINAL = ("Succeeded", "Failed")  # written only once the claims are unprepared
-# The kubelet's events about a pod's claims (pkg/kubelet/events); its DRA manager's error when
-# the driver's plugin is not registered on the node (`failed to get gRPC client for driver X:
-# plugin name X not found in the list of registered DRA plugins`; 1.34+: `plugin X not found
-# in the list of registered DRA plugins or not connected`). The kubelet unprepares through the
-# same client, with no event: the prepare event is the word that names the driver.
-DRA_EVENT_REASONS = ("FailedPrepareDynamicResources", "FailedUnprepareDynamicResources")
-_NOT_REGISTERED = re.compile(
-    r"plugin (?:name )?([\w./-]+) not found in the list of registered DRA plugins"
-)
+# The kubelet's events about a pod's claims and its DRA manager's error when the driver's plugin
+# is not registered on the node: the catalogue's dra-plugin-not-registered entry (its wordings
+# from 1.31 to 1.36). The kubelet unprepares through the same plugin client, with no event: the
+# prepare event is the word that names the driver.
+NOT_REGISTERED = "dra-plugin-not-registered"
 
 
 def claim_names(pod: JSON) -> Iterator[str]:
@@ -102,8 +98,8 @@ def _blocker(facts: PodFacts, claim: JSON, driver: str) -> Blocker:
 def _event_blocker(facts: PodFacts, event: JSON) -> Blocker:
     """The kubelet's DRA event alone (no claim or slice in view): the driver it names, or,
     when it names none, only that the kubelet fails the claims."""
-    found = _NOT_REGISTERED.search(text(event.get("message")))
-    driver, node = (found.group(1) if found else ""), facts.node_name
+    driver = evidence.name_in(NOT_REGISTERED, "driver", text(event.get("message")))
+    node = facts.node_name
     reason = text(event.get("reason"))
     said = event_evidence(event)
     if driver:
@@ -149,7 +145,7 @@ def explain_resources(facts: PodFacts) -> list[Blocker]:
     # without the claims in view, the kubelet's DRA event names the driver it cannot reach.
     if not facts.kubelet_overdue or facts.finding.phase in TERMINAL:
         return []  # the events are read only where the kubelet is the one to act
-    event = newest_event(facts.events, DRA_EVENT_REASONS)
+    event = newest_event(facts.events, evidence.entry(NOT_REGISTERED).event_reasons)
     if not facts.reached(RESOURCES, seen=event is not None):
         return []
     blockers = []

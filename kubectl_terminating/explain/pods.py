@@ -108,8 +108,10 @@ def explain_readings(facts: PodFacts) -> list[Blocker]:
     blocker of that type (a pasted pod without node or status: the event names the step)."""
     if not facts.past_deadline:
         return []
+    if facts.node_name and not facts.kubelet_pending:
+        return []  # the kubelet confirmed the deletion: only finalizers hold it (said above)
     # the pod causes above read these entries with the node's context: where they could place
-    # the pod on its node, what they left unsaid the evidence contradicted
+    # the pod on its node, what they left unsaid the evidence around it contradicted
     return reading_blockers(facts, facts.events, readers_looked=bool(facts.node_name))
 
 

@@ -197,6 +197,12 @@ KILL_TIMEOUT = (
     ("reason", "message", "expected"),
     [
         ("FailedPrepareDynamicResources", DRA_MISSING, ("resource-claim", "gpu.nvidia.com")),
+        # the 1.36 DRA manager's wording (pkg/kubelet/cm/dra/plugin/dra_plugin_manager.go)
+        (
+            "FailedPrepareDynamicResources",
+            "prepare dynamic resources: DRA driver gpu.nvidia.com is not registered",
+            ("resource-claim", "gpu.nvidia.com"),
+        ),
         ("FailedUnMount", CSI_MISSING, ("csi-driver-missing", "ebs.csi.aws.com")),
         ("FailedKillPod", CNI_DEL, ("network-teardown", "calico")),
         ("FailedKillPod", KILL_TIMEOUT, ("runtime-unavailable", "DeadlineExceeded")),
@@ -211,7 +217,7 @@ KILL_TIMEOUT = (
             ("volumes-not-reclaimed", "FailedAttachVolume"),
         ),
     ],
-    ids=["dra", "csi", "cni", "runtime", "detach", "attach"],
+    ids=["dra", "dra-1.36", "csi", "cni", "runtime", "detach", "attach"],
 )
 def test_each_event_that_names_its_blocker_maps_to_its_type_on_a_thin_paste(
     tmp_path: Path, reason: str, message: str, expected: tuple[str, str]
@@ -226,6 +232,35 @@ def test_each_event_that_names_its_blocker_maps_to_its_type_on_a_thin_paste(
     kind, named = expected
     assert main(item)["type"] == kind, [(b["type"], b["summary"]) for b in item["blockers"]]
     assert named in json.dumps(main(item))
+    if kind in ("resource-claim", "csi-driver-missing", "network-teardown"):
+        assert named in main(item)["summary"]  # the headline names the driver or plugin
+
+
+@pytest.mark.parametrize("cut", ["event", "both"])
+def test_an_event_pasted_without_uids_is_still_the_pods(tmp_path: Path, cut: str) -> None:
+    """`kubectl describe` prints events without any uid, and a thin paste may cut the pod's:
+    in a file an event that names the pod (kind, namespace, name) is the pod's."""
+    data = fixture("pod-dra-event-only")
+    of_kind(data, "Pod").pop("status")
+    event = of_kind(data, "Event")
+    event.update(reason="FailedKillPod", message=CNI_DEL)
+    event["involvedObject"].pop("uid", None)
+    if cut == "both":
+        of_kind(data, "Pod")["metadata"].pop("uid", None)
+    (item,) = items_of(data, tmp_path)
+    assert (main(item)["type"], "calico" in main(item)["summary"]) == ("network-teardown", True)
+
+
+def test_an_event_of_an_earlier_pod_of_the_same_name_is_not_this_ones(tmp_path: Path) -> None:
+    """A StatefulSet's pod comes back under the same name: an event that carries another uid
+    is about the earlier pod, whatever its name says."""
+    data = fixture("pod-dra-event-only")
+    of_kind(data, "Pod").pop("status")
+    event = of_kind(data, "Event")
+    event.update(reason="FailedKillPod", message=CNI_DEL)
+    event["involvedObject"]["uid"] = "an-earlier-pod"
+    (item,) = items_of(data, tmp_path)
+    assert main(item)["type"] != "network-teardown"
 
 
 # -- 4. a cut message still names what it carried ---------------------------------------------

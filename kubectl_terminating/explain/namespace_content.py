@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
@@ -30,6 +30,7 @@ from kubectl_terminating.explain.finalizers import (
 from kubectl_terminating.explain.knowledge import lookup
 from kubectl_terminating.explain.namespace_conditions import (
     FAILED_CONVERSION,
+    SUMMARY_WIDTH,
     clip,
     failure_reason,
     namespace_conditions,
@@ -147,16 +148,50 @@ def count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
+NAMED_PER_TYPE = 2  # object names a summary shows per type; the rest is counted
+# as wide as a namespace's summary may be (SUMMARY_WIDTH, and 10 for long finalizers)
+CONTENT_WIDTH = SUMMARY_WIDTH + 10
+
+
+def _type_named(listing: ContentListing) -> str:
+    """`pods (web-0, web-1, +3 more)`: the type and the first objects left of it."""
+    names = sorted(text(meta(i).get("name")) for i in listing.items)
+    shown = ", ".join(n for n in names[:NAMED_PER_TYPE] if n)
+    more = len(names) - NAMED_PER_TYPE
+    said = f"{shown}, +{more} more" if more > 0 and shown else shown or count(len(names), "object")
+    return f"{listing.resource.qualified} ({said})"
+
+
 def content_summary(content: Content) -> str:
+    """What is left, named: the finalizers they carry, the types and their objects, the types
+    that could not be listed (never only a count). Too long a line gives each type's count
+    instead of its objects' names, then only the types, then is cut at its end (clip)."""
     left = content.left
     total = sum(len(c.items) for c in left)
-    held = sum(1 for c in left for i in c.items if finalizers_of(i))
-    parts = [f"{count(total, 'object')} left in {count(len(left), 'type')}"] if left else []
-    if held:
-        parts.append(f"{held} with finalizers")
-    if content.unlisted:
-        parts.append(f"{count(len(content.unlisted), 'type')} not listable")
-    return ", ".join(parts)
+    finalizers = sorted({f for c in left for i in c.items for f in finalizers_of(i)})
+    unlisted = ", ".join(c.resource.qualified for c in content.unlisted)
+
+    def line(named: Callable[[ContentListing], str]) -> str:
+        parts = [("finalizer " if len(finalizers) == 1 else "finalizers ") + ", ".join(finalizers)]
+        parts = parts if finalizers else []
+        if left:
+            said = "left" if finalizers else f"{count(total, 'object')} left"
+            parts.append(f"{said}: " + ", ".join(map(named, left)))
+        return "; ".join([*parts, f"not listable: {unlisted}"] if unlisted else parts)
+
+    for named in (_type_named, _type_counted, _type_only):
+        found = line(named)
+        if len(found) <= CONTENT_WIDTH:
+            return found
+    return clip(found, CONTENT_WIDTH)
+
+
+def _type_counted(listing: ContentListing) -> str:
+    return f"{listing.resource.qualified} ({len(listing.items)})"
+
+
+def _type_only(listing: ContentListing) -> str:
+    return listing.resource.qualified
 
 
 def content_blockers(facts: NamespaceFacts) -> list[Blocker]:

@@ -204,7 +204,9 @@ def test_remaining_content_by_type_with_finalizers_and_owners() -> None:
         "owners": {"widgets.example.com/cleanup": "unknown"},
     }
     content = one(finding, causes.CONTENT_REMAINING)
-    assert content.summary == "2 objects left in 1 type, 2 with finalizers"
+    assert content.summary == (
+        "finalizer widgets.example.com/cleanup; left: widgets.widgets.example.com (2)"
+    )
     assert "SomeResourcesRemain" in [e.fields.get("reason") for e in content.evidence]
     assert not of_type(
         finding, causes.NAMESPACE_FINALIZER
@@ -243,7 +245,10 @@ def test_broken_conversion_webhook_and_an_unlistable_type() -> None:
     assert any(
         w.startswith("could not list backups.storage.example.com: ") for w in finding.warnings
     )
-    assert one(finding, causes.CONTENT_REMAINING).summary == "1 type not listable"
+    assert (
+        one(finding, causes.CONTENT_REMAINING).summary
+        == "not listable: backups.storage.example.com"
+    )
     assert not of_type(finding, causes.NAMESPACE_FINALIZER)  # unknown content is not "no content"
 
 
@@ -254,7 +259,10 @@ def test_a_type_it_may_not_list_does_not_blame_its_conversion_webhook() -> None:
     namespace = dict(found.namespace, status={"phase": "Terminating", "conditions": []})
     finding = explain_namespace(namespace, found.view)
     assert not of_type(finding, causes.CONVERSION_WEBHOOK)
-    assert one(finding, causes.CONTENT_REMAINING).summary == "1 type not listable"
+    assert (
+        one(finding, causes.CONTENT_REMAINING).summary
+        == "not listable: backups.storage.example.com"
+    )
 
 
 def test_conversion_webhook_named_by_a_condition_holds_a_namespace_without_its_objects() -> None:

@@ -356,7 +356,7 @@ class GlobalCommand(click.Command):
                     ctx.params[name] = value + tuple(ctx.params.get(name) or ())
                 elif mine in (None, ParameterSource.DEFAULT):
                     ctx.params[name] = value
-        _use_knowledge(ctx, ctx.params.pop("knowledge_files", ()))
+        _use_knowledge(ctx, tuple(ctx.params.get("knowledge_files") or ()))
         return super().invoke(ctx)
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

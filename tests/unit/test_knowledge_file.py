@@ -68,7 +68,8 @@ def test_the_bundled_catalogue_fits_the_schema_and_names_a_checked_ref_or_says_n
         ("finalizers:\n- name: a\n", "finalizers[0].owner", "missing"),
         ("finalizers:\n- name: a\n  owner: [b]\n", "finalizers[0].owner", "must be a string"),
         (
-            "finalizers:\n- {name: a, owner: b}\n- name: c\n  owner: d\n  strands_infrastructure: yes please\n",
+            "finalizers:\n- {name: a, owner: b}\n"
+            "- name: c\n  owner: d\n  strands_infrastructure: yes please\n",
             "finalizers[1].strands_infrastructure",
             "must be true or false",
         ),

@@ -304,3 +304,32 @@ def test_vac_protection_is_kube_controller_managers() -> None:
         "/blob/5b5e66005ee72879e79b771ebbaa46c147ed102e/pkg/controller/volume/vacprotection/"
         in (vac.source)
     )
+
+
+def test_argo_cd_appprojects_and_applicationsets_carry_the_same_string() -> None:
+    # controller/appcontroller.go finalizeProjectDeletion; applicationset_controller.go (v3.5.1)
+    argo = known("resources-finalizer.argocd.argoproj.io")
+    assert "on an AppProject, no Application to use the project" in argo.waits_for
+    assert "applicationset controller" in argo.owner
+    assert "Deployment argocd/argocd-applicationset-controller" in argo.runs_as
+    assert "/blob/v3.5.1/" in argo.source
+
+
+@pytest.mark.parametrize(
+    "finalizer",
+    [
+        "licenses.finalizers.elasticsearch.k8s.elastic.co",
+        "secure-settings.finalizers.elasticsearch.k8s.elastic.co",
+        "es-auth-secret.finalizers.kibana.k8s.elastic.co",
+        "dynamic-watches.finalizers.associations.k8s.elastic.co",
+        "dynamic-watches.finalizers.apm.k8s.elastic.co",
+        "dynamic-watches.finalizers.k8s.elastic.co/http-certificates",
+        "users.finalizers.associations.k8s.elastic.co",
+    ],
+)
+def test_eck_0_8_and_0_9_strings_are_removed_by_nobody_since_1_0(finalizer: str) -> None:
+    eck = known(finalizer)
+    assert eck.removed_by_nobody_since == "ECK 1.0"
+    assert eck.remedy.startswith("remove the finalizer")
+    # the 1.0 strings are still removed by every ECK since
+    assert not known("finalizer.elasticsearch.k8s.elastic.co/observer").removed_by_nobody_since

@@ -333,3 +333,23 @@ def test_eck_0_8_and_0_9_strings_are_removed_by_nobody_since_1_0(finalizer: str)
     assert eck.remedy.startswith("remove the finalizer")
     # the 1.0 strings are still removed by every ECK since
     assert not known("finalizer.elasticsearch.k8s.elastic.co/observer").removed_by_nobody_since
+
+
+@pytest.mark.parametrize(
+    ("finalizer", "owner", "ref"),
+    [
+        ("objectbucket.io/finalizer", "lib-bucket-provisioner", "/5164e3746489"),
+        ("cnpg.io/deleteDatabase", "CloudNativePG instance manager", "/v1.30.0/"),
+        ("cnpg.io/deleteRole", "CloudNativePG instance manager", "/v1.30.0/"),
+        ("machine.machine.openshift.io", "OpenShift Machine API", "/951196122fe4"),
+        ("operator.grafana.com/finalizer", "Grafana Operator", "/v5.24.0/"),
+        ("watchoperation.ops.crossplane.io", "Crossplane core", "/v2.3.4/"),
+        ("defined.apiextensions.crossplane.io", "Crossplane core", "/v2.3.4/"),
+    ],
+)
+def test_issue_44_families_name_their_owner_at_a_tag_or_commit(
+    finalizer: str, owner: str, ref: str
+) -> None:
+    entry = known(finalizer)
+    assert owner in entry.owner and ref in entry.source
+    assert entry.risk and entry.runs_as

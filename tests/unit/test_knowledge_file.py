@@ -353,3 +353,21 @@ def test_issue_44_families_name_their_owner_at_a_tag_or_commit(
     entry = known(finalizer)
     assert owner in entry.owner and ref in entry.source
     assert entry.risk and entry.runs_as
+
+
+@pytest.mark.parametrize(
+    ("finalizer", "owner"),
+    [
+        ("snapshot.kubevirt.io/vmsnapshot-protection", "snapshot and restore controllers"),
+        ("snapshot.kubevirt.io/vmrestore-protection", "snapshot and restore controllers"),
+        ("snapshot.kubevirt.io/snapshot-source-protection", "snapshot and restore controllers"),
+        ("backup.kubevirt.io/vmbackup-protection", "VirtualMachineBackup controller"),
+        ("pool.kubevirt.io/finalizer", "VirtualMachinePool controller"),
+        ("pushsecret.externalsecrets.io/finalizer", "PushSecret controller"),
+        ("secretstore.externalsecrets.io/finalizer", "SecretStore controller"),
+    ],
+)
+def test_kubevirt_storage_and_external_secrets_push_strings(finalizer: str, owner: str) -> None:
+    entry = known(finalizer)
+    assert owner in entry.owner
+    assert "/v1.9.0/" in entry.source or "/v2.9.0/" in entry.source

@@ -371,3 +371,10 @@ def test_kubevirt_storage_and_external_secrets_push_strings(finalizer: str, owne
     entry = known(finalizer)
     assert owner in entry.owner
     assert "/v1.9.0/" in entry.source or "/v2.9.0/" in entry.source
+
+
+def test_owners_failure_signals_are_the_event_reasons_their_controllers_write() -> None:
+    # cert-manager pkg/controller/acmechallenges/sync.go; crossplane-runtime managed reconciler
+    assert "CleanUpError" in known("acme.cert-manager.io/finalizer").events
+    managed = known("finalizer.managedresource.crossplane.io")
+    assert "CannotDeleteExternalResource" in managed.events

@@ -317,15 +317,18 @@ def pflag_style(args: list[str], flags: set[str]) -> list[str]:
     return out
 
 
+KNOWLEDGE_ENV = "KUBECTL_TERMINATING_KNOWLEDGE"  # explain.knowledge.ENV, without importing it
+
+
 def _use_knowledge(ctx: click.Context, files: tuple[str, ...]) -> None:
     """The user's knowledge files, read before the command runs: a broken one is its one
     line and exit status 1, and nothing else runs."""
+    if not files and not os.environ.get(KNOWLEDGE_ENV):
+        return  # the explainers stay unloaded (`types`, `options`)
+    from kubectl_terminating.connection import error_line
     from kubectl_terminating.explain import knowledge
 
     paths = knowledge.user_files(files)
-    if not paths:
-        return
-    from kubectl_terminating.connection import error_line
 
     try:
         knowledge.use_files(paths)

@@ -90,7 +90,7 @@ def _owners(document: dict[str, Any], path: Path | str, user: bool) -> tuple[Fin
     origin = str(path) if user else ""
     return tuple(
         _owner(entry, name, origin)
-        for entry in read_entries(document, path, required)
+        for entry in read_entries(document, path, required, whole=user)
         for name in entry.names
     )
 

@@ -41,7 +41,9 @@ ENTRY_KEYS: dict[str, str] = {
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 WORKLOAD_KEYS = {"kind": STR, "namespace": STR, "name": STR, "selector": STR}
 SOURCE_KEYS = {"repo": STR, "path": STR, "ref": STR, "checked": BOOL}
-FILE_KEYS = ("schema", "evidence", "finalizers", "finalizer_families")
+# what a user's knowledge file may hold (the bundled catalogue's other parts have readers of
+# their own, which check them)
+FILE_KEYS = ("schema", "finalizers", "finalizer_families")
 
 
 @dataclass(frozen=True)
@@ -156,10 +158,11 @@ def families(document: dict[str, Any], path: Path | str) -> dict[str, dict[str, 
 
 
 def read_entries(
-    document: dict[str, Any], path: Path | str, required: tuple[str, ...]
+    document: dict[str, Any], path: Path | str, required: tuple[str, ...], whole: bool = True
 ) -> list[Entry]:
-    """The file's finalizer entries, each checked; `required` the keys each must end with."""
-    for key in document:
+    """The file's finalizer entries, each checked; `required` the keys each must end with;
+    `whole`: the file holds only finalizers (a user's), so any other top-level key is wrong."""
+    for key in document if whole else ():
         if key not in FILE_KEYS:
             raise fail(path, str(key), f"unknown key (known: {', '.join(FILE_KEYS)})")
     raw = document.get("finalizers")

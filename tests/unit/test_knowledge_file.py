@@ -52,7 +52,9 @@ def write(tmp_path: Path, text: str, name: str = "k.yaml") -> Path:
 
 def test_the_bundled_catalogue_fits_the_schema_and_names_a_checked_ref_or_says_not() -> None:
     assert len(knowledge.builtin_entries()) >= 150
-    entries = read_entries(catalogue.builtin(), catalogue.BUILTIN, knowledge.BUILTIN_REQUIRED)
+    entries = read_entries(
+        catalogue.builtin(), catalogue.BUILTIN, knowledge.BUILTIN_REQUIRED, whole=False
+    )
     for entry in entries:
         assert entry.source is not None, entry.names
         ref = entry.source.ref
@@ -378,3 +380,9 @@ def test_owners_failure_signals_are_the_event_reasons_their_controllers_write() 
     assert "CleanUpError" in known("acme.cert-manager.io/finalizer").events
     managed = known("finalizer.managedresource.crossplane.io")
     assert "CannotDeleteExternalResource" in managed.events
+
+
+def test_the_cli_and_the_reader_name_the_same_environment_variable() -> None:
+    from kubectl_terminating import cli
+
+    assert cli.KNOWLEDGE_ENV == knowledge.ENV

@@ -17,7 +17,7 @@ import click
 from click.core import ParameterSource
 
 from kubectl_terminating import __version__
-from kubectl_terminating.errors import UsageError
+from kubectl_terminating.errors import TerminatingError, UsageError
 from kubectl_terminating.fix.flags import FIX_KINDS, FIX_OPTIONS, FixOptions
 from kubectl_terminating.kubeconfig import Flag, Overrides
 from kubectl_terminating.options import OUTPUTS, Options
@@ -223,6 +223,15 @@ GLOBAL_OPTIONS = [
         "and who is impersonated (never a secret).",
     ),
     click.option(
+        "--knowledge-file",
+        "knowledge_files",
+        multiple=True,
+        metavar="PATH",
+        help="Your own operators' finalizers (who removes each, its workload, what it guards), "
+        "read before the built-in ones; repeatable; also $KUBECTL_TERMINATING_KNOWLEDGE "
+        "(paths separated by ':'). Schema: docs/knowledge.md.",
+    ),
+    click.option(
         "--color",
         type=click.Choice(("auto", "always", "never")),
         default="auto",
@@ -308,6 +317,26 @@ def pflag_style(args: list[str], flags: set[str]) -> list[str]:
     return out
 
 
+KNOWLEDGE_ENV = "KUBECTL_TERMINATING_KNOWLEDGE"  # explain.knowledge.ENV, without importing it
+
+
+def _use_knowledge(ctx: click.Context, files: tuple[str, ...]) -> None:
+    """The user's knowledge files, read before the command runs: a broken one is its one
+    line and exit status 1, and nothing else runs."""
+    if not files and not os.environ.get(KNOWLEDGE_ENV):
+        return  # the explainers stay unloaded (`types`, `options`)
+    from kubectl_terminating.connection import error_line
+    from kubectl_terminating.explain import knowledge
+
+    paths = knowledge.user_files(files)
+
+    try:
+        knowledge.use_files(paths)
+    except TerminatingError as error:
+        click.echo(error_line(error), err=True)
+        ctx.exit(error.exit_code)
+
+
 class GlobalCommand(click.Command):
     """A command of `kubectl terminating`: it takes the global options after its name too;
     any given before the name (parsed by the group) count as if given after it."""
@@ -330,6 +359,7 @@ class GlobalCommand(click.Command):
                     ctx.params[name] = value + tuple(ctx.params.get(name) or ())
                 elif mine in (None, ParameterSource.DEFAULT):
                     ctx.params[name] = value
+        _use_knowledge(ctx, tuple(ctx.params.get("knowledge_files") or ()))
         return super().invoke(ctx)
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

@@ -37,6 +37,8 @@ class Options:
     user: str | None = None
     request_timeout: str = "0"
     verbosity: int = 0
+    # --knowledge-file: read (and checked) by the CLI before the command runs (explain.knowledge)
+    knowledge_files: tuple[str, ...] = ()
     # the connection flags (--server, --token, --as, ...), declared once: kubeconfig.Overrides,
     # which the kubeconfig resolution applies as they are
     overrides: Overrides = field(default_factory=Overrides)

@@ -75,6 +75,11 @@ RESOURCE_SLICES = related(
     "whether a DRA driver is registered on the pod's node (the kubelet publishes its slices)",
 )
 PODS = related(resources.PODS, "an operator's pods; the pods left in a namespace", watched=False)
+# the workload a user's knowledge file names as a finalizer's owner (docs/knowledge.md)
+WORKLOADS = {
+    r.kind: related(r, "the workload of a finalizer's owner: scaled to 0, not ready, gone", False)
+    for r in (resources.DEPLOYMENTS, resources.STATEFULSETS, resources.DAEMONSETS)
+}
 
 
 def related_kinds() -> list[Resource]:
@@ -112,6 +117,16 @@ def pod(view: ClusterView, namespace: str, name: str) -> JSON | None:
 def pods(view: ClusterView, namespace: str) -> list[JSON]:
     """Full pod objects of one namespace."""
     return _list(view, PODS, namespace)
+
+
+def pods_labelled(view: ClusterView, namespace: str | None, selector: str) -> list[JSON]:
+    """The pods a label selector picks, in one namespace or (None) all."""
+    return _list(view, PODS, namespace, Selectors(labels=selector))
+
+
+def workload(view: ClusterView, kind: str, namespace: str, name: str) -> JSON | None:
+    """A Deployment, StatefulSet or DaemonSet by name."""
+    return _get(view, WORKLOADS[kind], namespace, name)
 
 
 def pods_named(view: ClusterView, name: str) -> list[JSON]:

@@ -134,3 +134,6 @@ MUTATING_WEBHOOKS = _v1(
 )
 APISERVICES = _v1("apiregistration.k8s.io", "APIService", CLUSTER_SCOPED)
 CRDS = _v1("apiextensions.k8s.io", "CustomResourceDefinition", CLUSTER_SCOPED)
+DEPLOYMENTS = _v1("apps", "Deployment")
+STATEFULSETS = _v1("apps", "StatefulSet")
+DAEMONSETS = _v1("apps", "DaemonSet")

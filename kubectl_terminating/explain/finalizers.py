@@ -25,6 +25,7 @@ from kubectl_terminating.causes import (
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
 from kubectl_terminating.explain.knowledge import FinalizerOwner, lookup
 from kubectl_terminating.explain.leader import lease_holder, workload
+from kubectl_terminating.explain.owner_workload import workload_state
 from kubectl_terminating.explain.webhooks import ready_endpoints, slices_ready
 from kubectl_terminating.model import (
     FINALIZER_ON,
@@ -56,6 +57,7 @@ class Liveness:
     state: str  # RUNNING, NOT_RUNNING or UNKNOWN_STATE
     evidence: tuple[Evidence, ...] = ()
     leases: tuple[JSON, ...] = ()  # the fresh leader-election Leases that show it runs
+    remedy: Remedy | None = None  # what the owner's state calls for (its workload scaled to 0)
 
 
 @dataclass(frozen=True)
@@ -302,12 +304,28 @@ def backend_liveness(resource: Resource, view: ClusterView) -> Liveness:
     return Liveness(NOT_RUNNING, tuple(b.evidence for b in known))
 
 
+def workload_liveness(owner: FinalizerOwner, view: ClusterView) -> Liveness:
+    """A user's entry names the owner's workload: its state is the evidence (owner_workload)."""
+    named = owner.workload
+    if named is None or not owner.knowledge_file:
+        return Liveness(UNKNOWN_STATE)
+    found, failure = try_read(lambda: workload_state(named, short_owner(owner), view))
+    if found is None:
+        return Liveness(UNKNOWN_STATE, (failure,) if failure else ())
+    state = RUNNING if found.runs else NOT_RUNNING
+    return Liveness(state, (found.evidence,), remedy=found.remedy)
+
+
 def owner_liveness(
     owner: FinalizerOwner | None, finalizer: str, resource: Resource, view: ClusterView
 ) -> Liveness:
     if owner is not None and owner.in_apiserver:
         return Liveness(RUNNING, (Evidence("run by kube-apiserver, which answered this read"),))
+    by_workload = workload_liveness(owner, view) if owner is not None else Liveness(UNKNOWN_STATE)
+    if by_workload.state != UNKNOWN_STATE:
+        return by_workload
     by_lease = lease_liveness(lease_patterns(owner, finalizer, resource), view)
+    by_lease = replace(by_lease, evidence=by_workload.evidence + by_lease.evidence)
     if by_lease.state != UNKNOWN_STATE:
         return by_lease
     by_backend = backend_liveness(resource, view)
@@ -561,6 +579,8 @@ def finalizer_blocker(
             f"never while {short_owner(owner)} runs: restore its RBAC instead; only once it is "
             "gone for good and what it guarded is cleaned up"
         )
+    if liveness.remedy is not None and owner is not None and not owner.removed_by_nobody_since:
+        remedies[len(first)] = liveness.remedy  # what its workload's state calls for, precisely
     remedies.append(held.remove(when, owner.risk if owner else ""))
     evidence = (
         held.fact(),

@@ -17,17 +17,20 @@ from kubectl_terminating.causes import (
     cause_of,
 )
 from kubectl_terminating.explain.finalizers import lease_patterns
-from kubectl_terminating.explain.knowledge import lookup
+from kubectl_terminating.explain.knowledge import FinalizerOwner, lookup
 from kubectl_terminating.fix.gone import installed_names
 from kubectl_terminating.model import FINALIZER_ON, JSON, Blocker, Finding
 from kubectl_terminating.resources import (
     APISERVICES,
+    DAEMONSETS,
+    DEPLOYMENTS,
     LEASES,
     MUTATING_WEBHOOKS,
     NAMESPACES,
     NODES,
     PODS,
     SERVICES,
+    STATEFULSETS,
     VALIDATING_WEBHOOKS,
     VOLUME_ATTACHMENTS,
     Resource,
@@ -54,7 +57,7 @@ STALE_LEASE_FACTOR = 10
 MIN_STALE_LEASE_SECONDS = 900
 
 OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"
-DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
+WORKLOAD_TYPES = {r.kind: r for r in (DEPLOYMENTS, STATEFULSETS, DAEMONSETS)}
 KUBERNETES_FINALIZER = "kubernetes"
 
 Resolver = Callable[[str, str], Resource | None]  # (apiVersion, kind) -> resource type
@@ -315,6 +318,8 @@ def _owner_checks(finalizer: str, resource: Resource) -> tuple[tuple[Check, ...]
         return (), f"owner of {finalizer} unknown: it cannot be proven gone"
     if owner.built_in or owner.in_apiserver:
         return (), f"owned by Kubernetes itself ({owner.owner}): restore it instead"
+    if owner.knowledge_file:
+        return _user_owner_checks(owner)
     names = installed_names(owner, resource.group)
     leases = lease_patterns(owner, finalizer, resource)
     if not names or not leases:
@@ -326,6 +331,22 @@ def _owner_checks(finalizer: str, resource: Resource) -> tuple[tuple[Check, ...]
         none_named(VALIDATING_WEBHOOKS, names, f"no validating webhook of {owner_name}"),
         none_named(MUTATING_WEBHOOKS, names, f"no mutating webhook of {owner_name}"),
     ), ""
+
+
+def _user_owner_checks(owner: FinalizerOwner) -> tuple[tuple[Check, ...], str]:
+    """A user's entry: its workload absent proves the owner gone, and only the entry itself
+    can say that removing the finalizer is then safe (docs/knowledge.md)."""
+    where = f"{owner.owner} (knowledge file {owner.knowledge_file})"
+    if not owner.safe_to_remove_when_owner_gone:
+        return (
+            (),
+            f"{where}: the entry does not say removal is safe (safe_to_remove_when_owner_gone)",
+        )
+    named = owner.workload
+    if named is None or named.selector:
+        return (), f"{where}: names no workload by kind and name: it cannot be proven gone"
+    leases = (no_live_lease(owner.lease_names, owner.owner),) if owner.lease_names else ()
+    return (absent(WORKLOAD_TYPES[named.kind], named.name, named.namespace), *leases), ""
 
 
 def _finalizers(subject: Target, blocker: Blocker, resolve: Resolver) -> Iterator[Step]:

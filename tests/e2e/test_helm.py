@@ -194,6 +194,29 @@ def test_node_evidence_asks_only_for_what_the_kubelet_checks(helm: list[str]) ->
     ]
 
 
+def test_a_knowledge_file_is_mounted_from_a_configmap(helm: list[str], tmp_path: Path) -> None:
+    content = "finalizers:\n- {name: acme.example.com/cleanup, owner: ACME operator}\n"
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump({"knowledge": {"content": content}}))
+    documents = template(helm, "-f", str(values))
+    config = one(documents, "ConfigMap")
+    assert config["metadata"]["name"] == f"{FULLNAME}-knowledge"
+    assert config["data"] == {"knowledge.yaml": content}
+    deployment = one(documents, "Deployment")
+    exporter = container(deployment)
+    assert exporter["args"][-1] == "--knowledge-file=/etc/kubectl-terminating/knowledge.yaml"
+    assert exporter["volumeMounts"] == [
+        {"name": "knowledge", "mountPath": "/etc/kubectl-terminating", "readOnly": True}
+    ]
+    (volume,) = deployment["spec"]["template"]["spec"]["volumes"]
+    assert volume["configMap"]["name"] == f"{FULLNAME}-knowledge"
+    # or a ConfigMap of the user's own: mounted, none made
+    documents = template(helm, "--set", "knowledge.existingConfigMap=acme-knowledge")
+    assert "ConfigMap" not in kinds(documents)
+    (volume,) = one(documents, "Deployment")["spec"]["template"]["spec"]["volumes"]
+    assert volume["configMap"]["name"] == "acme-knowledge"
+
+
 def test_service_monitor_and_rules_when_asked(helm: list[str]) -> None:
     documents = template(
         helm, "--set", "serviceMonitor.enabled=true,prometheusRule.enabled=true,port=9200"

@@ -42,3 +42,13 @@ readOnlyRootFilesystem: true
 capabilities:
   drop: ["ALL"]
 {{- end -}}
+
+{{/* The ConfigMap holding the user's knowledge file (docs/knowledge.md): the chart's own when
+knowledge.content is set, else knowledge.existingConfigMap; empty: none is mounted. */}}
+{{- define "kubectl-terminating.knowledgeConfigMap" -}}
+{{- if .Values.knowledge.content -}}
+{{- printf "%s-knowledge" (include "kubectl-terminating.fullname" .) -}}
+{{- else -}}
+{{- .Values.knowledge.existingConfigMap -}}
+{{- end -}}
+{{- end -}}

@@ -56,4 +56,4 @@ def builtin() -> dict[str, Any]:
 
 def fail(path: Path | str, key: str, problem: str) -> CatalogueError:
     """The one line for an entry that does not fit: the file, the key, what is wrong."""
-    return CatalogueError(f"error in knowledge file {path}: {key}: {problem}")
+    return CatalogueError(f"invalid knowledge file {path}: {key}: {problem}")

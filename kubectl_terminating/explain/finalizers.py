@@ -898,12 +898,31 @@ def crd_cleanup_blocker(held: Held, view: ClusterView) -> Blocker | None:
     return finalizer_blocker(held, view, crd_terminating_evidence(crd), [list_instances(crd)])
 
 
-SPECIAL: dict[str, Callable[[Held, ClusterView], Blocker | None]] = {
-    "foregroundDeletion": foreground_blocker,
-    PVC_PROTECTION: pvc_protection_blocker,
-    "kubernetes.io/pv-protection": pv_protection_blocker,
-    "customresourcecleanup.apiextensions.k8s.io": crd_cleanup_blocker,
-}
+@dataclass(frozen=True)
+class Structural:
+    """A finalizer whose hold is read from the cluster's structure (dependents, the pods that
+    use a claim, a CRD's instances), not from what a component says: the only ones explained
+    by code of their own. Everything a component writes is catalogue data (docs/catalogue.md,
+    where this list is documented; tests/unit/test_catalogue.py checks the two agree)."""
+
+    finalizer: str
+    explain: Callable[[Held, ClusterView], Blocker | None]
+    waits_for: str
+
+
+STRUCTURAL = (
+    Structural("foregroundDeletion", foreground_blocker, "its dependents to be deleted first"),
+    Structural(PVC_PROTECTION, pvc_protection_blocker, "no scheduled pod to use the claim"),
+    Structural(
+        "kubernetes.io/pv-protection", pv_protection_blocker, "the volume to be bound to no claim"
+    ),
+    Structural(
+        "customresourcecleanup.apiextensions.k8s.io",
+        crd_cleanup_blocker,
+        "every instance of the CRD to be deleted",
+    ),
+)
+SPECIAL = {s.finalizer: s.explain for s in STRUCTURAL}
 
 
 def explain_finalizer(held: Held, view: ClusterView) -> Blocker:

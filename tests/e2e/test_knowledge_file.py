@@ -116,4 +116,4 @@ def test_a_broken_knowledge_file_runs_nothing(
         kubeconfig=control_plane.kubeconfig_path,
     )
     line = assert_one_line_error(result)
-    assert f"error in knowledge file {broken}: finalizers[0].owner: must be a string" in line
+    assert f"invalid knowledge file {broken}: finalizers[0].owner: must be a string" in line

@@ -164,7 +164,7 @@ def test_an_entry_that_does_not_fit_is_one_line_naming_file_and_key(
 ) -> None:
     with pytest.raises(catalogue.CatalogueError) as raised:
         evidence.parse({"evidence": {"x": {**GOOD, **change}}}, "mine.yaml")
-    assert str(raised.value).startswith("error in knowledge file mine.yaml: " + says)
+    assert str(raised.value).startswith("invalid knowledge file mine.yaml: " + says)
     assert "\n" not in str(raised.value)
     assert raised.value.exit_code == ExitStatus.ERROR
 
@@ -194,3 +194,20 @@ def test_help_never_reads_the_catalogue() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=False
     )
     assert said.stdout.split() == ["0", "False"], said.stderr
+
+
+def test_the_structural_finalizers_are_one_documented_list() -> None:
+    """Only the finalizers the cluster's structure holds have code of their own; every other
+    word is catalogue data. docs/catalogue.md's table is that list."""
+    from kubectl_terminating.explain.finalizers import SPECIAL, STRUCTURAL
+
+    assert [s.finalizer for s in STRUCTURAL] == [
+        "foregroundDeletion",
+        "kubernetes.io/pvc-protection",
+        "kubernetes.io/pv-protection",
+        "customresourcecleanup.apiextensions.k8s.io",
+    ]
+    assert set(SPECIAL) == {s.finalizer for s in STRUCTURAL}
+    docs = (ROOT / "docs" / "catalogue.md").read_text()
+    for structural in STRUCTURAL:
+        assert f"| `{structural.finalizer}` | {structural.waits_for} |" in docs

@@ -97,7 +97,7 @@ def test_a_broken_file_is_one_line_naming_the_file_and_the_key(
     with pytest.raises(CatalogueError) as error:
         read_file(path)
     line = str(error.value)
-    assert line.startswith(f"error in knowledge file {path}: {key}: ")
+    assert line.startswith(f"invalid knowledge file {path}: {key}: ")
     assert problem in line and "\n" not in line
 
 
@@ -238,7 +238,7 @@ def test_a_broken_knowledge_file_stops_the_command_with_one_line(
     assert out == ""
     assert (
         err
-        == f"error: error in knowledge file {broken}: finalizers[0].ownr: "
+        == f"error: invalid knowledge file {broken}: finalizers[0].ownr: "
         + (err.split("finalizers[0].ownr: ", 1)[1])
     )
     assert err.count("\n") == 1 and "Warning" not in err

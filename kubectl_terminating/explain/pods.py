@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
+from dataclasses import replace
 
 from kubectl_terminating import reads
 from kubectl_terminating.causes import (
@@ -15,6 +16,7 @@ from kubectl_terminating.causes import (
     UNKNOWN,
 )
 from kubectl_terminating.explain.common import (
+    AGE_UNKNOWN,
     as_dict,
     grace_period,
     meta,
@@ -163,12 +165,44 @@ def unknown_blocker(facts: PodFacts) -> Blocker:
     )
 
 
+DEFAULT_GRACE = 30  # seconds: the Pod API's default terminationGracePeriodSeconds
+
+
+def maybe_in_grace(facts: PodFacts, grace: int) -> Blocker:
+    """A file without capture time, a deletion at (or after) its newest timestamp, nothing
+    else found: the pod may still have been inside its grace period when the file was made.
+    Said as what it is, a possibility: not the grace-period type, which says "not stuck"."""
+    found = unknown_blocker(facts)
+    said = Evidence(
+        f"deletionTimestamp {facts.finding.deletion_timestamp} is the deletion request plus "
+        f"{grace}s, and nothing in the file is later: when the file was made, the grace period "
+        "may not have been over",
+        facts.ref,
+        {
+            "deletionTimestamp": facts.finding.deletion_timestamp,
+            "deletionGracePeriodSeconds": grace,
+        },
+    )
+    return replace(
+        found,
+        summary=f"deleted with a {grace}s grace period; no capture time: it may still be inside "
+        "it, no other cause found",
+        evidence=(said, *found.evidence),
+        basis="a grace period the file cannot tell was over, and no cause found",
+    )
+
+
 def explain_unknown(facts: PodFacts) -> list[Blocker]:
     """Past the deadline and no cause found by the causes before this one."""
     if not facts.past_deadline:
         return []
     if any(b.type not in CONTEXT_TYPES for b in facts.finding.blockers):
         return []
+    grace = meta(facts.pod).get("deletionGracePeriodSeconds")
+    # longer than the default terminationGracePeriodSeconds: a wait someone chose, which a
+    # file made during it shows as a pod that "does not go"
+    if AGE_UNKNOWN in facts.finding.unknowns and isinstance(grace, int) and grace > DEFAULT_GRACE:
+        return [maybe_in_grace(facts, grace)]
     return [unknown_blocker(facts)]
 
 

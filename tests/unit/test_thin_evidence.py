@@ -417,3 +417,35 @@ def test_the_node_controllers_own_taints_are_no_eviction_of_a_plugin(tmp_path: P
     (item,) = items_of(data, tmp_path)
     assert main(item)["type"] == "node-not-ready"
     assert "evicts every daemon pod" not in json.dumps(item["blockers"])
+
+
+# -- 5. a long grace period in a file without capture time ---------------------------------------
+
+
+def grace_paste(grace: int) -> JSON:
+    """A pod pasted with its metadata only, nothing in the file later than its deletion."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "worker-0",
+            "namespace": "batch",
+            "uid": "6b1c",
+            "creationTimestamp": "2026-01-01T10:00:00Z",
+            "deletionTimestamp": "2026-01-01T12:05:00Z",
+            "deletionGracePeriodSeconds": grace,
+        },
+    }
+    return {"apiVersion": "v1", "kind": "List", "items": [pod]}
+
+
+def test_a_long_grace_period_in_an_undated_file_says_it_may_not_be_over(tmp_path: Path) -> None:
+    """No capture time, the deletion the newest timestamp, a 300 s grace period: the file
+    cannot tell whether it was over; said with the grace's length, never as "not stuck"."""
+    (item,) = items_of(grace_paste(300), tmp_path)
+    main_blocker = main(item)
+    assert item["overdueSeconds"] is None
+    assert main_blocker["type"] == "unknown"
+    assert "300s grace period" in main_blocker["summary"]
+    (default,) = items_of(grace_paste(30), tmp_path)  # the default: no hint
+    assert "grace period" not in main(default)["summary"]

@@ -96,7 +96,8 @@ class Options:
             ("--explain", self.explain),
             ("--summary", self.summary),
             ("--from-file", self.from_file),
-            (self.fleet_flag, self.fleet),
+            ("--cluster-profiles", self.cluster_profiles is not None),
+            ("--contexts/--all-contexts", self.fleet),
             (f"-o {self.output}", self.output in ("yaml", "name")),
         ):
             if given:

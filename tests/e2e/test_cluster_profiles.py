@@ -249,3 +249,19 @@ def test_a_hub_without_the_inventory_is_one_line(inventory: Inventory, tmp_path:
         'error: context "plain" serves no ClusterProfiles (multicluster.x-k8s.io/v1alpha1): '
         "is it the hub of a cluster inventory?"
     ]
+
+
+def test_dump_saves_each_member_and_the_file_explains_them(
+    inventory: Inventory, tmp_path: Path
+) -> None:
+    """dump --cluster-profiles: one file, member-a's snapshot and member-b's warning; the
+    file read back names member-a as the pod's context."""
+    bundle = tmp_path / "fleet.json"
+    args = ["dump", "-n", inventory.namespace, "--cluster-profiles=env=prod", "-f", str(bundle)]
+    saved = inventory.run(*args)
+    assert saved.returncode == 0, saved.stderr
+    assert 'context "member-b": unable to connect' in saved.stderr
+    result = run_cli("pods", "-n", inventory.namespace, "--from-file", str(bundle))
+    assert result.returncode == 0, result.stderr
+    rows = [line.split()[:2] for line in result.stdout.splitlines()]
+    assert rows == [["CONTEXT", "NAME"], ["member-a", "job-a"]]

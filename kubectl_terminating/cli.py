@@ -157,7 +157,23 @@ FLEET_OPTIONS = [
         help="Read every context of the kubeconfig, concurrently, each with its own "
         "credentials (pods, namespaces, all, dump).",
     ),
+    click.option(
+        "--cluster-profiles",
+        metavar="[=SELECTOR]",
+        help="Read every cluster of the hub's inventory (the ClusterProfiles in the current "
+        "context's namespace, those matching the label selector given after `=`), "
+        "concurrently, each with its access provider's exec credential plugin.",
+    ),
+    click.option(
+        "--clusterprofile-provider-file",
+        metavar="PATH",
+        help="The JSON file naming the exec credential plugin of each ClusterProfile access "
+        "provider (as the cluster-inventory-api's --clusterprofile-provider-file).",
+    ),
 ]
+
+# pflag's NoOptDefVal: these take a value only after `=`; alone, they get this one
+OPTIONAL_VALUES = {"--cluster-profiles": ""}
 
 NODE_EVIDENCE_OPTIONS = [
     click.option(
@@ -302,13 +318,16 @@ def _short_with_value(name: str, flags: set[str]) -> bool:
 
 def pflag_style(args: list[str], flags: set[str]) -> list[str]:
     """kubectl's spellings that click does not take: `--insecure-skip-tls-verify=true` (or
-    `=false`) for an on/off flag, and `-v=6` / `-n=shop` for a short option with a value."""
+    `=false`) for an on/off flag, `-v=6` / `-n=shop` for a short option with a value, and
+    `--cluster-profiles` alone (OPTIONAL_VALUES)."""
     out: list[str] = []
     for index, arg in enumerate(args):
         if arg == "--":
             return out + args[index:]
         name, equals, value = arg.partition("=")
-        if equals and name in flags and value in _BOOLEANS:
+        if arg in OPTIONAL_VALUES:
+            out.append(f"{arg}={OPTIONAL_VALUES[arg]}")
+        elif equals and name in flags and value in _BOOLEANS:
             out += [name] if _BOOLEANS[value] else []
         elif equals and _short_with_value(name, flags):
             out.append(name + value)
@@ -598,6 +617,8 @@ def preflight(
     """
     from kubectl_terminating.preflight.command import PreflightFlags, run_preflight
 
+    if flags.get("cluster_profiles") is not None:
+        raise click.UsageError("preflight reads kubeconfig contexts: use --contexts", ctx)
     if _fleet(flags) and from_file:
         raise click.UsageError("--from-file judges one snapshot: drop --contexts", ctx)
     try:
@@ -613,8 +634,13 @@ def preflight(
 
 
 def _fleet(flags: dict[str, Any]) -> bool:
-    """--contexts or --all-contexts given (checked before Options, whose check says less)."""
-    return flags.get("contexts") is not None or bool(flags.get("all_contexts"))
+    """--contexts, --all-contexts or --cluster-profiles given (checked before Options,
+    whose check says less)."""
+    return (
+        flags.get("contexts") is not None
+        or bool(flags.get("all_contexts"))
+        or flags.get("cluster_profiles") is not None
+    )
 
 
 @cli.command("fix", context_settings=CONTEXT)

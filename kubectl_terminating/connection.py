@@ -18,6 +18,7 @@ from kubectl_terminating.terminal import safe
 
 if TYPE_CHECKING:
     from kubectl_terminating.client import Client
+    from kubectl_terminating.kubeconfig import Connection
 
 EXIT_INTERRUPTED = ExitStatus.INTERRUPTED
 
@@ -49,9 +50,15 @@ def read_kuberc(err: IO[str]) -> None:
     load(warn=lambda line: print(f"Warning: {safe(line)}", file=err))
 
 
-def connect(options: Options, err: IO[str], interactive: bool = True) -> Client:
+def connect(
+    options: Options,
+    err: IO[str],
+    interactive: bool = True,
+    resolved: Connection | None = None,
+) -> Client:
     """A client for the cluster the kubeconfig flags select (nothing is sent yet);
-    interactive: whether its exec credential plugin may prompt on the terminal."""
+    interactive: whether its exec credential plugin may prompt on the terminal; resolved:
+    a connection built elsewhere (a ClusterProfile's), used instead of the kubeconfig's."""
     import logging
 
     from kubectl_terminating.client import Client, parse_duration
@@ -66,7 +73,7 @@ def connect(options: Options, err: IO[str], interactive: bool = True) -> Client:
         timeout = parse_duration(options.request_timeout)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    connection = resolve(
+    connection = resolved or resolve(
         Selection(
             kubeconfig=options.kubeconfig,
             context=options.context,
@@ -92,9 +99,14 @@ def report_stats(options: Options, client: Client, err: IO[str]) -> None:
 
 
 @contextmanager
-def connected(options: Options, err: IO[str], interactive: bool = True) -> Iterator[Client]:
+def connected(
+    options: Options,
+    err: IO[str],
+    interactive: bool = True,
+    resolved: Connection | None = None,
+) -> Iterator[Client]:
     """A client for the block; its request totals are reported when the block ends."""
-    client = connect(options, err, interactive)
+    client = connect(options, err, interactive, resolved)
     try:
         yield client
     finally:

@@ -1,4 +1,5 @@
-"""Several kubeconfig contexts in one run (`--contexts a,b,c`, `--all-contexts`)."""
+"""Several clusters in one run: kubeconfig contexts (`--contexts a,b,c`, `--all-contexts`)
+or the hub's ClusterProfiles (`--cluster-profiles`, clusterprofiles.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import IO, TYPE_CHECKING, Any
 
 from kubectl_terminating import kinds
+from kubectl_terminating.clusterprofiles import Member
 from kubectl_terminating.connection import connected, error_line, read_kuberc
 from kubectl_terminating.errors import ConfigError, TerminatingError
 from kubectl_terminating.options import Options, Request, complete
@@ -59,12 +61,26 @@ def _why(error: TerminatingError) -> str:
 Work = Callable[[Request, "Client", IO[str]], Part]
 
 
-def _on_context(options: Options, context: str, work: Work) -> Part:
-    """work on one context, with its own connection; its errors are the Part's."""
-    single = replace(options, context=context, contexts=None, all_contexts=False)
+def members(options: Options, err: IO[str]) -> list[Member]:
+    """The clusters to read: each context named, or each ClusterProfile of the hub."""
+    if options.cluster_profiles is not None:
+        from kubectl_terminating.clusterprofiles import members as profiles
+
+        return profiles(options, err)
+    return [Member(name) for name in context_names(options)]
+
+
+def _on_context(options: Options, member: Member, work: Work) -> Part:
+    """work on one cluster, with its own connection; its errors are the Part's."""
+    context = member.name
+    single = replace(
+        options, context=context, contexts=None, all_contexts=False, cluster_profiles=None
+    )
     log = io.StringIO()
     try:
-        with connected(single, log, interactive=False) as client:
+        if member.error is not None:
+            raise ConfigError(member.error)
+        with connected(single, log, interactive=False, resolved=member.connection) as client:
             part = work(complete(single, client.connection.namespace), client, log)
     except TerminatingError as error:  # its line is said after the context's name, once
         part = Part(context, error=_why(error).removeprefix(f'context "{context}": '))
@@ -137,10 +153,14 @@ def run_fleet(options: Options, out: IO[str], err: IO[str]) -> int:
         result = collect(request, LiveSource(client), log)
         return _found(client.connection.context, request, result)
 
-    names = context_names(options)
     read_kuberc(err)  # broken: the one error line, before any context runs
-    parts = gather(names, lambda name: _on_context(options, name, read))
+    parts = _gathered(members(options, err), options, read)
     return report_fleet(parts, out, err)
+
+
+def _gathered(found: Sequence[Member], options: Options, work: Work) -> list[Part]:
+    by_name = {member.name: member for member in found}
+    return gather(list(by_name), lambda name: _on_context(options, by_name[name], work))
 
 
 def run_snapshots(options: Options, loaded: Loaded, out: IO[str], err: IO[str]) -> int:
@@ -210,9 +230,8 @@ def dump_fleet(options: Options, path: str, err: IO[str]) -> int:
     def read(request: Request, client: Client, _log: IO[str]) -> Part:
         return Part(client.connection.context, bundle=capture(request, client, _log))
 
-    names = context_names(options)
     read_kuberc(err)
-    parts = gather(names, lambda name: _on_context(options, name, read))
+    parts = _gathered(members(options, err), options, read)
     _print_logs(parts, err)
     failures = _failures(parts, ())
     done = [(p.context, p.bundle) for p in parts if p.bundle is not None]

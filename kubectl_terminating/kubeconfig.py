@@ -446,18 +446,31 @@ def resolve(selection: Selection, environ: dict[str, str] | None = None) -> Conn
         if user_name not in config["users"]:
             raise ConfigError(f'user "{user_name}" does not exist in the kubeconfig')
         user = config["users"][user_name]
-    cluster, user = overrides.cluster(cluster), overrides.user(user)
-    _validate_user(user_name or "", user)
-    server = cluster.get("server")
-    if not isinstance(server, str) or not server:
-        raise ConfigError(f'cluster "{cluster_name}" has no server address')
-    return _connection(
-        server.rstrip("/"),
+    return entries_connection(
         context_name or "",
         selection.namespace or context.get("namespace") or "default",
-        cluster,
-        user,
+        (cluster_name or "", cluster),
+        (user_name or "", user),
+        overrides,
     )
+
+
+def entries_connection(
+    context: str,
+    namespace: str,
+    cluster: tuple[str, dict[str, Any]],
+    user: tuple[str, dict[str, Any]],
+    overrides: Overrides,
+) -> Connection:
+    """The connection of a kubeconfig-shaped cluster and user entry, each (name, entry), with
+    the flags applied: a context's, or one built elsewhere (clusterprofiles.py)."""
+    (cluster_name, cluster_entry), (user_name, user_entry) = cluster, user
+    cluster_entry, user_entry = overrides.cluster(cluster_entry), overrides.user(user_entry)
+    _validate_user(user_name, user_entry)
+    server = cluster_entry.get("server")
+    if not isinstance(server, str) or not server:
+        raise ConfigError(f'cluster "{cluster_name}" has no server address')
+    return _connection(server.rstrip("/"), context, namespace, cluster_entry, user_entry)
 
 
 def _in_cluster_overrides(connection: Connection, overrides: Overrides) -> Connection:
@@ -576,6 +589,8 @@ def run_exec_plugin(connection: Connection) -> dict[str, Any]:
     assert connection.exec_config is not None
     exec_config = dict(connection.exec_config)
     cwd = exec_config.pop("_dir", None)
+    # what client-go gives a plugin with provideClusterInfo (ExecCredential spec.cluster)
+    cluster = exec_config.pop("_cluster", None)
     try:
         from kubernetes.config.config_exception import ConfigException
         from kubernetes.config.exec_provider import ExecProvider
@@ -587,7 +602,8 @@ def run_exec_plugin(connection: Connection) -> dict[str, Any]:
         # the user's kuberc may forbid it: asked before anything runs, whoever connects
         exec_config["command"] = credential_policy.check(command, connection.context)
     try:
-        provider = ExecProvider(ConfigNode("exec", exec_config), cwd, None)
+        about = ConfigNode("cluster", cluster) if isinstance(cluster, dict) else None
+        provider = ExecProvider(ConfigNode("exec", exec_config), cwd, about)
         status: dict[str, Any] = provider.run() if connection.interactive else _quietly(provider)
     except ConfigException as exc:
         raise ConfigError(f"exec credential plugin {command!r} failed: {exc}") from None
@@ -604,10 +620,11 @@ def _quietly(provider: Any) -> dict[str, Any]:
 
     from kubernetes.config.config_exception import ConfigException
 
-    info = {"apiVersion": provider.api_version, "kind": "ExecCredential"}
-    env = dict(
-        provider.env, KUBERNETES_EXEC_INFO=json.dumps({**info, "spec": {"interactive": False}})
-    )
+    spec: dict[str, Any] = {"interactive": False}
+    if provider.cluster is not None:  # set only with provideClusterInfo
+        spec["cluster"] = provider.cluster.value
+    info = {"apiVersion": provider.api_version, "kind": "ExecCredential", "spec": spec}
+    env = dict(provider.env, KUBERNETES_EXEC_INFO=json.dumps(info))
     done = subprocess.run(
         provider.args,
         stdin=subprocess.DEVNULL,

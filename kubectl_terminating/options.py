@@ -33,6 +33,9 @@ class Options:
     context: str | None = None
     contexts: str | None = None  # --contexts a,b,c (fleet.py)
     all_contexts: bool = False
+    # --cluster-profiles[=SELECTOR]: the hub's ClusterProfiles ("": all), clusterprofiles.py
+    cluster_profiles: str | None = None
+    clusterprofile_provider_file: str | None = None
     cluster: str | None = None
     user: str | None = None
     request_timeout: str = "0"
@@ -93,6 +96,7 @@ class Options:
             ("--explain", self.explain),
             ("--summary", self.summary),
             ("--from-file", self.from_file),
+            ("--cluster-profiles", self.cluster_profiles is not None),
             ("--contexts/--all-contexts", self.fleet),
             (f"-o {self.output}", self.output in ("yaml", "name")),
         ):
@@ -103,21 +107,33 @@ class Options:
 
     @property
     def fleet(self) -> bool:
-        """Whether the run spans several kubeconfig contexts (fleet.py)."""
-        return self.contexts is not None or self.all_contexts
+        """Whether the run spans several clusters (fleet.py): kubeconfig contexts or the
+        hub's ClusterProfiles."""
+        return self.contexts is not None or self.all_contexts or self.cluster_profiles is not None
+
+    @property
+    def fleet_flag(self) -> str:
+        if self.cluster_profiles is not None:
+            return "--cluster-profiles"
+        return "--all-contexts" if self.all_contexts else "--contexts"
 
     def validate_fleet(self) -> None:
+        if self.clusterprofile_provider_file and self.cluster_profiles is None:
+            raise UsageError("--clusterprofile-provider-file only applies with --cluster-profiles")
         if not self.fleet:
             return
         if self.contexts is not None and self.all_contexts:
             raise UsageError("--contexts and --all-contexts cannot be combined")
         if self.contexts is not None and not [c for c in self.contexts.split(",") if c.strip()]:
             raise UsageError("--contexts needs at least one context name")
-        fleet_flag = "--all-contexts" if self.all_contexts else "--contexts"
+        if self.cluster_profiles is not None:
+            self.validate_profiles()
+        fleet_flag = self.fleet_flag
         # each context brings its own cluster and credentials: a flag that names one cluster
-        # or one credential would apply it to every cluster
+        # or one credential would apply it to every cluster (with --cluster-profiles,
+        # --context names the hub)
         for flag, value in (
-            ("--context", self.context),
+            ("--context", self.context if self.cluster_profiles is None else None),
             ("--cluster", self.cluster),
             ("--user", self.user),
             *((flag, True) for flag in self.overrides.one_cluster_flags()),
@@ -127,6 +143,20 @@ class Options:
                 raise UsageError(f"{flag} cannot be combined with {fleet_flag}")
         if self.output == "name":
             raise UsageError("-o name cannot say which context an object is in; use -o json")
+
+    def validate_profiles(self) -> None:
+        if self.contexts is not None or self.all_contexts:
+            raise UsageError("--cluster-profiles cannot be combined with --contexts/--all-contexts")
+        if not self.clusterprofile_provider_file:
+            raise UsageError(
+                "--cluster-profiles needs --clusterprofile-provider-file PATH (the exec "
+                "plugin of each access provider, as the cluster-inventory-api reads it)"
+            )
+        if not self.cluster_profiles and any("=" in name for name in self.names):
+            # pflag's rule for a flag whose value is optional: only `=` gives it one
+            raise UsageError(
+                "give --cluster-profiles its selector after `=`: --cluster-profiles=env=prod"
+            )
 
     @property
     def max_file_bytes(self) -> int:

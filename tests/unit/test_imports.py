@@ -43,7 +43,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # renderers take findings and what the registry says of them as data
     ("summary", "render", "nodeevidence"),
     ("kinds",),
-    ("connection",),
+    # the hub's inventory is read through a connection (--cluster-profiles)
+    ("connection", "clusterprofiles"),
     ("run", "dump", "completion", "typelist"),
     # the layers above one run: several contexts, watching (fix --wait watches)
     ("fleet", "watch", "preflight"),

@@ -23,6 +23,7 @@ from kubectl_terminating.causes import (
     PROTECTION_IN_USE,
 )
 from kubectl_terminating.explain.common import as_dict, list_of, meta, text
+from kubectl_terminating.explain.events import event_evidence, event_time, events_about
 from kubectl_terminating.explain.knowledge import FinalizerOwner, lookup
 from kubectl_terminating.explain.leader import lease_holder, workload
 from kubectl_terminating.explain.owner_workload import workload_state
@@ -559,6 +560,47 @@ def finalizer_confidence(
     return CERTAIN, f"{where} names it"
 
 
+# An owner's event on the object this recent shows its controller runs (controllers retry a
+# failed finalization with back-off, at most every 1000 s in controller-runtime and client-go's
+# default rate limiters): older, it only says what the controller last saw.
+OWNER_EVENT_FRESH_SECONDS = 1000
+
+
+def owner_event(owner: FinalizerOwner | None, held: Held, view: ClusterView) -> JSON | None:
+    """The newest event on the object with a reason the owner's controller writes (knowledge
+    `events`): its own word on why the finalizer stays. None when none (or unreadable)."""
+    if owner is None or not owner.events:
+        return None
+    uid = text(meta(held.obj).get("uid"))
+    found, failure = try_read(
+        lambda: events_about(view, held.resource.kind, held.namespace, held.name, uid)
+    )
+    said = [e for e in found or [] if text(e.get("reason")) in owner.events]
+    return None if failure is not None or not said else max(said, key=event_time)
+
+
+def with_owner_event(
+    liveness: Liveness, owner: FinalizerOwner | None, held: Held, view: ClusterView
+) -> Liveness:
+    """The owner's event as evidence; a fresh one proves the owner runs where nothing else
+    could tell (DESIGN.md: a fresh event from the owner proves it runs)."""
+    event = owner_event(owner, held, view)
+    if event is None:
+        return liveness
+    age = seconds_since(event_time(event), view.now)
+    fresh = age is not None and age <= OWNER_EVENT_FRESH_SECONDS
+    said = (
+        event_evidence(event),
+        Evidence(
+            f"{short_owner(owner)} wrote it"
+            + (f" {human_duration(age)} ago: it runs" if fresh and age is not None else "")
+            + "; its message says why the finalizer stays"
+        ),
+    )
+    state = RUNNING if fresh and liveness.state == UNKNOWN_STATE else liveness.state
+    return replace(liveness, state=state, evidence=(*liveness.evidence, *said))
+
+
 def finalizer_blocker(
     held: Held,
     view: ClusterView,
@@ -568,6 +610,7 @@ def finalizer_blocker(
     """extra: more evidence; first: steps that come before the owner's remedies."""
     owner = lookup(held.finalizer)
     liveness = owner_liveness(owner, held.finalizer, held.resource, view)
+    liveness = with_owner_event(liveness, owner, held, view)
     access = owner_access(held, owner, liveness, view)
     phrase = owner_phrase(owner, liveness.state)
     remedies = [*first, *owner_remedies(held, owner, liveness.state)]

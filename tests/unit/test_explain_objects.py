@@ -296,3 +296,47 @@ def test_a_secret_is_never_read_whole() -> None:
     finding = explain_object(metadata_only(secret), secrets, view)
     assert finding.warnings == []  # not even tried
     assert types(finding) == [FINALIZER]
+
+
+CHALLENGES = Resource("acme.cert-manager.io", "v1", "challenges", "Challenge")
+
+
+def challenge_with_event(seconds_ago: int) -> tuple[JSON, JSON]:
+    """A Challenge held by cert-manager's finalizer and the controller's CleanUpError on it
+    (pkg/controller/acmechallenges/sync.go), as `kubectl describe` pastes it (no uid)."""
+    target = {
+        "apiVersion": "acme.cert-manager.io/v1",
+        "kind": "Challenge",
+        "metadata": {
+            "name": "web-tls-1",
+            "namespace": "shop",
+            "deletionTimestamp": at(-3600),
+            "finalizers": ["finalizer.acme.cert-manager.io"],
+        },
+    }
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "web-tls-1.1", "namespace": "shop"},
+        "involvedObject": {"kind": "Challenge", "name": "web-tls-1", "namespace": "shop"},
+        "reason": "CleanUpError",
+        "message": "Error cleaning up challenge: DNS provider credentials expired",
+        "lastTimestamp": at(-seconds_ago),
+    }
+    return target, event
+
+
+def test_a_fresh_event_from_the_owner_proves_it_runs_and_says_why() -> None:
+    target, event = challenge_with_event(120)
+    finding = explain_object(target, CHALLENGES, StaticView([target, event], NOW))
+    (main,) = finding.blockers
+    assert "(owner: cert-manager, running)" in main.summary
+    assert any("credentials expired" in e.message for e in main.evidence)
+
+
+def test_an_old_event_from_the_owner_says_why_but_not_that_it_runs() -> None:
+    target, event = challenge_with_event(6 * 3600)
+    finding = explain_object(target, CHALLENGES, StaticView([target, event], NOW))
+    (main,) = finding.blockers
+    assert "running" not in main.summary
+    assert any("credentials expired" in e.message for e in main.evidence)

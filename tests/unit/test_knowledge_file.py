@@ -63,6 +63,15 @@ def test_the_bundled_catalogue_fits_the_schema_and_names_a_checked_ref_or_says_n
             assert not entry.source.checked, entry.names
 
 
+def test_every_bundled_entry_was_read_at_a_tag_or_commit() -> None:
+    # a branch moves: each fact is recorded with the tag or commit it was read at (issue 44)
+    entries = read_entries(
+        catalogue.builtin(), catalogue.BUILTIN, knowledge.BUILTIN_REQUIRED, whole=False
+    )
+    unchecked = [e.names[0] for e in entries if e.source is None or not e.source.checked]
+    assert unchecked == []
+
+
 @pytest.mark.parametrize(
     ("text", "key", "problem"),
     [
@@ -317,24 +326,48 @@ def test_argo_cd_appprojects_and_applicationsets_carry_the_same_string() -> None
     assert "/blob/v3.5.1/" in argo.source
 
 
+ECK_0_8_0_9 = [
+    "licenses.finalizers.elasticsearch.k8s.elastic.co",
+    "secure-settings.finalizers.elasticsearch.k8s.elastic.co",
+    "es-auth-secret.finalizers.kibana.k8s.elastic.co",
+    "dynamic-watches.finalizers.associations.k8s.elastic.co",
+    "dynamic-watches.finalizers.apm.k8s.elastic.co",
+    "dynamic-watches.finalizers.k8s.elastic.co/http-certificates",
+    "users.finalizers.associations.k8s.elastic.co",
+]
+# pkg/controller/pxc/controller.go handles them up to v1.17.0; v1.18.0 reads only percona.com/
+PXC_BEFORE_1_18 = [
+    "delete-pxc-pvc",
+    "delete-proxysql-pvc",
+    "delete-ssl",
+    "delete-pxc-pods-in-order",
+    "delete-s3-backup",
+]
+
+
+@pytest.mark.parametrize(
+    ("finalizer", "since"),
+    [
+        *[(f, "ECK 1.0") for f in ECK_0_8_0_9],
+        *[(f, "Percona XtraDB Cluster operator 1.18") for f in PXC_BEFORE_1_18],
+    ],
+)
+def test_old_strings_are_removed_by_nobody_since(finalizer: str, since: str) -> None:
+    old = known(finalizer)
+    assert old.removed_by_nobody_since == since
+    assert old.remedy.startswith("remove the finalizer")
+
+
 @pytest.mark.parametrize(
     "finalizer",
     [
-        "licenses.finalizers.elasticsearch.k8s.elastic.co",
-        "secure-settings.finalizers.elasticsearch.k8s.elastic.co",
-        "es-auth-secret.finalizers.kibana.k8s.elastic.co",
-        "dynamic-watches.finalizers.associations.k8s.elastic.co",
-        "dynamic-watches.finalizers.apm.k8s.elastic.co",
-        "dynamic-watches.finalizers.k8s.elastic.co/http-certificates",
-        "users.finalizers.associations.k8s.elastic.co",
+        "finalizer.elasticsearch.k8s.elastic.co/observer",  # the 1.0 strings: every ECK since
+        "percona.com/delete-pxc-pvc",
+        "delete-psmdb-pvc",  # still read by Server for MongoDB 1.22
     ],
 )
-def test_eck_0_8_and_0_9_strings_are_removed_by_nobody_since_1_0(finalizer: str) -> None:
-    eck = known(finalizer)
-    assert eck.removed_by_nobody_since == "ECK 1.0"
-    assert eck.remedy.startswith("remove the finalizer")
-    # the 1.0 strings are still removed by every ECK since
-    assert not known("finalizer.elasticsearch.k8s.elastic.co/observer").removed_by_nobody_since
+def test_their_successors_are_still_removed(finalizer: str) -> None:
+    assert not known(finalizer).removed_by_nobody_since
 
 
 @pytest.mark.parametrize(
@@ -347,6 +380,21 @@ def test_eck_0_8_and_0_9_strings_are_removed_by_nobody_since_1_0(finalizer: str)
         ("operator.grafana.com/finalizer", "Grafana Operator", "/v5.24.0/"),
         ("watchoperation.ops.crossplane.io", "Crossplane core", "/v2.3.4/"),
         ("defined.apiextensions.crossplane.io", "Crossplane core", "/v2.3.4/"),
+        # item 6's rest, read with the whole table at a tag
+        ("fluxcd.controlplane.io/finalizer", "Flux Operator", "/v0.58.1/"),
+        ("finalizers.tf.contrib.fluxcd.io", "tofu-controller", "/v0.16.5/"),
+        ("tf.dependency.of.my-vpc", "tofu-controller", "/v0.16.5/"),
+        ("source.extensions.fluxcd.io/finalizer", "source-watcher", "/v2.2.1/"),
+        ("configsync.gke.io/reconciler", "Config Sync reconciler", "/v1.22.0/"),
+        ("configsync.gke.io/reconciler-manager", "Config Sync reconciler-manager", "/v1.22.0/"),
+        ("inferenceservice.finalizers", "KServe", "/v0.20.0/"),
+        ("trainedmodel.finalizer", "KServe", "/v0.20.0/"),
+        ("serving.kserve.io/llmisvc-finalizer", "KServe", "/v0.20.0/"),
+        ("eventbus-controller", "Argo Events", "/v1.9.11/"),
+        ("sensor-controller", "Argo Events", "/v1.9.11/"),
+        ("clusterobservability.opentelemetry.io/finalizer", "OpenTelemetry", "/v0.158.0/"),
+        ("delete-psmdb-pvc", "Percona", "/v1.22.0/"),
+        ("delete-backup", "Percona", "/v1.22.0/"),
     ],
 )
 def test_issue_44_families_name_their_owner_at_a_tag_or_commit(
@@ -386,3 +434,38 @@ def test_the_cli_and_the_reader_name_the_same_environment_variable() -> None:
     from kubectl_terminating import cli
 
     assert cli.KNOWLEDGE_ENV == knowledge.ENV
+
+
+# -- issue 44: the rest of the table read at a tag; the corrections that reading found -----------
+
+
+def test_kubernetes_own_finalizers_are_read_at_v1_36_3() -> None:
+    for finalizer in ("kubernetes", "kubernetes.io/pvc-protection", "foregroundDeletion"):
+        assert "/blob/v1.36.3/pkg/controller/" in known(finalizer).source
+    crd = known("customresourcecleanup.apiextensions.k8s.io")
+    assert "/blob/v1.36.3/staging/src/k8s.io/apiextensions-apiserver/" in crd.source
+    lb = known("service.kubernetes.io/load-balancer-cleanup")
+    assert lb.source.endswith("cloud-provider/blob/v0.36.3/controllers/service/controller.go")
+
+
+def test_the_lattice_gateway_finalizer_waits_for_routes_and_strands_nothing() -> None:
+    # pkg/controllers/gateway_controller.go reconcileDelete (v2.1.3): refused while a route's
+    # parentRefs name the Gateway, deletes nothing in VPC Lattice; the routes' finalizers do
+    gateway = known("gateway.k8s.aws/resources")
+    assert "parentRefs" in gateway.waits_for
+    assert not gateway.strands_infrastructure
+    route = known("httproute.k8s.aws/resources")
+    assert "VPC Lattice service" in route.waits_for and route.strands_infrastructure
+    assert known("grpcroute.k8s.aws/resources") == known("tlsroute.k8s.aws/resources")
+
+
+def test_alb_configurations_also_wait_for_gatewayclasses() -> None:
+    assert "GatewayClass" in known("gateway.k8s.aws/loadbalancerconfigurations").waits_for
+
+
+def test_rancher_namespace_auth_is_removed_at_once() -> None:
+    # pkg/controllers/managementuser/rbac/namespace_handler.go onRemove (v2.15.0): the RBAC
+    # cleanup runs in the background, the finalizer goes at once
+    auth = known("controller.cattle.io/namespace-auth")
+    assert auth.waits_for.startswith("only Rancher's agent to see the deletion")
+    assert "/rancher/rancher/blob/v2.15.0/" in auth.source

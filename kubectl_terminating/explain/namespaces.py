@@ -16,6 +16,7 @@ from kubectl_terminating.causes import (
     cause_of,
     weakest,
 )
+from kubectl_terminating.explain.admission_policy import policy_denial_blockers
 from kubectl_terminating.explain.common import (
     AGE_UNKNOWN,
     DELETION_TIME_UNKNOWN,
@@ -25,6 +26,7 @@ from kubectl_terminating.explain.common import (
     run_causes,
     text,
 )
+from kubectl_terminating.explain.corrupt import corrupt_content_blockers
 from kubectl_terminating.explain.namespace_conditions import (
     SUMMARY_WIDTH,
     apiservice_blockers,
@@ -294,9 +296,11 @@ CONTENT_PHASE_CAUSES: tuple[NamespaceCause, ...] = (
     controller_blocker,
     spec_finalizer_blockers,
     metadata_finalizer_blockers,
+    corrupt_content_blockers,
     content_blockers,
     content_finalizer_blockers,
     content_webhook_blockers,
+    policy_denial_blockers,
     content_conversion_blockers,
     beyond_view,  # after the causes above: it adds only what they did not show
     stuck_pods,

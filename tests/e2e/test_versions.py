@@ -84,13 +84,13 @@ def test_content_removed_while_a_pod_remains_and_a_pasted_namespace(
         # live: the tool lists the pods itself and names what holds the one left
         (item,) = run_json("ns", ns, kubeconfig=cp.kubeconfig_path)["items"]
         assert item["blockers"][0]["type"] == "finalizer", item["blockers"]
-        assert held.name in item["blockers"][0]["summary"]
+        assert "example.com/drain" in item["blockers"][0]["summary"]
+        named = [e.get("object", {}).get("name") for e in item["blockers"][0]["evidence"]]
+        assert held.name in named, item["blockers"][0]
         # pasted: `kubectl get ns -o json` alone, as people paste it
         pasted = tmp_path / "ns.json"
         pasted.write_text(cp.kubectl("get", "namespace", ns, "-o", "json").stdout)
-        (item,) = run_json("ns", "--from-file", str(pasted), kubeconfig=cp.kubeconfig_path)[
-            "items"
-        ]
+        (item,) = run_json("ns", "--from-file", str(pasted), kubeconfig=cp.kubeconfig_path)["items"]
         summaries = [b["summary"] for b in item["blockers"]]
         assert not any("no content" in s for s in summaries), summaries
         destructive = [r for b in item["blockers"] for r in b["remedy"] if r.get("destructive")]

@@ -71,8 +71,8 @@ def test_a_policy_denying_the_controllers_deletes_holds_the_namespace() -> None:
     assert main is not None and main.type == causes.ADMISSION_POLICY
     assert main.summary == "ValidatingAdmissionPolicy keep-settings denies the namespace's deletes"
     assert main.confidence == causes.CERTAIN
-    assert "ValidatingAdmissionPolicy keep-settings (binding keep-settings-binding) denied: "
-    "settings are kept" in messages(main)
+    said = "ValidatingAdmissionPolicy keep-settings (binding keep-settings-binding) denied: "
+    assert said + "settings are kept" in messages(main)
     assert [(s.kind, s.name) for s in main.subjects] == [
         ("ValidatingAdmissionPolicy", "keep-settings")
     ]

@@ -18,8 +18,8 @@ from kubectl_terminating.explain.namespace_evidence import (
 )
 from kubectl_terminating.model import JSON, FailedCheck, Finding
 from kubectl_terminating.render.style import Style
-from kubectl_terminating.resources import PODS
 from kubectl_terminating.render.table import blocker_cell
+from kubectl_terminating.resources import PODS
 from kubectl_terminating.view import Discovery
 from tests.unit.builders import WIDGETS, apiservice, explain_namespace_among, messages, types
 

@@ -4,7 +4,9 @@ out besides recovering the data is an unsafe delete, printed last, destructive, 
 `fix`.
 
 The error's words are the API server's (k8s.io/apiserver pkg/storage/etcd3/corrupt_obj_
-deleter.go and pkg/storage/errors.go at v0.37.2) as this tool's client reports a 500.
+deleter.go and pkg/storage/errors.go at v0.37.2) as this tool's client reports a 500, copied
+from a real v1.37.2 server with the bytes of a ConfigMap overwritten in etcd
+(tests/e2e/test_newer_kubernetes.py).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ LIST_ERROR = (
     "the server answered 500 StorageReadError for /api/v1/namespaces/shop/configmaps: failed to "
     "read one or more configmaps from the storage: StorageError: corrupt object, Code: 7, Key: "
     "/registry/configmaps/shop/broken, ResourceVersion: 0, AdditionalErrorMsg: object not "
-    "decodable: illegal base64 data at input byte 0"
+    "decodable revision=223: illegal base64 data at input byte 0"
 )
 CONDITION = {
     "type": "NamespaceDeletionContentFailure",
@@ -32,7 +34,7 @@ CONDITION = {
     "message": "Failed to delete all resource types, 1 remaining: failed to read one or more "
     "configmaps from the storage: StorageError: corrupt object, Code: 7, Key: "
     "/registry/configmaps/shop/broken, ResourceVersion: 0, AdditionalErrorMsg: object not "
-    "decodable",
+    "decodable revision=223: illegal base64 data at input byte 0",
 }
 
 

@@ -80,6 +80,7 @@ def test_a_corrupt_object_holds_its_namespace_until_the_unsafe_delete(
     _corrupt_in_etcd(cp, f"/registry/configmaps/{ns}/broken")
     api.wait_for(
         lambda: cp.kubectl("get", "configmaps", "-n", ns, check=False).returncode != 0,
+        timeout=90,
         message="the corrupt object to fail the list",
     )
     api.delete(cp, f"/api/v1/namespaces/{ns}")
@@ -173,7 +174,7 @@ def test_a_validating_policy_denying_the_controllers_deletes(control_plane: Cont
             api.create_configmap(cp, ns, "settings")
             return False
 
-        api.wait_for(denied, timeout=60, message="the policy to be enforced")
+        api.wait_for(denied, timeout=90, message="the policy to be enforced")
         api.delete(cp, f"/api/v1/namespaces/{ns}")
         failed = api.wait_namespace_condition(cp, ns, "NamespaceDeletionContentFailure")
         # the API server's own words, as the parser reads them
@@ -260,14 +261,14 @@ def test_a_mutating_policy_denial_names_policy_and_binding(control_plane: Contro
             cp.api("PATCH", path, {"metadata": {"finalizers": ["example.com/hold"]}}, api.MERGE)
             return None
 
-        message = api.wait_for(denial, timeout=60, message="the policy to be enforced")
+        message = api.wait_for(denial, timeout=90, message="the policy to be enforced")
         assert [(d.kind, d.policy, d.binding) for d in denials(message)] == [
             (MUTATING, policy, binding)
         ], message
     finally:
         cp.kubectl("delete", "mutatingadmissionpolicybinding", binding, "--ignore-not-found")
         cp.kubectl("delete", "mutatingadmissionpolicy", policy, "--ignore-not-found")
-        api.wait_for(lambda: _released(cp, path), timeout=30, message="the finalizer released")
+        api.wait_for(lambda: _released(cp, path), timeout=90, message="the finalizer released")
 
 
 def _released(cp: ControlPlane, path: str) -> bool:

@@ -74,6 +74,7 @@ def test_content_removed_while_a_pod_remains_and_a_pasted_namespace(
             # the pods-first pass returns early and writes the "ok" variants without counting
             removed = api.wait_for(
                 lambda: api.namespace_conditions(cp, ns).get("NamespaceContentRemaining"),
+                timeout=90,
                 message="the controller's first pass",
             )
             assert (removed["status"], removed["reason"]) == ("False", "ContentRemoved")

@@ -253,12 +253,14 @@ def test_a_mutating_policy_denial_names_policy_and_binding(control_plane: Contro
     try:
 
         def denial() -> str | None:
+            hold = {"metadata": {"finalizers": ["example.com/hold"]}}
             try:
                 api.remove_finalizers(cp, path)
+                # not enforced yet: hold it again, as its controller would have (an UPDATE
+                # too, which the policy may deny by now)
+                cp.api("PATCH", path, hold, api.MERGE)
             except ApiError as error:
                 return str(error.json().get("message") or "")
-            # not enforced yet: hold it again, as its controller would have
-            cp.api("PATCH", path, {"metadata": {"finalizers": ["example.com/hold"]}}, api.MERGE)
             return None
 
         message = api.wait_for(denial, timeout=90, message="the policy to be enforced")

@@ -25,8 +25,10 @@ TEARDOWN_UNFINISHED = "teardown-unfinished"
 CSI_DRIVER_MISSING = "csi-driver-missing"
 VOLUME_ATTACHMENT = "volume-attachment"
 WEBHOOK = "webhook"
+ADMISSION_POLICY = "admission-policy"
 APISERVICE_UNAVAILABLE = "apiservice-unavailable"
 CONVERSION_WEBHOOK = "conversion-webhook"
+CORRUPT_OBJECT = "corrupt-object"
 CONTENT_REMAINING = "content-remaining"
 NAMESPACE_FINALIZER = "namespace-finalizer"
 NAMESPACE_CONTROLLER = "namespace-controller"
@@ -53,6 +55,7 @@ NODE = "Node"
 FINALIZER_ON = "finalizer"  # a finalizer (model.Subject.holder carries it)
 DRA_DRIVER = "DRADriver"  # a DRA driver (no API object: its name in a claim's allocation)
 WEBHOOK_CONFIGS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
+ADMISSION_POLICIES = ("ValidatingAdmissionPolicy", "MutatingAdmissionPolicy")
 
 # Whose log `--node-evidence` reads for a type: the kubelet's, or the runtime's too.
 KUBELET_LOG = "kubelet"
@@ -197,12 +200,33 @@ TABLE: tuple[Cause, ...] = (
         cluster_wide=True,
     ),
     Cause(
+        CORRUPT_OBJECT,
+        "object unreadable in storage (corrupt)",
+        "kubernetes is in spec.finalizers and a list of one of its types fails with "
+        "StorageReadError (corrupt object)",
+        kinds=NAMESPACE,
+        refusal="an unsafe delete of a corrupt object removes it from storage without its "
+        "finalizers or the cleanup they guard, and may break the cluster: a person decides it, "
+        "after restoring the encryption key or etcd data failed",
+    ),
+    Cause(
         WEBHOOK,
         "admission webhook down",
         "a write deletion still needs (finalizer UPDATE, content or kubelet DELETE) matches it",
         group=WEBHOOK_CONFIGS,
         shared="admission webhook {} down",
         refusal=PROPOSED,
+        cluster_wide=True,
+    ),
+    Cause(
+        ADMISSION_POLICY,
+        "admission policy denies",
+        "a write deletion still needs (content DELETE, finalizer UPDATE) is denied by a "
+        "policy's binding",
+        group=ADMISSION_POLICIES,
+        shared="admission policy {} denies",
+        refusal="a policy denies on purpose: whether the deletion or the policy is wrong is a "
+        "person's call (removing its binding lets every write it guards through)",
         cluster_wide=True,
     ),
     Cause(
@@ -298,7 +322,8 @@ TABLE: tuple[Cause, ...] = (
     Cause(
         PROTECTION_IN_USE,
         "still in use",
-        "a pod bound to a node uses the claim / the volume is Bound to a claim",
+        "a pod on a node uses the claim / the volume is Bound / claims name the VAC / unfinished "
+        "pods name the PodGroup",
         names_finalizer=True,
         refusal="the claim or volume is still in use",
     ),

@@ -160,6 +160,15 @@ def pvc(view: ClusterView, namespace: str, name: str) -> JSON | None:
     return _get(view, PVCS, namespace, name)
 
 
+def all_pvcs(view: ClusterView) -> list[JSON]:
+    """Every claim, in any namespace (a VolumeAttributesClass is cluster-scoped)."""
+    return _list(view, PVCS)
+
+
+def pvs(view: ClusterView) -> list[JSON]:
+    return _list(view, PVS)
+
+
 def pv(view: ClusterView, name: str) -> JSON | None:
     return _get(view, PVS, None, name)
 

@@ -37,7 +37,7 @@ from kubectl_terminating.model import (
     Remedy,
     Subject,
 )
-from kubectl_terminating.resources import PODS, PVCS, Resource
+from kubectl_terminating.resources import PODS, PVCS, PVS, Resource
 from kubectl_terminating.timeutil import human_duration, seconds_since
 from kubectl_terminating.view import ClusterView, ReadFailed, may
 
@@ -763,16 +763,16 @@ def pod_evidence(pod: JSON) -> Evidence:
     )
 
 
-def release_claim(held: Held, pods: list[JSON]) -> Remedy:
+def release_claim(held: Held, pods: list[JSON], what: str = "the claim") -> Remedy:
     names = " ".join(shlex.quote(text(meta(p).get("name"))) for p in pods)
     namespace = shlex.quote(held.namespace)
     if all(meta(p).get("deletionTimestamp") for p in pods):
         return Remedy(
-            "the pods using the claim are terminating themselves: find out what holds them",
+            f"the pods using {what} are terminating themselves: find out what holds them",
             f"kubectl terminating pods -n {namespace} {names} --explain",
         )
     return Remedy(
-        "delete the pods that use the claim (or let them finish)",
+        f"delete the pods that use {what} (or let them finish)",
         f"kubectl delete pod -n {namespace} {names}",
     )
 
@@ -941,6 +941,131 @@ def crd_cleanup_blocker(held: Held, view: ClusterView) -> Blocker | None:
     return finalizer_blocker(held, view, crd_terminating_evidence(crd), [list_instances(crd)])
 
 
+# The vac-protection controller keeps its finalizer on a VolumeAttributesClass while a PV names
+# it in spec.volumeAttributesClassName, or a PVC in spec.volumeAttributesClassName,
+# status.currentVolumeAttributesClassName or status.modifyVolumeStatus.
+# targetVolumeAttributesClassName (k8s.io/kubernetes pkg/controller/volume/vacprotection/
+# vac_protection_controller.go isBeingUsed, and pkg/volume/util/finalizer.go, v1.36.3/v1.37.2).
+VAC_PROTECTION = "kubernetes.io/vac-protection"
+
+
+def vac_fields(obj: JSON) -> list[tuple[str, str]]:
+    """(field, class) of every place a claim or volume names a VolumeAttributesClass."""
+    spec, status = as_dict(obj.get("spec")), as_dict(obj.get("status"))
+    target = as_dict(status.get("modifyVolumeStatus")).get("targetVolumeAttributesClassName")
+    named = [
+        ("spec.volumeAttributesClassName", spec.get("volumeAttributesClassName")),
+        ("status.currentVolumeAttributesClassName", status.get("currentVolumeAttributesClassName")),
+        ("status.modifyVolumeStatus.targetVolumeAttributesClassName", target),
+    ]
+    return [(field, value) for field, value in named if isinstance(value, str) and value]
+
+
+def vac_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
+    volumes, failed_pvs = try_read(lambda: reads.pvs(view))
+    claims, failed_pvcs = try_read(lambda: reads.all_pvcs(view))
+    failures = [f for f in (failed_pvs, failed_pvcs) if f is not None]
+    if failures:
+        return finalizer_blocker(held, view, failures)
+    users: list[tuple[JSON, Resource, str]] = [
+        (obj, resource, field)
+        for resource, objects in ((PVS, volumes or []), (PVCS, claims or []))
+        for obj in objects
+        for field, value in vac_fields(obj)
+        if value == held.name
+    ]
+    if not users:
+        return None  # unused: the controller should have removed it, explain it generically
+    first, resource, _ = users[0]
+    where = "/".join(
+        filter(None, (text(meta(first).get("namespace")), text(meta(first).get("name"))))
+    )
+    more = f" (+{len(users) - 1} more)" if len(users) > 1 else ""
+    noun = "claim" if resource == PVCS else "volume"
+    return Blocker(
+        PROTECTION_IN_USE,
+        f"vac-protection: class in use by {noun} {where}{more}",
+        (
+            held.fact(),
+            *(
+                Evidence(
+                    f"{r.kind} {text(meta(o).get('name'))} names the class in {field}",
+                    object_ref(o, r),
+                    {field: held.name},
+                )
+                for o, r, field in users[:MAX_LISTED]
+            ),
+        ),
+        (
+            Remedy(
+                "move the claims and volumes that name the class to another one (or delete "
+                "them); the vac-protection controller then removes the finalizer",
+                "kubectl get pvc -A -o custom-columns=NAMESPACE:.metadata.namespace,NAME:"
+                ".metadata.name,VAC:.spec.volumeAttributesClassName,CURRENT:"
+                ".status.currentVolumeAttributesClassName",
+            ),
+            held.remove(
+                "no claim or volume names the class any more",
+                "a volume still using the class loses the parameters it was modified with",
+            ),
+        ),
+        confidence=CERTAIN,
+        basis="claims or volumes listed that name the class: the vac-protection controller "
+        "keeps it",
+    )
+
+
+# The podgroup-protection controller (GenericWorkload, beta and off by default in 1.37) keeps
+# its finalizer on a PodGroup while a pod not Succeeded or Failed names it in
+# spec.schedulingGroup.podGroupName (k8s.io/kubernetes pkg/controller/scheduling/
+# podgroupprotection/podgroup_protection_controller.go and pkg/apis/scheduling/types.go,
+# v1.37.2).
+PODGROUP_PROTECTION = "scheduling.k8s.io/podgroup-protection"
+
+
+def podgroup_protection_blocker(held: Held, view: ClusterView) -> Blocker | None:
+    everyone, failure = try_read(lambda: reads.pods(view, held.namespace))
+    if failure is not None:
+        return finalizer_blocker(held, view, [failure])
+    pods = [
+        p
+        for p in everyone or []
+        if text(as_dict(as_dict(p.get("spec")).get("schedulingGroup")).get("podGroupName"))
+        == held.name
+        and text(as_dict(p.get("status")).get("phase")) not in ("Succeeded", "Failed")
+    ]
+    if not pods:
+        return None
+    first = text(meta(pods[0]).get("name"))
+    more = f" (+{len(pods) - 1} more)" if len(pods) > 1 else ""
+    return Blocker(
+        PROTECTION_IN_USE,
+        f"podgroup-protection: group in use by pod {first}{more}",
+        (
+            held.fact(),
+            *(
+                Evidence(
+                    f"pod {text(meta(p).get('name'))} names the group in "
+                    "spec.schedulingGroup.podGroupName and has not finished",
+                    object_ref(p, PODS),
+                    {"phase": as_dict(p.get("status")).get("phase")},
+                )
+                for p in pods[:MAX_LISTED]
+            ),
+        ),
+        (
+            release_claim(held, pods, "the group"),
+            held.remove(
+                "no unfinished pod names the group any more",
+                "its pods lose the group the scheduler places them by",
+            ),
+        ),
+        confidence=CERTAIN,
+        basis="unfinished pods listed that name the group: the podgroup-protection controller "
+        "keeps it",
+    )
+
+
 @dataclass(frozen=True)
 class Structural:
     """A finalizer whose hold is read from the cluster's structure (dependents, the pods that
@@ -964,6 +1089,10 @@ STRUCTURAL = (
         crd_cleanup_blocker,
         "every instance of the CRD to be deleted",
     ),
+    Structural(VAC_PROTECTION, vac_protection_blocker, "no claim or volume to name the class"),
+    Structural(
+        PODGROUP_PROTECTION, podgroup_protection_blocker, "no unfinished pod to name the group"
+    ),
 )
 SPECIAL = {s.finalizer: s.explain for s in STRUCTURAL}
 
@@ -977,7 +1106,8 @@ def explain_finalizer(held: Held, view: ClusterView) -> Blocker:
 def finalizer_blockers(obj: JSON, resource: Resource, view: ClusterView) -> list[Blocker]:
     """One `finalizer` blocker per finalizer on obj (owner, whether the owner seems alive,
     remedies safest first); `owner-dependents` for foregroundDeletion with the dependents left;
-    `protection-in-use` for pvc-/pv-protection while the claim is used / the volume bound."""
+    `protection-in-use` for pvc-/pv-/vac-/podgroup-protection while what they protect is in
+    use."""
     return [
         explain_finalizer(Held(obj, resource, finalizer, index), view)
         for index, finalizer in enumerate(list_of(meta(obj).get("finalizers")))

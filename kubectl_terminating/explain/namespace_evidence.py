@@ -46,6 +46,7 @@ from kubectl_terminating.resources import (
     CONTENT_FAILURE,
     CONTENT_REMAINING_CONDITION,
     FINALIZERS_REMAINING_CONDITION,
+    PODS,
 )
 from kubectl_terminating.view import ClusterView
 
@@ -157,21 +158,35 @@ def says_content_remains(ns: JSON) -> bool:
 
 
 def found_no_content(ns: JSON) -> bool:
-    """The controller's last pass found nothing left (NamespaceContentRemaining=False)."""
+    """The controller's last pass found nothing left (NamespaceContentRemaining=False).
+
+    Not proof that no pod is left: with ordered deletion (KEP-5080, on by default from 1.33)
+    the controller deletes the pods first and, while any remain within their grace period or
+    with a finalizer, writes every condition's "ok" variant ("All content successfully
+    removed") without counting anything (kubernetes/kubernetes#138208;
+    pkg/controller/namespace/deletion/namespaced_resources_deleter.go deleteAllContent, its
+    pods-first early return, at v1.36.3 and v1.37.2)."""
     return any(
         c.get("type") == CONTENT_REMAINING_CONDITION and c.get("status") == "False"
         for c in namespace_conditions(ns)
     )
 
 
+def pods_listed(facts: NamespaceFacts) -> bool:
+    """The listing looked at the namespace's pods (found none or some)."""
+    content = facts.content
+    return content is not None and PODS.qualified in content.covered
+
+
 def no_content(facts: NamespaceFacts) -> bool:
     """Nothing left, as both the listing and the controller's conditions say. An empty
     listing of only partly known types (a `kubectl get` file) counts only if the
-    controller's last pass found nothing either (NamespaceContentRemaining=False)."""
+    controller's last pass found nothing either (NamespaceContentRemaining=False) and the
+    file's pods were listed: from 1.33 that condition is written while pods remain."""
     content = facts.content
     if content is None or not content.empty or says_content_remains(facts.ns):
         return False
-    return content.complete or found_no_content(facts.ns)
+    return content.complete or (found_no_content(facts.ns) and pods_listed(facts))
 
 
 def _failures(ns: JSON, reason: str) -> list[JSON]:

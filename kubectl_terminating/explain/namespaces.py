@@ -16,6 +16,7 @@ from kubectl_terminating.causes import (
     cause_of,
     weakest,
 )
+from kubectl_terminating.explain.admission_policy import policy_denial_blockers
 from kubectl_terminating.explain.common import (
     AGE_UNKNOWN,
     DELETION_TIME_UNKNOWN,
@@ -25,6 +26,7 @@ from kubectl_terminating.explain.common import (
     run_causes,
     text,
 )
+from kubectl_terminating.explain.corrupt import corrupt_content_blockers
 from kubectl_terminating.explain.namespace_conditions import (
     SUMMARY_WIDTH,
     apiservice_blockers,
@@ -46,7 +48,11 @@ from kubectl_terminating.explain.namespace_content import (
     crd_serves,
     merge_blockers,
 )
-from kubectl_terminating.explain.namespace_evidence import condition_blockers_beyond_view
+from kubectl_terminating.explain.namespace_evidence import (
+    condition_blockers_beyond_view,
+    found_no_content,
+    pods_listed,
+)
 from kubectl_terminating.explain.namespace_facts import (
     CONTENT_UNKNOWN,
     KUBERNETES_FINALIZER,
@@ -224,10 +230,26 @@ def nothing_found(facts: NamespaceFacts) -> list[Blocker]:
     if facts.content_phase:
         unseen = CONTENT_UNKNOWN if facts.content is not None else "content could not be listed"
         said = [c for c in facts.finding.conditions or [] if c.get("status") == "True"]
+        # "All content successfully removed" with no pod list to confirm it: from 1.33 the
+        # controller writes it while pods remain (namespace_evidence.found_no_content)
+        removed = found_no_content(facts.ns) and not pods_listed(facts)
+        pods = [
+            Evidence(
+                "NamespaceContentRemaining=False does not prove the namespace empty: from "
+                "Kubernetes 1.33 the controller deletes pods first and writes it while pods "
+                "remain (kubernetes/kubernetes#138208); only the pod list proves it",
+                ref,
+            ),
+        ][: int(removed)]
+        list_pods = [
+            Remedy("list the pods left in it: they go first", f"kubectl get pods -n {name}")
+        ][: int(removed)]
         return [
             Blocker(
                 NAMESPACE_FINALIZER,
-                "finalizer kubernetes: the namespace controller is not done with the content",
+                "finalizer kubernetes, content unseen: pods may remain"
+                if removed
+                else "finalizer kubernetes: the namespace controller is not done with the content",
                 (
                     Evidence(
                         f"spec.finalizers lists {KUBERNETES_FINALIZER}: the controller removes "
@@ -241,9 +263,11 @@ def nothing_found(facts: NamespaceFacts) -> list[Blocker]:
                         + ", ".join(f"{c.get('type')}={c.get('status')}" for c in said),
                         ref,
                     ),
+                    *pods,
                 ),
                 (
                     live,
+                    *list_pods,
                     Remedy("read the controller's conditions", f"kubectl get ns {name} -o yaml"),
                 ),
                 unchecked=unseen,
@@ -272,9 +296,11 @@ CONTENT_PHASE_CAUSES: tuple[NamespaceCause, ...] = (
     controller_blocker,
     spec_finalizer_blockers,
     metadata_finalizer_blockers,
+    corrupt_content_blockers,
     content_blockers,
     content_finalizer_blockers,
     content_webhook_blockers,
+    policy_denial_blockers,
     content_conversion_blockers,
     beyond_view,  # after the causes above: it adds only what they did not show
     stuck_pods,

@@ -24,8 +24,11 @@ NOT_REGISTERED = "dra-plugin-not-registered"
 
 
 def claim_names(pod: JSON) -> Iterator[str]:
-    """The ResourceClaims the pod uses: named in its spec, or made from a template (named in
-    status.resourceClaimStatuses)."""
+    """The ResourceClaims the pod uses: named in its spec, made from a template (named in
+    status.resourceClaimStatuses), or made by the scheduler for extended resources a DRA
+    driver backs (status.extendedResourceClaimStatus.resourceClaimName: DRAExtendedResource,
+    beta in 1.36, GA in 1.37; k8s.io/api core/v1/types.go PodExtendedResourceClaimStatus and
+    pkg/features/kube_features.go, v1.37.2): no spec.resourceClaims entry names that one."""
     made = {
         text(s.get("name")): text(s.get("resourceClaimName"))
         for s in map(as_dict, list_of(status_of(pod).get("resourceClaimStatuses")))
@@ -34,6 +37,24 @@ def claim_names(pod: JSON) -> Iterator[str]:
         name = text(claim.get("resourceClaimName")) or made.get(text(claim.get("name")), "")
         if name:
             yield name
+    extended = as_dict(status_of(pod).get("extendedResourceClaimStatus"))
+    if name := text(extended.get("resourceClaimName")):
+        yield name
+
+
+# Operations a device's driver skips on the node (ResourceSlice spec.skipNodeOperations, copied
+# into the claim's allocation results; DRAOptionalNodeOperations, alpha in 1.37). The kubelet
+# skips a driver's NodeUnprepareResources only when every device of that driver in the claim
+# skips it or `*` (pkg/kubelet/cm/dra/claiminfo.go computeDriverStates, manager.go, v1.37.2).
+SKIPS_UNPREPARE = frozenset({"NodeUnprepareResources", "*"})
+
+
+def unprepare_skipped(claim: JSON, driver: str) -> bool:
+    """The kubelet makes no unprepare call to driver for claim: it cannot be what holds it."""
+    devices = [d for d in _devices(claim) if d.get("driver") == driver]
+    return bool(devices) and all(
+        SKIPS_UNPREPARE & set(list_of(d.get("skipNodeOperations"))) for d in devices
+    )
 
 
 def _devices(claim: JSON) -> list[JSON]:
@@ -155,6 +176,8 @@ def explain_resources(facts: PodFacts) -> list[Blocker]:
         if claim is None or not any(as_dict(r).get("uid") == facts.uid for r in reserved):
             continue
         for driver in sorted({text(d.get("driver")) for d in _devices(claim)} - {""}):
+            if unprepare_skipped(claim, driver):
+                continue
             if not reads.resource_slices(facts.view, driver, facts.node_name):
                 blockers.append(_blocker(facts, claim, driver))
     if not blockers and event is not None:

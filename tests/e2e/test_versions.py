@@ -5,12 +5,17 @@ asserted per version on the real server, with what the tool says on each.
   pods first and waits for them, the rest untouched, and says NamespaceContentRemaining=False
   while a pod remains; before 1.33 it deletes everything at once and names the pods as the
   content remaining. The tool lists the content itself and names the pod's blocker on both.
+  While a pod held by a finalizer remains, 1.33+ writes every condition's "ok" variant ("All
+  content successfully removed", kubernetes/kubernetes#138208): a pasted namespace is then not
+  taken as empty (no /finalize of `kubernetes`); before 1.33 the condition names the finalizer.
 - Pod generation (KEP-5067; DESIGN.md: 1.35+): the server bumps a deleted pod's
   metadata.generation and keeps the kubelet's status.observedGeneration; before, neither field
   exists and the tool's diagnosis is the one it gave before the fields existed.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from tests.harness import api, kubelet, scenarios
 from tests.harness.cli import run_json
@@ -54,6 +59,49 @@ def test_namespace_deletion_order_and_what_the_tool_says(control_plane: ControlP
         assert left.get("pods") == 1 and left.get("configmaps", 0) >= 1, left
     finally:
         _cleanup(cp, ns, stuck.name, "held")
+
+
+def test_content_removed_while_a_pod_remains_and_a_pasted_namespace(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    cp = control_plane
+    ns = api.unique_ns("ver-removed")
+    api.create_namespace(cp, ns)
+    held = scenarios.pod_with_finalizer(cp, ns)  # deleted already; only its finalizer holds it
+    api.delete(cp, f"/api/v1/namespaces/{ns}")
+    try:
+        if cp.version >= ORDERED:
+            # the pods-first pass returns early and writes the "ok" variants without counting
+            removed = api.wait_for(
+                lambda: api.namespace_conditions(cp, ns).get("NamespaceContentRemaining"),
+                timeout=90,
+                message="the controller's first pass",
+            )
+            assert (removed["status"], removed["reason"]) == ("False", "ContentRemoved")
+            assert api.get(cp, scenarios.pod_path(ns, held.name))  # yet the pod is there
+        else:
+            said = api.wait_namespace_condition(cp, ns, "NamespaceFinalizersRemaining")
+            assert "example.com/drain in 1 resource instances" in said["message"]
+        # live: the tool lists the pods itself and names what holds the one left
+        (item,) = run_json("ns", ns, kubeconfig=cp.kubeconfig_path)["items"]
+        assert item["blockers"][0]["type"] == "finalizer", item["blockers"]
+        assert "example.com/drain" in item["blockers"][0]["summary"]
+        named = [e.get("object", {}).get("name") for e in item["blockers"][0]["evidence"]]
+        assert held.name in named, item["blockers"][0]
+        # pasted: `kubectl get ns -o json` alone, as people paste it
+        pasted = tmp_path / "ns.json"
+        pasted.write_text(cp.kubectl("get", "namespace", ns, "-o", "json").stdout)
+        (item,) = run_json("ns", "--from-file", str(pasted), kubeconfig=cp.kubeconfig_path)["items"]
+        summaries = [b["summary"] for b in item["blockers"]]
+        assert not any("no content" in s for s in summaries), summaries
+        destructive = [r for b in item["blockers"] for r in b["remedy"] if r.get("destructive")]
+        assert destructive == [], destructive
+        if cp.version >= ORDERED:
+            assert summaries == ["finalizer kubernetes, content unseen: pods may remain"]
+        else:
+            assert any("example.com/drain" in s for s in summaries), summaries
+    finally:
+        api.remove_finalizers(cp, scenarios.pod_path(ns, held.name))
 
 
 def test_pod_generation_and_what_the_tool_says(control_plane: ControlPlane) -> None:

@@ -206,6 +206,8 @@ def test_the_structural_finalizers_are_one_documented_list() -> None:
         "kubernetes.io/pvc-protection",
         "kubernetes.io/pv-protection",
         "customresourcecleanup.apiextensions.k8s.io",
+        "kubernetes.io/vac-protection",
+        "scheduling.k8s.io/podgroup-protection",
     ]
     assert set(SPECIAL) == {s.finalizer for s in STRUCTURAL}
     docs = (ROOT / "docs" / "catalogue.md").read_text()

@@ -425,6 +425,62 @@ def test_released_volume_waits_for_the_controller() -> None:
     assert "(owner: pv-protection controller" in blocker.summary
 
 
+# -- vac-protection and podgroup-protection ------------------------------------------------
+
+VACS = Resource("storage.k8s.io", "v1", "volumeattributesclasses", "VolumeAttributesClass", False)
+PODGROUPS = Resource("scheduling.k8s.io", "v1beta1", "podgroups", "PodGroup")
+
+
+def vac() -> JSON:
+    return obj("VolumeAttributesClass", "gold", None, ["kubernetes.io/vac-protection"])
+
+
+def test_a_class_named_by_a_claim_is_protection_in_use() -> None:
+    # the claim asks for silver now, but its volume is still being modified to gold
+    modifying = obj(
+        "PersistentVolumeClaim",
+        "data-web-0",
+        spec={"volumeAttributesClassName": "silver"},
+        status={"modifyVolumeStatus": {"targetVolumeAttributesClassName": "gold"}},
+    )
+    blocker = only(explain(vac(), VACS, modifying, obj("PersistentVolume", "pv-1", None)))
+    assert blocker.type == PROTECTION_IN_USE
+    assert blocker.summary == "vac-protection: class in use by claim shop/data-web-0"
+    assert "status.modifyVolumeStatus.targetVolumeAttributesClassName" in messages(blocker)
+    assert blocker.remedy[-1].destructive
+
+
+def test_a_class_named_by_a_volume_only_is_in_use_too() -> None:
+    pv = obj("PersistentVolume", "pv-1", None, spec={"volumeAttributesClassName": "gold"})
+    blocker = only(explain(vac(), VACS, pv, obj("PersistentVolumeClaim", "other")))
+    assert blocker.summary == "vac-protection: class in use by volume pv-1"
+
+
+def test_an_unused_class_waits_for_its_controller() -> None:
+    unused = obj("PersistentVolumeClaim", "data", spec={"volumeAttributesClassName": "silver"})
+    blocker = only(explain(vac(), VACS, unused, obj("PersistentVolume", "pv-1", None)))
+    assert blocker.type == FINALIZER
+
+
+def test_a_podgroup_named_by_an_unfinished_pod_is_protection_in_use() -> None:
+    group = obj("PodGroup", "train", finalizers=["scheduling.k8s.io/podgroup-protection"])
+
+    def member(name: str, phase: str) -> JSON:
+        return obj(
+            "Pod",
+            name,
+            spec={"schedulingGroup": {"podGroupName": "train"}},
+            status={"phase": phase},
+        )
+
+    blocker = only(explain(group, PODGROUPS, member("w-0", "Succeeded"), member("w-1", "Running")))
+    assert blocker.type == PROTECTION_IN_USE
+    assert blocker.summary == "podgroup-protection: group in use by pod w-1"
+    assert blocker.remedy[0].command == "kubectl terminating pods -n shop w-1 --explain"
+    done = only(explain(group, PODGROUPS, member("w-0", "Succeeded")))
+    assert done.type == FINALIZER
+
+
 # -- malformed input -------------------------------------------------------------------------
 
 

@@ -19,8 +19,9 @@ from kubectl_terminating.explain.namespace_evidence import (
 from kubectl_terminating.model import JSON, FailedCheck, Finding
 from kubectl_terminating.render.style import Style
 from kubectl_terminating.render.table import blocker_cell
+from kubectl_terminating.resources import PODS
 from kubectl_terminating.view import Discovery
-from tests.unit.builders import WIDGETS, apiservice, explain_namespace_among, types
+from tests.unit.builders import WIDGETS, apiservice, explain_namespace_among, messages, types
 
 DELETED = "2026-03-01T10:00:00Z"
 UNAVAILABLE_API = apiservice(
@@ -234,6 +235,51 @@ def test_no_content_only_when_listing_and_conditions_agree() -> None:
 
     unknown = explain(namespace(["kubernetes"], []), complete=False)
     assert not any("no content" in b.summary for b in unknown.blockers)
+
+
+# What the controller writes on 1.33+ while pods remain with a finalizer or inside their grace
+# period: every condition's "ok" variant (pkg/controller/namespace/deletion/
+# status_condition_utils.go okReasons, v1.36.3 and v1.37.2; kubernetes/kubernetes#138208).
+ORDERED_ALL_OK = (
+    {"type": "NamespaceDeletionContentFailure", "status": "False", "reason": "ContentDeleted"},
+    {
+        "type": "NamespaceContentRemaining",
+        "status": "False",
+        "reason": "ContentRemoved",
+        "message": "All content successfully removed",
+    },
+    {
+        "type": "NamespaceFinalizersRemaining",
+        "status": "False",
+        "reason": "ContentHasNoFinalizers",
+    },
+)
+
+
+def test_content_removed_proves_nothing_without_the_pod_list() -> None:
+    """A pasted namespace whose conditions say "All content successfully removed", pods not in
+    the file: from 1.33 the controller writes that while pods remain, so no "left with no
+    content" and no /finalize of `kubernetes`; the pod list is what to read."""
+    ns = namespace(["kubernetes"], [], *ORDERED_ALL_OK)
+    finding = explain(ns, complete=False)
+    (blocker,) = finding.blockers
+    assert blocker.type == causes.NAMESPACE_FINALIZER
+    assert blocker.summary == "finalizer kubernetes, content unseen: pods may remain"
+    assert blocker.confidence == causes.POSSIBLE
+    assert not any(r.destructive for r in blocker.remedy)
+    assert "kubectl get pods -n archive" in [r.command for r in blocker.remedy]
+    assert "only the pod list proves it" in messages(blocker)
+
+
+def test_content_removed_counts_once_the_pods_were_listed() -> None:
+    """The same conditions with the namespace's pods listed (none there): the controller is
+    behind, as before ordered deletion."""
+    ns = namespace(["kubernetes"], [], *ORDERED_ALL_OK)
+    discovery = Discovery(resources=[WIDGETS, PODS], complete=False)
+    finding = explain_namespace_among(ns, [], discovery=discovery)
+    main = finding.main_blocker
+    assert main is not None
+    assert main.summary == "finalizer kubernetes left with no content (controller behind?)"
 
 
 def test_a_complete_listing_is_fresher_than_the_conditions_finalizers() -> None:

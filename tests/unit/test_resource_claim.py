@@ -117,3 +117,34 @@ def test_node_evidence_is_offered_and_the_generation_fork_applies() -> None:
 def test_explain_resource_claim() -> None:
     finding = stuck()
     assert_golden("pods/explain-resource-claim.txt", explain_text([finding], PLAIN, json_extras))
+
+
+def test_a_claim_made_for_extended_resources_is_found_through_the_pod_status() -> None:
+    """DRA extended resources (GA in 1.37): the container asks for `gpu.example.com/gpu` and the
+    scheduler makes the claim; only status.extendedResourceClaimStatus names it."""
+    mapping = {"containerName": "app", "resourceName": "example.com/gpu", "requestName": "c0-r0"}
+    pod = dra_pod(
+        extendedResourceClaimStatus={"resourceClaimName": "web-0-gpu", "requestMappings": [mapping]}
+    )
+    del pod["spec"]["resourceClaims"]
+    pod["spec"]["containers"][0]["resources"] = {"requests": {"example.com/gpu": "1"}}
+    finding = stuck(pod)
+    assert [b.type for b in finding.blockers] == [RESOURCE_CLAIM]
+    assert "claim web-0-gpu cannot be unprepared" in finding.blockers[0].summary
+
+
+def test_a_driver_that_skips_unprepare_holds_nothing() -> None:
+    """Every device of the driver skips NodeUnprepareResources (DRAOptionalNodeOperations): the
+    kubelet makes no call to it, so its plugin being gone from the node holds nothing."""
+    skipping = claim()
+    for result in skipping["status"]["allocation"]["devices"]["results"]:
+        result["skipNodeOperations"] = ["NodePrepareResources", "NodeUnprepareResources"]
+    assert RESOURCE_CLAIM not in [
+        b.type for b in stuck(None, skipping, other_node_slice()).blockers
+    ]
+    everything = claim()
+    for result in everything["status"]["allocation"]["devices"]["results"]:
+        result["skipNodeOperations"] = ["*"]
+    assert RESOURCE_CLAIM not in [
+        b.type for b in stuck(None, everything, other_node_slice()).blockers
+    ]

@@ -319,6 +319,12 @@ def matches(key: str, reason: str, message: str) -> bool:
     return not found.event_messages or _said(found.event_messages, message)
 
 
+def condition_said(key: str, message: str) -> bool:
+    """Whether a condition's message says one of the phrases entry `key` reads."""
+    phrases = (entry(key).condition or {}).get("messages", ())
+    return _said([p.lower() for p in phrases], message)
+
+
 def name_in(key: str, name: str, message: str) -> str:
     """The name (`driver`, `plugin`, ...) entry `key` reads in a message, or ""."""
     return _names_in(entry(key), message).get(name, "")

@@ -14,7 +14,7 @@ from datetime import datetime
 from functools import cached_property
 
 from kubectl_terminating import reads
-from kubectl_terminating.catalogue.evidence import read_status
+from kubectl_terminating.catalogue.evidence import condition_said, read_status
 from kubectl_terminating.causes import CERTAIN, CONFIDENCES, HOOKS, LIKELY, TEARDOWN, cause_of
 from kubectl_terminating.explain.common import (
     AGE_UNKNOWN,
@@ -211,21 +211,17 @@ def lease_problem(name: str, lease: JSON | None, now: datetime) -> NodeProblem |
     )
 
 
-# What the kubelet writes into the Ready condition when the runtime, not the kubelet, fails
-# (pkg/kubelet/runtime.go runtimeErrors: its messages are joined into the condition's).
-RUNTIME_DOWN_PHRASES = (
-    "container runtime is down",
-    "container runtime not ready",
-    "container runtime status check may not have completed yet",
-    "PLEG is not healthy",
-)
+# What the kubelet writes into the Ready condition when the runtime, not the kubelet, fails:
+# the catalogue's runtime-down entry (pkg/kubelet/runtime.go runtimeErrors, joined into the
+# condition's message).
+RUNTIME_DOWN = "runtime-down"
 
 
 def runtime_down_message(node: JSON) -> str | None:
     """The Ready condition's message when it blames the container runtime."""
     ready = condition_of(node, "Ready") or {}
     message = text(ready.get("message"))
-    if ready.get("status") == "True" or not any(p in message for p in RUNTIME_DOWN_PHRASES):
+    if ready.get("status") == "True" or not condition_said(RUNTIME_DOWN, message):
         return None
     return message
 

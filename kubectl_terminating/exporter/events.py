@@ -261,15 +261,16 @@ class Recorder:
         except Forbidden as error:  # RBAC, or its namespace began terminating
             entry.refused = True
             self._say(error, err)
-        except TerminatingError as error:
+        except Exception as error:  # unreachable, 5xx, 429; or a bug: not the end of writing
             entry.retry_at = self.clock() + RETRY_SECONDS
             self._say(error, err)
         else:
             entry.written = max(count, 1)
         entry.last_write = self.clock()
 
-    def _say(self, error: TerminatingError, err: IO[str]) -> None:
-        line = f"events: {error_line(error)}"
+    def _say(self, error: Exception, err: IO[str]) -> None:
+        said = error_line(error) if isinstance(error, TerminatingError) else repr(error)
+        line = f"events: {said}"
         with self.lock:
             if line in self.said:
                 return

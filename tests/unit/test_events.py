@@ -141,6 +141,7 @@ def test_creates_come_before_series_updates_oldest_write_first() -> None:
     for entry, written_at in zip(recorder.entries.values(), (50.0, 40.0), strict=True):
         entry.written, entry.last_write = 1, written_at
     recorder.observe([stuck("a"), stuck("b"), stuck("c")], pods, NOW)
+    recorder.entries["uid-c"].last_write = 60.0  # its create failed once, since retried
     order = []
     while (due := recorder.next_write()) is not None:
         order.append(due.regarding["name"])

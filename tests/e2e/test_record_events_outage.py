@@ -135,5 +135,5 @@ def event_writes(cp: ControlPlane, offset: int, username: str) -> list[JSON]:
     return [
         e
         for e in cp.audit_events(offset, username)
-        if e["objectRef"]["resource"] == "events" and e["verb"] in ("create", "patch")
+        if e.get("objectRef", {}).get("resource") == "events" and e["verb"] in ("create", "patch")
     ]

@@ -12,13 +12,16 @@ the API server keeps note, reason and eventTime immutable on update
 replica that holds the Lease (lease.py), at the pace of a token bucket, never on the object
 itself.
 
-The API server's EventRateLimit admission plugin is off by default and has no default limits
-(plugin/pkg/admission/eventratelimit: qps and burst are required; its v1alpha1 defaults set
-nothing but a 4096-entry cache); it counts creates and updates of Events alike. The only
-numbers upstream gives are its documented example (kubernetes/website, admission-controllers.md,
-"EventRateLimit"): per Namespace 50/s with a burst of 100, per User 10/s with a burst of 50.
-serve writes as one user, so its default, 5/s with a burst of 25, is half of the stricter one:
-a 2,000-pod outage's first events take about 400 s and are never refused there.
+The API server has no event rate limit by default. Its EventRateLimit admission plugin is off by
+default and has no default numbers (plugin/pkg/admission/eventratelimit: qps and burst are
+required; its v1alpha1 defaults set nothing but a 4096-entry cache); and it only looks at
+core-group Events (admission.go: `attr.GetKind().GroupKind() != api.Kind("Event")`): writes
+through events.k8s.io pass it (measured on v1.36.3, tests/e2e/test_record_events_outage.py).
+The only numbers upstream gives are its documented example (kubernetes/website,
+admission-controllers.md, "EventRateLimit"): per Namespace 50/s with a burst of 100, per User
+10/s with a burst of 50, creates and updates alike. serve writes as one user, so its default,
+5/s with a burst of 25, is half of the stricter one: a 2,000-pod outage's first events take
+about 400 s, and would never be refused there.
 
 Memory: one entry per stuck object of the last run (its note is at most 1 KiB); an object no
 longer stuck is forgotten at the next run.

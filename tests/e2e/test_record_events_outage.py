@@ -1,13 +1,17 @@
-"""A 2,000-pod outage with `serve --record-events` at its default pace, on a control plane of its
-own whose API server enforces upstream's example event rate limits (the EventRateLimit
-admission plugin with the configuration kubernetes/website's admission-controllers.md gives:
-per namespace 50/s, burst 100; per user 10/s, burst 50). serve's event writes are read from the
-audit log: none refused, and within both buckets counted from their timestamps.
+"""A 2,000-pod outage with `serve --record-events` at its default pace: its event writes, read
+from the API server's audit log, fit upstream's example event rate limits (kubernetes/website,
+admission-controllers.md, EventRateLimit: per namespace 50/s, burst 100; per user 10/s, burst
+50), counted as that plugin's token buckets count them.
+
+Counted, not enforced: the EventRateLimit plugin only looks at core-group Events
+(plugin/pkg/admission/eventratelimit/admission.go: `attr.GetKind().GroupKind() !=
+api.Kind("Event")`), so writes through events.k8s.io/v1 pass it. Measured on v1.36.3 with a User
+limit of 10/s, burst 50: of 80 Events created at once, 51 through /api/v1 and all 80 through
+/apis/events.k8s.io/v1. serve's own token bucket is what keeps it within.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,47 +22,16 @@ from tests.e2e.test_outage import dead_node, stuck_on
 from tests.e2e.test_record_events import LEASES, READS, WRITE_EVENTS, ours
 from tests.harness.api import create_namespace, unique_ns, wait_for
 from tests.harness.cli import start_serve
-from tests.harness.controlplane import ControlPlane, build_binaries, free_port
+from tests.harness.controlplane import ControlPlane, free_port
 from tests.harness.users import Users
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 JSON = dict[str, Any]
-LIMITS = """apiVersion: apiserver.config.k8s.io/v1
-kind: AdmissionConfiguration
-plugins:
-- name: EventRateLimit
-  configuration:
-    apiVersion: eventratelimit.admission.k8s.io/v1alpha1
-    kind: Configuration
-    limits:
-    - {type: Namespace, qps: 50, burst: 100, cacheSize: 2000}
-    - {type: User, qps: 10, burst: 50}
-"""
 BUCKETS = {"Namespace": (50.0, 100), "User": (10.0, 50)}
 NODES, PER_NODE = 4, 500
 WATCHED = 45.0  # seconds of writing read from the audit log: the burst and 100 more at 5/s
 WAIT = 600.0
-
-
-@pytest.fixture(scope="module")
-def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
-    directory = tmp_path_factory.mktemp("event-limits")
-    config = directory / "admission.yaml"
-    config.write_text(LIMITS)
-    cp = ControlPlane(
-        directory / "state",
-        build_binaries(),
-        extra_apiserver_args=[
-            "--enable-admission-plugins=EventRateLimit",
-            f"--admission-control-config-file={config}",
-        ],
-    )
-    cp.start()
-    try:
-        yield cp
-    finally:
-        cp.stop()
 
 
 def at(event: JSON) -> float:
@@ -80,9 +53,9 @@ def within(times: list[float], qps: float, burst: int) -> bool:
 
 
 def test_a_2000_pod_outage_stays_within_the_event_rate_limits(
-    limited: ControlPlane, tmp_path: Path
+    control_plane: ControlPlane, tmp_path: Path
 ) -> None:
-    cp = limited
+    cp = control_plane
     ns = unique_ns("outage-events")
     create_namespace(cp, ns)
     nodes = [f"{ns}-zone-{i}" for i in range(NODES)]
@@ -118,8 +91,7 @@ def test_a_2000_pod_outage_stays_within_the_event_rate_limits(
                 proc.terminate()
                 proc.wait(30)
     written = event_writes(cp, offset, user.username)
-    codes = {e["responseStatus"]["code"] for e in written}
-    assert codes <= {200, 201}, codes  # none refused (429) by the limits
+    assert {e["responseStatus"]["code"] for e in written} <= {200, 201}
     times = sorted(at(e) for e in written)
     for kind, (qps, burst) in BUCKETS.items():
         assert within(times, qps, burst), kind

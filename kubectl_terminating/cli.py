@@ -430,7 +430,8 @@ def cli(**_global_options: Any) -> None:
     """Find Pods and Namespaces stuck in Terminating and explain why, with evidence.
 
     Read-only: pods, ns, all, dump and serve never change the cluster. Remedies are printed,
-    safest first, and destructive ones are labelled. Only `fix --apply` writes (see fix --help).
+    safest first, and destructive ones are labelled. Only `fix --apply` writes (see fix --help),
+    and `serve --record-events` writes Events (never the objects themselves).
     """
 
 
@@ -714,11 +715,44 @@ def _one_cluster(ctx: click.Context, command: str, flags: dict[str, Any]) -> Opt
     help="Time between two runs of the diagnosis (30s, 5m).",
 )
 @with_options(NODE_EVIDENCE_OPTIONS)
+@click.option(
+    "--record-events",
+    is_flag=True,
+    help="Write a Warning Event (DeletionBlocked) on each stuck object, saying its main "
+    "blocker: `kubectl describe` shows it. Needs create/patch on events.k8s.io events and "
+    "get/create/update on its Lease (one replica writes). Off by default: serve only reads.",
+)
+@click.option(
+    "--events-qps",
+    type=click.FloatRange(min=0, min_open=True),
+    default=5.0,
+    show_default=True,
+    metavar="N",
+    help="With --record-events: Event writes per second, at most.",
+)
+@click.option(
+    "--events-burst",
+    type=click.IntRange(min=1),
+    default=25,
+    show_default=True,
+    metavar="N",
+    help="With --record-events: Event writes allowed at once before --events-qps applies.",
+)
 @click.pass_context
 def serve(
-    ctx: click.Context, /, address: str, external_url: str, interval: str, **flags: Any
+    ctx: click.Context,
+    /,
+    address: str,
+    external_url: str,
+    interval: str,
+    record_events: bool,
+    events_qps: float,
+    events_burst: int,
+    **flags: Any,
 ) -> None:
     """Export the diagnosis as Prometheus metrics, an HTTP API and pages (read-only).
+
+    With --record-events it also writes a Warning Event on each stuck object.
 
     Runs the diagnosis of `all -A` (or -n NAMESPACE) every --interval and serves, per main
     blocker, kind and namespace, how many objects are stuck and how long the oldest has
@@ -735,7 +769,7 @@ def serve(
     from kubectl_terminating.exporter.serve import serve as run_serve
 
     options = _one_cluster(ctx, "serve", flags)
-    serving = ServeOptions(address, interval, external_url)
+    serving = ServeOptions(address, interval, external_url, record_events, events_qps, events_burst)
     ctx.exit(guarded(lambda: run_serve(options, serving, sys.stderr), sys.stderr))
 
 

@@ -614,7 +614,7 @@ class Client:
                     if isinstance(event, dict):
                         yield event
 
-    # -- writes: only `fix --apply` calls these --------------------------------------------------
+    # -- writes: `fix --apply`; serve --record-events (Events, its Lease) ----------------------
     def delete(self, path: str, options: JSON) -> tuple[int, JSON]:
         """DELETE with DeleteOptions (preconditions, grace period)."""
         return self.write("DELETE", path, options, CONTENT_JSON)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
     from kubectl_terminating.client import Client
+    from kubectl_terminating.exporter.events import Recorder
     from kubectl_terminating.exporter.web import Site
     from kubectl_terminating.live import LiveSource
     from kubectl_terminating.run import Result
@@ -55,6 +56,9 @@ class ServeOptions:
     address: str  # host:port, `:9101` for every interface
     interval: str  # a kubectl duration: 30s, 1m
     external_url: str = ""  # where users reach the pages (the alerts link there)
+    record_events: bool = False  # an Event on each stuck object (events.py)
+    events_qps: float = 5.0  # the token bucket of those writes (events.DEFAULT_QPS)
+    events_burst: int = 25
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -93,11 +97,13 @@ def run_once(
     err: IO[str],
     stop: threading.Event | None = None,
     watches: FirstPass | None = None,
+    recorder: Recorder | None = None,
 ) -> None:
     """One diagnosis, recorded in metrics and (for the API and pages) on the site; an error
     is its one line on err, never an exit. Once stop is set the process is exiting under the
     run (its thread pools refuse new work): a run cut short that way says nothing.
-    watches: the run's pass is also the first pass of those watches (serve's first run)."""
+    watches: the run's pass is also the first pass of those watches (serve's first run).
+    recorder: the Events to write of the run's stuck objects (--record-events)."""
     from kubectl_terminating.live import LiveSource
     from kubectl_terminating.run import collect
 
@@ -128,12 +134,16 @@ def run_once(
     seconds = time.monotonic() - started
     stats, now = client.stats, time.time()
     metrics.record(result.findings, seconds, stats, now)
-    if site is not None:
-        from kubectl_terminating.exporter.web import LastRun
+    from kubectl_terminating.exporter.web import LastRun
 
-        warnings = tuple(str(w) for w in result.warnings)
-        findings = tuple(result.findings)
-        site.last = LastRun.after(site.last, findings, warnings, tuple(sorted(types)), now)
+    warnings = tuple(str(w) for w in result.warnings)
+    findings = tuple(result.findings)
+    previous = site.last if site is not None else None
+    last = LastRun.after(previous, findings, warnings, tuple(sorted(types)), now)
+    if site is not None:
+        site.last = last
+    if recorder is not None:
+        recorder.observe(last.findings, last.resource_of, client.server_now())
     if options.verbosity >= 1:
         stuck = sum(1 for f in result.findings if f.stuck)
         print(f"run: {stuck} stuck, {stats.requests} requests in {seconds:.2f}s", file=err)
@@ -343,6 +353,55 @@ def explain_now(
     return explain_one(kinds.ANY, obj, found, source.view, True), found
 
 
+def events_recorder(
+    options: Options, serving: ServeOptions, external: str, err: IO[str]
+) -> Recorder | None:
+    """The Recorder of --record-events (None without it), and the line that says so."""
+    if not serving.record_events:
+        return None
+    from kubectl_terminating.exporter.events import Recorder
+    from kubectl_terminating.exporter.lease import identity
+
+    if serving.events_qps <= 0 or serving.events_burst < 1:
+        raise UsageError("--events-qps must be more than 0 and --events-burst at least 1")
+    instance = identity()
+    print(
+        f"recording an Event on each stuck object as {instance}, at most "
+        f"{serving.events_qps:g} writes/s (burst {serving.events_burst}), while this replica "
+        "holds the Lease",
+        file=err,
+        flush=True,
+    )
+    return Recorder(instance, external, serving.events_qps, serving.events_burst)
+
+
+def recorder_thread(
+    options: Options,
+    recorder: Recorder | None,
+    health: Health,
+    stop: threading.Event,
+    err: IO[str],
+) -> None:
+    """The events thread (none without a recorder), with its Lease in the pod's namespace
+    (POD_NAMESPACE; else the kubeconfig's or the service account's, whatever -n serve looks
+    at)."""
+    import os
+
+    if recorder is None:
+        return
+    from kubectl_terminating.exporter.events import write_events
+    from kubectl_terminating.exporter.lease import Lease
+
+    own = replace(options, namespace=None, all_namespaces=False)
+    namespace = os.environ.get("POD_NAMESPACE") or connect(own, err).connection.namespace
+    lease = Lease(namespace, recorder.instance)
+
+    def fresh() -> Client:
+        return connect(options, err, interactive=False)
+
+    health.start("events", write_events, fresh, recorder, lease, stop, err)
+
+
 def listen(host: str, port: int, site: Site) -> WSGIServer:
     """The standard library's threading WSGI server, as prometheus_client starts its own."""
     import socket
@@ -400,13 +459,14 @@ def serve(options: Options, serving: ServeOptions, err: IO[str]) -> int:
     stop, wake = threading.Event(), threading.Event()
 
     first = FirstPass(options, wake, err)  # the first run's pass is the watches' too
+    recorder = events_recorder(options, serving, external, err)
 
     def loop() -> None:
         watches: FirstPass | None = first
         while not stop.is_set():
             wake.clear()  # a change seen from here on is measured by the next run
             started = time.monotonic()
-            run_once(detailed, metrics, site, err, stop, watches)
+            run_once(detailed, metrics, site, err, stop, watches, recorder)
             watches = None
             give_back_freed_memory(libc)
             wait_for_next_run(interval, started, wake, stop)
@@ -418,6 +478,7 @@ def serve(options: Options, serving: ServeOptions, err: IO[str]) -> int:
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     health.start("diagnosis", loop)
     health.start("watch", watch_changes, options, wake, stop, err, health, first)
+    recorder_thread(options, recorder, health, stop, err)
     try:
         while not stop.wait(1.0):
             pass

@@ -217,6 +217,37 @@ def test_a_knowledge_file_is_mounted_from_a_configmap(helm: list[str], tmp_path:
     assert volume["configMap"]["name"] == "acme-knowledge"
 
 
+def test_record_events_adds_the_flag_and_only_the_rights_it_needs(helm: list[str]) -> None:
+    documents = template(helm, "--set", "recordEvents.enabled=true,recordEvents.qps=2,replicas=2")
+    deployment = one(documents, "Deployment")
+    assert deployment["spec"]["replicas"] == 2
+    exporter = container(deployment)
+    assert exporter["args"] == [
+        *serve_args(9101, "1m"),
+        "--record-events",
+        "--events-qps=2",
+        "--events-burst=25",
+    ]
+    fields = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in exporter["env"]}
+    assert fields == {"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace"}
+    writer = named(documents, "ClusterRole", f"{FULLNAME}-events-writer")
+    assert writer["rules"] == [
+        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}
+    ]
+    lease = named(documents, "Role", f"{FULLNAME}-events-lease")
+    assert lease["metadata"]["namespace"] == "monitoring"
+    verbs = {v for r in lease["rules"] for v in r["verbs"]}
+    assert verbs == {"get", "create", "update"}
+    assert {g for r in lease["rules"] for g in r["apiGroups"]} == {"coordination.k8s.io"}
+    for kind in ("ClusterRoleBinding", "RoleBinding"):
+        binding = named(
+            documents, kind, f"{FULLNAME}-events-{'writer' if 'Cluster' in kind else 'lease'}"
+        )
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": FULLNAME, "namespace": "monitoring"}
+        ]
+
+
 def test_service_monitor_and_rules_when_asked(helm: list[str]) -> None:
     documents = template(
         helm, "--set", "serviceMonitor.enabled=true,prometheusRule.enabled=true,port=9200"

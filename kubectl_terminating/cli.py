@@ -17,6 +17,7 @@ import click
 from click.core import ParameterSource
 
 from kubectl_terminating import __version__
+from kubectl_terminating.catalogue import KNOWLEDGE_ENV
 from kubectl_terminating.errors import TerminatingError, UsageError
 from kubectl_terminating.fix.flags import FIX_KINDS, FIX_OPTIONS, FixOptions
 from kubectl_terminating.kubeconfig import Flag, Overrides
@@ -334,9 +335,6 @@ def pflag_style(args: list[str], flags: set[str]) -> list[str]:
         else:
             out.append(arg)
     return out
-
-
-KNOWLEDGE_ENV = "KUBECTL_TERMINATING_KNOWLEDGE"  # explain.knowledge.ENV, without importing it
 
 
 def _use_knowledge(ctx: click.Context, files: tuple[str, ...]) -> None:

@@ -28,14 +28,17 @@ class Related:
     # -w follows its changes (not Leases and Events: they change all the time; nor pods and
     # namespaces, the commands' own kinds)
     watched: bool = True
+    # read for every object, so a file without it is named in the "kinds not in the file"
+    # warning (not so the workloads only a user's knowledge entry names)
+    expected: bool = True
 
 
 RELATED: list[Related] = []
 
 
-def related(resource: Resource, why: str, watched: bool = True) -> Related:
+def related(resource: Resource, why: str, watched: bool = True, expected: bool = True) -> Related:
     """Declare a related kind: every read below goes through its declaration."""
-    declared = Related(resource, why, watched)
+    declared = Related(resource, why, watched, expected)
     RELATED.append(declared)
     return declared
 
@@ -77,13 +80,20 @@ RESOURCE_SLICES = related(
 PODS = related(resources.PODS, "an operator's pods; the pods left in a namespace", watched=False)
 # the workload a user's knowledge file names as a finalizer's owner (docs/knowledge.md)
 WORKLOADS = {
-    r.kind: related(r, "the workload of a finalizer's owner: scaled to 0, not ready, gone", False)
+    r.kind: related(
+        r, "the workload of a finalizer's owner: scaled to 0, not ready, gone", False, False
+    )
     for r in (resources.DEPLOYMENTS, resources.STATEFULSETS, resources.DAEMONSETS)
 }
 
 
 def related_kinds() -> list[Resource]:
     return [r.resource for r in RELATED]
+
+
+def expected_kinds() -> list[Resource]:
+    """The related kinds every diagnosis may read: a file without one is said to lack it."""
+    return [r.resource for r in RELATED if r.expected]
 
 
 def watched_kinds() -> list[Resource]:
@@ -185,14 +195,15 @@ def volume_attachments(view: ClusterView) -> list[JSON]:
     return _list(view, VOLUME_ATTACHMENTS)
 
 
-def events_for(view: ClusterView, namespace: str, uid: str) -> list[JSON]:
-    """core/v1 Events whose involvedObject.uid is uid (the server indexes that field)."""
+def events_for(view: ClusterView, namespace: str | None, uid: str) -> list[JSON]:
+    """core/v1 Events whose involvedObject.uid is uid (the server indexes that field); None:
+    in any namespace (a cluster-scoped object's are recorded in `default`)."""
     # escaped: a uid read from a file may hold a comma or `=` (the server's are UUIDs)
     selector = f"involvedObject.uid={escape_field_value(uid)}"
     return _list(view, EVENTS, namespace, Selectors(fields=selector))
 
 
-def events_named(view: ClusterView, namespace: str, kind: str, name: str) -> list[JSON]:
+def events_named(view: ClusterView, namespace: str | None, kind: str, name: str) -> list[JSON]:
     """core/v1 Events whose involvedObject is the `kind` named `name` (a pasted event may carry
     no uid; the server serves these field selectors too)."""
     selector = (

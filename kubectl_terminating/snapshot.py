@@ -18,7 +18,7 @@ from kubectl_terminating.bounded import DEFAULT_MAX_BYTES, TooLarge, read_json
 from kubectl_terminating.errors import ConfigError
 from kubectl_terminating.gather import Gathered
 from kubectl_terminating.model import JSON
-from kubectl_terminating.reads import related_kinds
+from kubectl_terminating.reads import expected_kinds, related_kinds
 from kubectl_terminating.resources import (
     Resource,
     as_dict,
@@ -305,9 +305,10 @@ def newest_timestamp(value: Any) -> datetime | None:
 def _loose(objects: list[JSON]) -> Loaded:
     present = {str(o.get("kind")) for o in objects}
     missing = {r.kind: NOT_IN_FILE for r in related_kinds() if r.kind not in present}
+    named = sorted(r.kind for r in expected_kinds() if r.kind in missing)
     warnings = []
-    if missing:
-        warnings.append("checks not possible, kinds not in the file: " + ", ".join(sorted(missing)))
+    if named:
+        warnings.append("checks not possible, kinds not in the file: " + ", ".join(named))
     captured = newest_timestamp(objects)
     if captured is not None:
         warnings.append(

@@ -19,6 +19,7 @@ from typing import Any
 from kubectl_terminating.errors import TerminatingError
 
 BUILTIN = Path(__file__).with_name("catalogue.yaml")
+KNOWLEDGE_ENV = "KUBECTL_TERMINATING_KNOWLEDGE"  # os.pathsep-separated users' knowledge files
 
 
 class CatalogueError(TerminatingError):

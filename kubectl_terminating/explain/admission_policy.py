@@ -144,6 +144,8 @@ def policy_denial_blockers(facts: NamespaceFacts) -> list[Blocker]:
             ns_ref(ns),
             condition,
         )
+        # DELETE never runs mutating admission: only a validating policy denies these
         for denial in denials(message):
-            blockers.append(denial_blocker(denial, said, "the namespace's deletes"))
+            if denial.kind == VALIDATING:
+                blockers.append(denial_blocker(denial, said, "the namespace's deletes"))
     return blockers

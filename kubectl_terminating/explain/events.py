@@ -23,11 +23,12 @@ def involved(event: JSON) -> JSON:
 def events_about(view: ClusterView, kind: str, namespace: str, name: str, uid: str) -> list[JSON]:
     """The events about one object: by uid; in a file also those that name it without a uid
     (or, for an object pasted without uid, with any). Raises ReadFailed as the reads do."""
-    found = [as_dict(e) for e in reads.events_for(view, namespace, uid)] if uid else []
+    where = namespace or None  # a cluster-scoped object's events are in `default`
+    found = [as_dict(e) for e in reads.events_for(view, where, uid)] if uid else []
     if not in_memory(view) or not name:
         return found
     seen = {id(e) for e in found}
-    for event in map(as_dict, reads.events_named(view, namespace, kind, name)):
+    for event in map(as_dict, reads.events_named(view, where, kind, name)):
         other = text(involved(event).get("uid"))
         if id(event) not in seen and (not uid or not other):
             found.append(event)

@@ -39,7 +39,7 @@ from kubectl_terminating.model import (
 )
 from kubectl_terminating.resources import PODS, PVCS, PVS, Resource
 from kubectl_terminating.timeutil import human_duration, seconds_since
-from kubectl_terminating.view import ClusterView, ReadFailed, may
+from kubectl_terminating.view import ClusterView, ReadFailed, may, undated
 
 T = TypeVar("T")
 
@@ -588,7 +588,9 @@ def with_owner_event(
     if event is None:
         return liveness
     age = seconds_since(event_time(event), view.now)
-    fresh = age is not None and age <= OWNER_EVENT_FRESH_SECONDS
+    # a file without capture time gives no age: its clock is its newest timestamp, often this
+    # very event, so it proves nothing of now
+    fresh = age is not None and age <= OWNER_EVENT_FRESH_SECONDS and not undated(view)
     said = (
         event_evidence(event),
         Evidence(

@@ -23,7 +23,7 @@ from kubectl_terminating.explain.knowledge_schema import Entry, OwnerWorkload, r
 
 KCM_LEASE = "kube-controller-manager"  # kube-system, the default --leader-elect-resource-name
 CCM_LEASE = "cloud-controller-manager"
-ENV = "KUBECTL_TERMINATING_KNOWLEDGE"  # os.pathsep-separated knowledge files
+ENV = catalogue.KNOWLEDGE_ENV
 # what every bundled entry must say (a user's entry needs only a name and an owner)
 BUILTIN_REQUIRED = ("owner", "waits_for", "remedy", "source")
 USER_REQUIRED = ("owner",)

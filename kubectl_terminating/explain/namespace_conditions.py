@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
+from typing import Any
 
 from kubectl_terminating import reads
+from kubectl_terminating.catalogue import evidence as catalogue
 from kubectl_terminating.causes import (
     APISERVICE_UNAVAILABLE,
     CERTAIN,
@@ -22,27 +25,35 @@ from kubectl_terminating.explain.knowledge import KCM_LEASE
 from kubectl_terminating.explain.namespace_facts import NamespaceFacts
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
 from kubectl_terminating.resources import (
-    CONTENT_FAILURE,
-    DISCOVERY_FAILURE,
-    GV_PARSING_FAILURE,
     NAMESPACE_DELETION_CONDITIONS,
 )
 from kubectl_terminating.timeutil import human_duration, seconds_since
 
+# The namespace controller's conditions and reasons are the catalogue's ns-* entries (its
+# status_condition_utils.go); what each failure reads as here:
 FAILURE_REASONS = {
     "DiscoveryFailed": "discovery failed",
     "GroupVersionParsingFailed": "group-version parsing failed",
     "ContentDeletionFailed": "content deletion failed",
 }
-FAILURE_TYPES = {
-    DISCOVERY_FAILURE: "DiscoveryFailed",
-    GV_PARSING_FAILURE: "GroupVersionParsingFailed",
-    CONTENT_FAILURE: "ContentDeletionFailed",
-}
-# Reasons of the two "remaining" conditions; releases differ on the plural.
-REMAINING_REASONS = frozenset(
-    {"SomeResourcesRemain", "SomeFinalizersRemain", "SomeFinalizerRemain"}
-)
+FAILURE_ENTRIES = ("ns-discovery-failure", "ns-group-version-parsing", "ns-content-deletion-failed")
+REMAINING_ENTRIES = ("ns-content-remaining", "ns-finalizers-remaining")
+
+
+def _condition(key: str) -> Mapping[str, Any]:
+    return catalogue.entry(key).condition or {}
+
+
+def failure_types() -> dict[str, str]:
+    """Each failure condition's type and the reason the controller writes with it."""
+    return {str(_condition(k)["type"]): str(_condition(k)["reasons"][0]) for k in FAILURE_ENTRIES}
+
+
+def remaining_reasons() -> frozenset[str]:
+    """Reasons of the two "remaining" conditions (releases differ on the plural)."""
+    return frozenset(r for k in REMAINING_ENTRIES for r in _condition(k).get("reasons", ()))
+
+
 SILENT_CONTROLLER_SECONDS = 300  # the controller writes conditions within seconds of a delete
 SUMMARY_WIDTH = 70
 # "Failed to delete all resource types, 1 remaining: Internal error occurred: ..."
@@ -121,7 +132,7 @@ def failure_reason(condition: JSON) -> str | None:
     reason = text(condition.get("reason"))
     if reason in FAILURE_REASONS:
         return reason
-    return FAILURE_TYPES.get(text(condition.get("type")))
+    return failure_types().get(text(condition.get("type")))
 
 
 def condition_summary(reason: str, message: str) -> str:
@@ -192,7 +203,7 @@ def remaining_condition_evidence(ns: JSON) -> list[Evidence]:
     return [
         Evidence(f"{c.get('type')}: {text(c.get('message'))}", ns_ref(ns), c)
         for c in namespace_conditions(ns)
-        if c.get("status") == "True" and c.get("reason") in REMAINING_REASONS
+        if c.get("status") == "True" and c.get("reason") in remaining_reasons()
     ]
 
 

@@ -15,7 +15,7 @@ from kubectl_terminating import reads
 from kubectl_terminating.explain.common import as_dict, meta, text
 from kubectl_terminating.explain.knowledge_schema import OwnerWorkload
 from kubectl_terminating.model import JSON, Evidence, ObjectRef, Remedy
-from kubectl_terminating.view import ClusterView
+from kubectl_terminating.view import ClusterView, ReadFailed
 
 GONE, SCALED_TO_ZERO, NOT_READY, READY = "gone", "scaled to 0", "no ready replicas", "ready"
 
@@ -31,14 +31,23 @@ class WorkloadState:
         return self.state == READY
 
 
+def _count(value: object) -> int:
+    """A count the controller writes; it omits zeros (omitempty), and a pasted one may be
+    anything: what is not a whole number counts as 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _counts(kind: str, obj: JSON) -> tuple[int, int]:
-    """(wanted, ready) as the workload's controller last wrote them."""
-    spec, status = as_dict(obj.get("spec")), as_dict(obj.get("status"))
+    """(wanted, ready) as the workload's controller last wrote them. A workload pasted without
+    its status says nothing of its replicas: ReadFailed, never "none ready"."""
+    spec, status = as_dict(obj.get("spec")), obj.get("status")
+    if not isinstance(status, dict):
+        raise ReadFailed(f"the status of {kind} {text(meta(obj).get('name'))}", "not in the file")
     if kind == "DaemonSet":
-        return int(status.get("desiredNumberScheduled") or 0), int(status.get("numberReady") or 0)
+        return _count(status.get("desiredNumberScheduled")), _count(status.get("numberReady"))
     replicas = spec.get("replicas")
-    wanted = 1 if replicas is None else int(replicas)  # the API's default
-    return wanted, int(status.get("readyReplicas") or 0)
+    wanted = 1 if replicas is None else _count(replicas)  # the API's default
+    return wanted, _count(status.get("readyReplicas"))
 
 
 def _named(workload: OwnerWorkload, owner: str, view: ClusterView) -> WorkloadState:

@@ -8,6 +8,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kubectl_terminating.catalogue import evidence as catalogue
 from kubectl_terminating.causes import CERTAIN, CONTAINERS_RUNNING, LIKELY
 from kubectl_terminating.explain.common import as_dict, list_of, text
 from kubectl_terminating.explain.events import event_evidence, newest_event
@@ -144,17 +145,22 @@ def _prestop_remedies(facts: PodFacts, _event: JSON | None) -> tuple[Remedy, ...
 
 @dataclass(frozen=True)
 class NodeSymptom:
-    """One row of the symptom table: what shows in events (or node conditions) for a cause."""
+    """One row of the symptom table: the catalogue entries whose events show a cause (or a
+    node condition that shows it when True)."""
 
     short: str
     cause: str
     remedies: RemedyBuilder
-    reasons: frozenset[str] = frozenset()
-    phrases: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()  # catalogue evidence entries (catalogue/catalogue.yaml)
     node_condition: str = ""  # a node condition that shows the same cause when True
 
+    def said(self, event: JSON) -> bool:
+        reason, message = text(event.get("reason")), text(event.get("message"))
+        return any(catalogue.matches(key, reason, message) for key in self.keys)
+
     def hint(self, facts: PodFacts) -> Hint | None:
-        event = newest_event(facts.events, self.reasons, self.phrases)
+        said = [e for e in facts.events if self.said(e)]
+        event = newest_event(said, {text(e.get("reason")) for e in said})
         condition = (
             condition_of(facts.node.node or {}, self.node_condition)
             if self.node_condition
@@ -163,11 +169,11 @@ class NodeSymptom:
         pressed = condition is not None and condition.get("status") == "True"
         if event is None and not pressed:
             return None
-        evidence = [Evidence(f"likely cause: {self.cause}", facts.ref)]
+        evidence_list = [Evidence(f"likely cause: {self.cause}", facts.ref)]
         if event is not None:
-            evidence.append(event_evidence(event))
+            evidence_list.append(event_evidence(event))
         if pressed:
-            evidence.append(
+            evidence_list.append(
                 Evidence(
                     f"Node {facts.node_name} has {self.node_condition}=True",
                     node_ref(facts.node_name),
@@ -177,7 +183,7 @@ class NodeSymptom:
                     },
                 )
             )
-        return Hint(self.short, tuple(evidence), self.remedies(facts, event))
+        return Hint(self.short, tuple(evidence_list), self.remedies(facts, event))
 
 
 NODE_SYMPTOMS: tuple[NodeSymptom, ...] = (
@@ -185,33 +191,32 @@ NODE_SYMPTOMS: tuple[NodeSymptom, ...] = (
         "runtime did not kill them",
         "the container runtime is hung or out of sync with the kubelet",
         _runtime_remedies,
-        reasons=frozenset({"FailedKillPod", "ExceededGracePeriod"}),
-        phrases=("DeadlineExceeded", "context deadline exceeded"),
+        keys=("kill-pod-failed", "exceeded-grace-period", "runtime-deadline-exceeded"),
     ),
     NodeSymptom(
         "node disk full",
         "the runtime's data disk is full, so it cannot remove containers",
         _disk_remedies,
-        phrases=("no space left on device",),
+        keys=("disk-full",),
         node_condition="DiskPressure",
     ),
     NodeSymptom(
         "immutable file",
         "a file with the immutable attribute stops the runtime removing the container",
         _immutable_remedies,
-        phrases=("operation not permitted",),
+        keys=("immutable-file",),
     ),
     NodeSymptom(
         "mount busy",
         "a mount is held open, often by another process's mount namespace",
         busy_remedies,
-        phrases=("device or resource busy",),
+        keys=("mount-busy",),
     ),
     NodeSymptom(
         "preStop hook failed",
         "the preStop hook failed or hung",
         _prestop_remedies,
-        reasons=frozenset({"FailedPreStopHook"}),
+        keys=("prestop-hook-failed",),
     ),
 )
 

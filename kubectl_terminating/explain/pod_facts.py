@@ -14,6 +14,7 @@ from datetime import datetime
 from functools import cached_property
 
 from kubectl_terminating import reads
+from kubectl_terminating.catalogue import evidence as catalogue
 from kubectl_terminating.catalogue.evidence import condition_said, read_status
 from kubectl_terminating.causes import CERTAIN, CONFIDENCES, HOOKS, LIKELY, TEARDOWN, cause_of
 from kubectl_terminating.explain.common import (
@@ -144,9 +145,14 @@ class NodeProblem:
     more: tuple[Evidence, ...] = ()  # the other witnesses that agree
 
 
+# the node lifecycle controller's reasons when the kubelet stopped posting status: the
+# catalogue's node-status-unknown entry
+STATUS_UNKNOWN = "node-status-unknown"
+
+
 def _why_not_ready(condition: JSON) -> str:
     reason = text(condition.get("reason"))
-    if reason == "NodeStatusUnknown":
+    if reason in (catalogue.entry(STATUS_UNKNOWN).condition or {}).get("reasons", ()):
         return "kubelet stopped posting"
     return reason or text(condition.get("status")) or "no reason given"
 
@@ -259,8 +265,11 @@ def node_status_unknown(node: JSON) -> str:
 # controller takes it off (a node of a cluster without that controller keeps it while Ready).
 UNREACHABLE, NOT_READY = "node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"
 # The node controller's reason on the pods of a node it found unresponsive (SetPodTerminationReason:
-# "Node %v which was running pod %v is unresponsive").
-NODE_LOST = "NodeLost"
+# "Node %v which was running pod %v is unresponsive"): the catalogue's node-lost entry.
+NODE_LOST_ENTRY = "node-lost"
+# The node's events that say NotReady (the catalogue's node-not-ready-event) and the one that
+# takes it back: the kubelet's NodeReady (pkg/kubelet/events, listed as no blocker there).
+NOT_READY_EVENT, NODE_READY = "node-not-ready-event", "NodeReady"
 
 
 def taint_problem(name: str, node: JSON | None) -> NodeProblem | None:
@@ -287,38 +296,42 @@ def taint_problem(name: str, node: JSON | None) -> NodeProblem | None:
 
 
 def event_problem(name: str, events: list[JSON]) -> NodeProblem | None:
-    """The newest of the node's NodeNotReady / NodeReady events says NotReady."""
-    said = [e for e in events if text(e.get("reason")) in ("NodeNotReady", "NodeReady")]
+    """The newest of the node's NotReady / NodeReady events says NotReady."""
+    not_ready = catalogue.entry(NOT_READY_EVENT).event_reasons
+    said = [e for e in events if text(e.get("reason")) in {*not_ready, NODE_READY}]
     if not said:
         return None
     newest = max(said, key=event_time)
-    if text(newest.get("reason")) != "NodeNotReady":
+    reason = text(newest.get("reason"))
+    if reason not in not_ready:
         return None
     return NodeProblem(
-        f"node {name} NotReady (per its NodeNotReady event)",
+        f"node {name} NotReady (per its {reason} event)",
         event_evidence(newest),
         LIKELY,
-        "a NodeNotReady event on the node, no NodeReady after it",
+        f"a {reason} event on the node, no {NODE_READY} after it",
     )
 
 
 def pod_lost(name: str, pod: JSON | None) -> NodeProblem | None:
     """The pod's own status: the node controller marked it NodeLost."""
     status = status_of(pod or {})
-    if text(status.get("reason")) != NODE_LOST:
+    reason, message = text(status.get("reason")), text(status.get("message"))
+    reading = read_status(reason, message, "Pod") if reason else None
+    if reading is None or reading.entry.key != NODE_LOST_ENTRY:
         return None
-    message = text(status.get("message")) or f"Node {name} is unresponsive"
+    message = message or f"Node {name} is unresponsive"
     return NodeProblem(
-        f"node {name} unresponsive (the pod is marked {NODE_LOST})",
+        f"node {name} unresponsive (the pod is marked {reason})",
         Evidence(
-            f"status.reason {NODE_LOST}: {message}",
+            f"status.reason {reason}: {message}",
             ObjectRef(
                 "Pod", text(meta(pod or {}).get("name")), text(meta(pod or {}).get("namespace"))
             ),
-            {"reason": NODE_LOST, "message": message},
+            {"reason": reason, "message": message},
         ),
         LIKELY,
-        f"the node controller marked the pod {NODE_LOST}",
+        f"the node controller marked the pod {reason}",
     )
 
 
@@ -493,7 +506,9 @@ def lost_on(pod: JSON) -> str | None:
     if not reason:
         return None
     reading = read_status(reason, message, "Pod")
-    return (reading.names.get("node") or None) if reading is not None else None
+    if reading is None or reading.entry.key != NODE_LOST_ENTRY:
+        return None
+    return reading.names.get("node") or None
 
 
 def status_known(pod: JSON) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 
+from kubectl_terminating.catalogue import evidence as catalogue
 from kubectl_terminating.causes import CERTAIN, NODE_MISSING, NODE_NOT_READY, RUNTIME_UNAVAILABLE
 from kubectl_terminating.explain.common import as_dict, list_of, text
 from kubectl_terminating.explain.events import event_evidence, newest_event
@@ -143,12 +144,20 @@ def _node_not_ready(facts: PodFacts, problem: NodeProblem) -> Blocker:
     )
 
 
-# The kubelet's events when it cannot reach the runtime to kill the pod's containers.
-RUNTIME_EVENT_REASONS = ("FailedKillPod", "FailedSync")
-# A runtime that answers but never finishes stopping the pod (hung containerd or dockerd): the
-# kubelet's FailedKillPod event carries the CRI's `code = DeadlineExceeded`, while the node
-# may stay Ready (METR/vivaria#537, containerd#6080).
-RUNTIME_TIMEOUT = "DeadlineExceeded"
+# The kubelet's events when it cannot reach the runtime to kill the pod's containers, and a
+# runtime that answers but never finishes stopping the pod (hung containerd or dockerd: the
+# CRI's `code = DeadlineExceeded` while the node may stay Ready; METR/vivaria#537,
+# containerd#6080): the catalogue's kill-pod-failed and runtime-deadline-exceeded entries.
+KILL_FAILED, RUNTIME_TIMEOUT = "kill-pod-failed", "runtime-deadline-exceeded"
+
+
+def _newest_saying(facts: PodFacts, key: str) -> JSON | None:
+    said = [
+        e
+        for e in facts.events
+        if catalogue.matches(key, text(e.get("reason")), text(e.get("message")))
+    ]
+    return newest_event(said, {text(e.get("reason")) for e in said})
 
 
 def _runtime_timed_out(facts: PodFacts) -> JSON | None:
@@ -158,8 +167,11 @@ def _runtime_timed_out(facts: PodFacts) -> JSON | None:
     states = {c["state"] for c in container_states(facts.pod)}
     if "running" in states or states == {"terminated"}:
         return None
-    event = newest_event(facts.events, ("FailedKillPod",))
-    return event if event is not None and RUNTIME_TIMEOUT in text(event.get("message")) else None
+    event = _newest_saying(facts, KILL_FAILED)
+    timed_out = event is not None and catalogue.matches(
+        RUNTIME_TIMEOUT, text(event.get("reason")), text(event.get("message"))
+    )
+    return event if timed_out else None
 
 
 def _runtime_blocker(
@@ -194,7 +206,9 @@ def _runtime_blocker(
 def _runtime_unavailable(facts: PodFacts, problem: NodeProblem, alive: Evidence) -> Blocker:
     """The kubelet is alive (it renews its Lease) but its node says the runtime is down."""
     evidence = [problem.evidence, alive]
-    event = newest_event(facts.events, RUNTIME_EVENT_REASONS)
+    event = _newest_saying(facts, KILL_FAILED) or newest_event(
+        facts.events, catalogue.entry(RUNTIME_TIMEOUT).event_reasons
+    )
     if event is not None:
         evidence.append(event_evidence(event))
     return _runtime_blocker(
@@ -210,9 +224,9 @@ def _runtime_hung(facts: PodFacts, event: JSON) -> Blocker:
     return _runtime_blocker(
         facts,
         f"container runtime on {facts.node_name} timed out stopping the pod "
-        f"(FailedKillPod: {RUNTIME_TIMEOUT})",
+        f"({text(event.get('reason'))}: DeadlineExceeded)",
         [event_evidence(event)],
-        f"the kubelet's FailedKillPod event: {RUNTIME_TIMEOUT} in the runtime",
+        f"the kubelet's {text(event.get('reason'))} event: DeadlineExceeded in the runtime",
     )
 
 

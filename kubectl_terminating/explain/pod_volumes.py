@@ -3,11 +3,11 @@ followed PVC -> PV -> CSI driver -> node -> VolumeAttachment to find what holds 
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass, field
 
 from kubectl_terminating import reads
+from kubectl_terminating.catalogue import evidence as catalogue
 from kubectl_terminating.causes import (
     CERTAIN,
     CSI_DRIVER_MISSING,
@@ -44,22 +44,21 @@ from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy
 from kubectl_terminating.resources import PODS
 from kubectl_terminating.view import ReadFailed
 
-# kubelet event reasons (pkg/kubelet/events) about volume set-up and teardown; some drivers and
-# older releases spell the unmount one "FailedUnmount".
-VOLUME_EVENT_REASONS = frozenset(
-    {
-        "FailedUnMount",
-        "FailedUnmount",
-        "FailedDetachVolume",
-        "FailedMount",
-        "FailedUnmapDevice",
-        "FailedAttachVolume",  # the attach/detach controller's, on the pod it attaches for
-    }
-)
 KUBELET_VOLUMES_LOG = "Pod is terminated, but some volumes have not been cleaned up"
-# of those, the ones about the set-up: the pod's volumes were never all in place
-SETUP_EVENT_REASONS = frozenset({"FailedMount", "FailedAttachVolume"})
-TEARDOWN_EVENT_REASONS = VOLUME_EVENT_REASONS - SETUP_EVENT_REASONS
+# The events about a pod's volumes: the catalogue's volume-teardown-failed entry (the kubelet's
+# and attach/detach controller's; older releases and some drivers spell the unmount one
+# "FailedUnmount") and volume-setup-failed (the volumes were never all in place). The attach
+# one's reason, on the pod the attach/detach controller attaches for, names a Multi-Attach.
+TEARDOWN, SETUP = "volume-teardown-failed", "volume-setup-failed"
+ATTACH_FAILED = "FailedAttachVolume"
+
+
+def teardown_reasons() -> frozenset[str]:
+    return catalogue.entry(TEARDOWN).event_reasons
+
+
+def setup_reasons() -> frozenset[str]:
+    return catalogue.entry(SETUP).event_reasons
 
 
 # -- volumes not reclaimed ---------------------------------------------------------------------
@@ -267,7 +266,7 @@ def _check_taint(trace: VolumeTrace, facts: PodFacts) -> None:
         trace.evidence.insert(0, said)
     trace.taints = taints
     if trace.pv:
-        waiting = reads.events_with_reason(facts.view, facts.namespace, "FailedAttachVolume")
+        waiting = reads.events_with_reason(facts.view, facts.namespace, ATTACH_FAILED)
         said_attached = [
             event_evidence(e)
             for e in waiting
@@ -459,7 +458,8 @@ def _url_webhooks(facts: PodFacts) -> list[Evidence]:
 
 
 def _volume_events(facts: PodFacts) -> list[JSON]:
-    found = [e for e in facts.events if text(e.get("reason")) in VOLUME_EVENT_REASONS]
+    reasons = teardown_reasons() | setup_reasons()
+    found = [e for e in facts.events if text(e.get("reason")) in reasons]
     return sorted(found, key=event_time, reverse=True)
 
 
@@ -542,7 +542,7 @@ def _reclaim_blocker(
         summary = f"{done}; {what} still in use on {facts.node_name}"
     elif events:
         reason = text(events[0].get("reason"))
-        step = "set-up" if reason in SETUP_EVENT_REASONS else "teardown"
+        step = "set-up" if reason in setup_reasons() else "teardown"
         summary = f"{done}; volume {step} failing ({reason})"
     elif facts.node.unreadable:
         # nothing seen of the node: do not claim what its kubelet is doing
@@ -577,12 +577,12 @@ def _reclaim_blocker(
 def _reclaim_confidence(facts: PodFacts, events: list[JSON], in_use: list[str]) -> tuple[str, str]:
     """As sure as the witness of the volume step: the kubelet's teardown event, its
     volumesInUse, its final status; else only its order of teardown points there."""
-    failing = [e for e in events if text(e.get("reason")) in TEARDOWN_EVENT_REASONS]
+    failing = [e for e in events if text(e.get("reason")) in teardown_reasons()]
     if failing:
         return CERTAIN, f"the kubelet's {text(failing[0].get('reason'))} event"
     if in_use:
         return LIKELY, "the node's status.volumesInUse still lists the pod's volume"
-    if any(text(e.get("reason")) == "FailedAttachVolume" for e in events[:1]):
+    if any(text(e.get("reason")) == ATTACH_FAILED for e in events[:1]):
         return POSSIBLE, "the attach/detach controller's FailedAttachVolume (a set-up)"
     if events:
         return LIKELY, f"the kubelet's {text(events[0].get('reason'))} event (not a teardown)"
@@ -637,7 +637,7 @@ def _driver_blockers(
 # The kubelet's unmount error once the driver's node plugin is gone (csi_plugin.go, v1.36):
 # `Unmounter.TearDownAt failed to get CSI client: driver name X not found in the list of
 # registered CSI drivers`, in its FailedUnMount event where it writes one.
-_CSI_NOT_REGISTERED = re.compile(r"driver name ([\w./-]+) not found in the list of registered CSI")
+CSI_NOT_REGISTERED = "csi-driver-not-registered"  # the catalogue's entry
 
 
 def _event_driver_blockers(
@@ -648,8 +648,7 @@ def _event_driver_blockers(
     traced = {t.driver for t in traces if t.driver_problem is not None}
     blockers: dict[str, Blocker] = {}
     for event in _volume_events(facts):
-        found = _CSI_NOT_REGISTERED.search(text(event.get("message")))
-        driver = found.group(1) if found else ""
+        driver = catalogue.name_in(CSI_NOT_REGISTERED, "driver", text(event.get("message")))
         if not driver or driver in traced or driver in blockers:
             continue
         said = event_evidence(event)
@@ -706,7 +705,7 @@ def explain_volumes(facts: PodFacts) -> list[Blocker]:
     if not facts.kubelet_overdue:
         return []  # the events are read only where the kubelet is the one to act
     # the kubelet's teardown event puts it past the containers, whatever the paste hides
-    seen = any(text(e.get("reason")) in TEARDOWN_EVENT_REASONS for e in _volume_events(facts))
+    seen = any(text(e.get("reason")) in teardown_reasons() for e in _volume_events(facts))
     if not facts.reached(NETWORK, seen):
         return []
     traces = [

@@ -44,7 +44,8 @@ from kubectl_terminating.explain.readings import reading_blockers
 from kubectl_terminating.explain.webhooks import labels_of, webhook_blockers
 from kubectl_terminating.model import JSON, Blocker, Evidence, Finding, ObjectRef, Remedy
 from kubectl_terminating.resources import PODS
-from kubectl_terminating.view import ClusterView
+from kubectl_terminating.timeutil import parse_time
+from kubectl_terminating.view import ClusterView, undated
 
 # Blockers that give context but are not a cause of their own.
 CONTEXT_TYPES = frozenset(c.type for c in TABLE if c.context)
@@ -110,8 +111,10 @@ def explain_readings(facts: PodFacts) -> list[Blocker]:
     blocker of that type (a pasted pod without node or status: the event names the step)."""
     if not facts.past_deadline:
         return []
-    if facts.node_name and not facts.kubelet_pending:
-        return []  # the kubelet confirmed the deletion: only finalizers hold it (said above)
+    if facts.node_name and (not facts.kubelet_pending or facts.node.unhealthy):
+        # the kubelet confirmed the deletion (only finalizers hold it), or its node is down
+        # (the node holds it): said above, and no events read for a mass outage's pods
+        return []
     # the pod causes above read these entries with the node's context: where they could place
     # the pod on its node, what they left unsaid the evidence around it contradicted
     return reading_blockers(facts, facts.events, readers_looked=bool(facts.node_name))
@@ -168,6 +171,12 @@ def unknown_blocker(facts: PodFacts) -> Blocker:
 DEFAULT_GRACE = 30  # seconds: the Pod API's default terminationGracePeriodSeconds
 
 
+def _at_or_after(deletion: str | None, view: ClusterView) -> bool:
+    """The deletion is at or after the file's newest timestamp (its clock when undated)."""
+    deadline = parse_time(deletion)
+    return deadline is not None and deadline >= view.now
+
+
 def maybe_in_grace(facts: PodFacts, grace: int) -> Blocker:
     """A file without capture time, a deletion at (or after) its newest timestamp, nothing
     else found: the pod may still have been inside its grace period when the file was made.
@@ -201,7 +210,13 @@ def explain_unknown(facts: PodFacts) -> list[Blocker]:
     grace = meta(facts.pod).get("deletionGracePeriodSeconds")
     # longer than the default terminationGracePeriodSeconds: a wait someone chose, which a
     # file made during it shows as a pod that "does not go"
-    if AGE_UNKNOWN in facts.finding.unknowns and isinstance(grace, int) and grace > DEFAULT_GRACE:
+    after_all = undated(facts.view) and _at_or_after(facts.finding.deletion_timestamp, facts.view)
+    if (
+        AGE_UNKNOWN in facts.finding.unknowns
+        and after_all
+        and isinstance(grace, int)
+        and (grace > DEFAULT_GRACE)
+    ):
         return [maybe_in_grace(facts, grace)]
     return [unknown_blocker(facts)]
 

@@ -34,8 +34,8 @@ def _requested(obj: JSON) -> str:
 
 def _before_deletion(event: JSON, obj: JSON) -> bool:
     """The event's last sighting is older than the deletion request: not about this deletion."""
-    when, asked = event_time(event), _requested(obj)
-    return bool(when and asked and when < asked)
+    when, asked = parse_time(event_time(event)), parse_time(_requested(obj))
+    return when is not None and asked is not None and when < asked
 
 
 def _blocker(facts: Facts, reading: catalogue.Reading, said: Evidence, stale: bool) -> Blocker:

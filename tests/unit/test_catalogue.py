@@ -213,3 +213,24 @@ def test_the_structural_finalizers_are_one_documented_list() -> None:
     docs = (ROOT / "docs" / "catalogue.md").read_text()
     for structural in STRUCTURAL:
         assert f"| `{structural.finalizer}` | {structural.waits_for} |" in docs
+
+
+def test_every_reader_reads_its_entries_from_the_catalogue() -> None:
+    """An entry's `reader` takes its reasons and phrases from the catalogue (it names the
+    entry's key), so editing the entry changes what that module reads: one fact, one place."""
+    for entry in evidence.entries():
+        if entry.reader:
+            source = (ROOT / "kubectl_terminating" / entry.reader).read_text()
+            assert f'"{entry.key}"' in source, (entry.key, entry.reader)
+
+
+def test_the_namespace_conditions_are_the_ones_the_code_knows() -> None:
+    """The API's condition types (resources.py) and the catalogue's ns-* entries agree."""
+    from kubectl_terminating.resources import NAMESPACE_DELETION_CONDITIONS
+
+    read = {
+        str(e.condition["type"])
+        for e in evidence.entries()
+        if e.condition is not None and "Namespace" in e.about
+    }
+    assert read == set(NAMESPACE_DELETION_CONDITIONS)

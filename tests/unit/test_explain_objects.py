@@ -340,3 +340,13 @@ def test_an_old_event_from_the_owner_says_why_but_not_that_it_runs() -> None:
     (main,) = finding.blockers
     assert "running" not in main.summary
     assert any("credentials expired" in e.message for e in main.evidence)
+
+
+def test_an_owner_event_in_a_file_without_capture_time_proves_nothing_of_now() -> None:
+    """Undated, the file's clock is its newest timestamp, often that very event: its age says
+    nothing, so it is evidence of why, never that the owner runs."""
+    target, event = challenge_with_event(120)
+    view = StaticView([target, event], NOW, undated=True)
+    (main,) = explain_object(target, CHALLENGES, view).blockers
+    assert "running" not in main.summary
+    assert any("credentials expired" in e.message for e in main.evidence)

@@ -705,3 +705,23 @@ def test_a_kill_that_timed_out_in_the_runtime_is_the_runtime_while_no_status_sho
     assert "runtime-unavailable" not in types(
         explain(done, [*cluster(), event("FailedKillPod", message)])
     )
+
+
+class CountingView(StaticView):
+    """A view that counts the event lists asked of it (one request each on a live cluster)."""
+
+    in_memory = False  # as a live server: no by-name read of uid-less events
+    event_lists = 0
+
+    def list(self, resource: Any, namespace: Any = None, selectors: Any = None) -> list[JSON]:
+        if resource.kind == "Event":
+            self.event_lists += 1
+        return super().list(resource, namespace, *(() if selectors is None else (selectors,)))
+
+
+def test_a_pod_on_a_missing_node_reads_no_events() -> None:
+    """A mass outage's pods are held by their node: explaining one asks no event list (20,000
+    stuck pods would be 20,000 requests)."""
+    view = CountingView([pod(), *cluster("node-worker-1", "lease-worker-1")], NOW)
+    assert types(explain_pod(pod(), view)) == ["node-missing"]
+    assert view.event_lists == 0

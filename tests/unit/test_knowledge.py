@@ -608,7 +608,7 @@ def test_victoriametrics_finalizer_on_objects_it_created() -> None:
 def test_the_readme_and_docs_count_the_table() -> None:
     root = Path(__file__).resolve().parents[2]
     for doc in ("README.md", "docs/explaining.md"):
-        counts = re.findall(r"\((\d+) entries:", (root / doc).read_text())
+        counts = re.findall(r"\((\d+) finalizer names:", (root / doc).read_text())
         assert counts == [str(len(entries()))], doc
 
 

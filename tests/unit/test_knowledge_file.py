@@ -431,9 +431,9 @@ def test_owners_failure_signals_are_the_event_reasons_their_controllers_write() 
 
 
 def test_the_cli_and_the_reader_name_the_same_environment_variable() -> None:
-    from kubectl_terminating import cli
+    from kubectl_terminating import catalogue
 
-    assert cli.KNOWLEDGE_ENV == knowledge.ENV
+    assert catalogue.KNOWLEDGE_ENV == knowledge.ENV == "KUBECTL_TERMINATING_KNOWLEDGE"
 
 
 # -- issue 44: the rest of the table read at a tag; the corrections that reading found -----------

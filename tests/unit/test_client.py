@@ -27,6 +27,8 @@ from typing import Any
 
 import pytest
 import urllib3
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubectl_terminating import client as client_module
 from kubectl_terminating import find, reads
@@ -48,6 +50,7 @@ from kubectl_terminating.nodeanswers import NodeEvidenceRefused, Subject
 from kubectl_terminating.nodehttp import ThroughProxy
 from kubectl_terminating.nodeproxy import SSAR_PATH, NodeProxy
 from kubectl_terminating.view import ReadFailed
+from tests.profiles import examples
 
 TOKEN = "kt-fault-injector-secret-token-7f3a9c"
 OK: dict[str, Any] = {"kind": "Thing", "apiVersion": "v1", "metadata": {"name": "x"}}
@@ -731,6 +734,31 @@ def test_managed_fields_are_cut_before_decoding() -> None:
         del item["metadata"]["managedFields"]
     assert json.loads(cut) == listed
     assert listed["items"][1]["metadata"]["annotations"]["note"] == tricky
+
+
+# what fieldsV1 keys and managers may spell: brackets, quotes and backslashes in any order
+_TRICKY_TEXT = st.text(alphabet='ab]["\\}{:,', max_size=12)
+
+
+@settings(max_examples=examples(200))
+@given(
+    st.lists(
+        st.dictionaries(_TRICKY_TEXT, _TRICKY_TEXT | st.dictionaries(_TRICKY_TEXT, st.just({}))),
+        max_size=3,
+    ),
+    _TRICKY_TEXT,
+)
+def test_any_managed_fields_are_cut_whole(entries: list[dict[str, Any]], note: str) -> None:
+    """Whatever their strings hold, each item's managedFields are cut whole, and only they:
+    the rest decodes as the server sent it (a `]` or a `\\"` inside a string is not its end)."""
+    items = [
+        {"metadata": {"name": f"p{i}", "annotations": {"n": note}, "managedFields": entries}}
+        for i in range(2)
+    ]
+    cut = drop_managed_fields(_compact({"kind": "PodList", "items": items}))
+    for item in items:
+        del item["metadata"]["managedFields"]
+    assert json.loads(cut) == {"kind": "PodList", "items": items}
 
 
 def test_a_cut_that_leaves_no_json_falls_back_to_the_whole_body(server: FaultServer) -> None:

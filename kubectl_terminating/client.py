@@ -284,17 +284,22 @@ class Client:
 
     def _ssl_context(self, cert: bytes | None, key: bytes | None) -> ssl.SSLContext:
         conn = self.connection
-        context = ssl.create_default_context()
-        if conn.insecure:
+        if conn.insecure:  # nothing is verified: no roots to load
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
         elif conn.ca_data:
+            # As client-go (transport.go, rootCertPool: "When caData is not empty, it will be
+            # the ONLY information used in the CertPool"): the cluster's CA alone is trusted,
+            # and the system's roots are not loaded (about 0.1 s of every run).
             try:
-                context.load_verify_locations(cadata=conn.ca_data.decode("ascii", "replace"))
+                context = ssl.create_default_context(cadata=conn.ca_data.decode("ascii", "replace"))
             except ssl.SSLError:
                 raise ConfigError(
                     f'context "{conn.context}": certificate-authority is not valid PEM'
                 ) from None
+        else:  # no CA given: the system's roots, as client-go's nil RootCAs
+            context = ssl.create_default_context()
         if cert and key:
             _load_client_cert(context, cert, key, conn.context)
         return context

@@ -15,6 +15,7 @@ import io
 import json
 import re
 import socket
+import ssl
 import struct
 import subprocess
 import threading
@@ -784,6 +785,22 @@ def self_signed(tmp_path: Path) -> tuple[bytes, bytes]:
         cwd=tmp_path, check=True, capture_output=True,
     )  # fmt: skip
     return (tmp_path / "client.crt").read_bytes(), (tmp_path / "client.key").read_bytes()
+
+
+def test_the_cluster_ca_is_the_only_root_trusted(tmp_path: Path) -> None:
+    """As client-go: a kubeconfig that names its cluster's CA trusts that CA alone, never
+    also every public root of this machine (any of which could then vouch for the server);
+    without one, the machine's roots."""
+    ca, _ = self_signed(tmp_path)
+
+    def cluster(ca_data: bytes | None) -> Connection:
+        return Connection("https://127.0.0.1:6443", "c", "default", ca_data=ca_data)
+
+    pinned = Client(cluster(ca))._ssl_context(None, None)
+    assert [str(c["subject"]) for c in pinned.get_ca_certs()] == ["((('commonName', 'alice'),),)"]
+    assert pinned.verify_mode == ssl.CERT_REQUIRED and pinned.check_hostname
+    system = ssl.create_default_context().get_ca_certs()
+    assert Client(cluster(None))._ssl_context(None, None).get_ca_certs() == system
 
 
 @pytest.mark.parametrize("given", ["nothing", "token", "certificate", "basic"])

@@ -848,3 +848,28 @@ def test_credentials_given_win_over_the_exec_plugin(
             "basic": "Basic " + base64.b64encode(b"alice:s3cr3t").decode(),
         }[given]
     )
+
+
+def test_map_answers_in_order_and_raises_the_first_failure_once_all_ran(
+    server: FaultServer,
+) -> None:
+    """Reads made concurrently come back in the order asked; when some fail, every read is
+    still made, and the error raised is the first one's in that order (the one a serial run
+    would have met), not whichever thread failed first."""
+    client = make_client(server, workers=2)
+    ran: list[int] = []
+    lock = threading.Lock()
+
+    def read(i: int) -> int:
+        with lock:
+            ran.append(i)
+        if i in (5, 2):  # at once, while the other worker is still busy
+            raise Forbidden(f"no {i}", 403, "Forbidden")
+        time.sleep(0.02)
+        return i * 10
+
+    assert client.map(read, [3, 1, 4, 0]) == [30, 10, 40, 0]
+    ran.clear()
+    with pytest.raises(Forbidden, match="^no 5$"):
+        client.map(read, [7, 5, 8, 2, 6, 9])
+    assert sorted(ran) == [2, 5, 6, 7, 8, 9]

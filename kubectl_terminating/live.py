@@ -37,6 +37,7 @@ SAR_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 # A type with at most this many objects in the whole cluster is listed once for every
 # namespace being explained; past it one list per namespace moves fewer bytes (pods, events).
 ACROSS_LIMIT = 100
+_UNREAD = object()  # a memo key not read yet
 
 
 def reason_of(error: ApiError) -> str:
@@ -76,15 +77,18 @@ class LiveView:
     # -- memo -----------------------------------------------------------------------------------
     def _memo(self, key: tuple[Any, ...], load: Callable[[], T]) -> T:
         """load() once per key, even from several threads; a ReadFailed is remembered too."""
-        with self._guard:
-            lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
-            if key not in self._values:
-                try:
-                    self._values[key] = load()
-                except ReadFailed as failed:
-                    self._values[key] = failed
-            value = self._values[key]
+        # read already: no lock (an outage's 2,000 pods ask for the same reads 10,000 times)
+        value = self._values.get(key, _UNREAD)
+        if value is _UNREAD:
+            with self._guard:
+                lock = self._locks.setdefault(key, threading.Lock())
+            with lock:
+                if key not in self._values:
+                    try:
+                        self._values[key] = load()
+                    except ReadFailed as failed:
+                        self._values[key] = failed
+                value = self._values[key]
         if isinstance(value, ReadFailed):
             raise ReadFailed(value.what, value.reason)
         return value  # type: ignore[no-any-return]

@@ -405,6 +405,10 @@ def _pod_lookups(
     return lookups
 
 
+def _call(read: Callable[[], None]) -> None:
+    read()
+
+
 def find_pods(
     client: Client, scope: Scope, node_down: Callable[[str], bool] | None = None
 ) -> Found:
@@ -416,8 +420,15 @@ def find_pods(
     (20,000 pods on 200 dead nodes: 135 MB instead of 240 MB)."""
     if scope.names:
         return _by_name(client, PODS, scope.namespace, scope.names)
-    candidates, pods_on = _candidate_pods(client, scope)
-    exact = _terminal_pods(client, scope)
+    # the Table scan and the terminal pods' list at once: neither needs the other
+    scanned: list[tuple[set[tuple[str, str | None]], dict[str, int]]] = []
+    terminal: list[list[tuple[str, str]]] = []
+    both: list[Callable[[], None]] = [
+        lambda: scanned.append(_candidate_pods(client, scope)),
+        lambda: terminal.append(_terminal_pods(client, scope)),
+    ]
+    client.map(_call, both)
+    (candidates, pods_on), exact = scanned[0], terminal[0]
     pods: dict[tuple[str, str], JSON] = {}
     if sum(node is None for _, node in candidates) > MAX_NAME_LOOKUPS:
         every = {"labelSelector": scope.selector}

@@ -260,8 +260,13 @@ class LiveSource:
         self.view: ClusterView = self.live  # what finders and explainers read through
         self.node_evidence_read: dict[str, NodeEvidence] = {}
 
-    def find_pods(self, scope: Scope, node_down: Callable[[str], bool] | None = None) -> Found:
-        return find_pods(self.client, scope, node_down)
+    def find_pods(
+        self,
+        scope: Scope,
+        node_down: Callable[[str], bool] | None = None,
+        found_some: Callable[[list[JSON]], None] | None = None,
+    ) -> Found:
+        return find_pods(self.client, scope, node_down, found_some)
 
     def find_namespaces(self, names: tuple[str, ...]) -> Found:
         found = find_namespaces(self.client, names)

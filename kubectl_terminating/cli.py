@@ -5,6 +5,7 @@ Imports stay light: `--help` and `--version` must not load the HTTP stack or the
 
 from __future__ import annotations
 
+import gc
 import os
 import shlex
 import sys
@@ -811,7 +812,15 @@ def _restore_library_path() -> None:
             os.environ.pop("LD_LIBRARY_PATH", None)
 
 
+# The cyclic collector's thresholds: a run decodes and keeps a few hundred thousand objects
+# (pods, findings) that are freed by reference counts, not cycles; at Python's default (a pass
+# every 700 new objects, a full pass once they pile up) the collector took about 40 ms of the
+# 0.5 s CPU of `pods -A` in an outage of 2,000 pods. Cycles are still collected.
+GC_THRESHOLDS = (50_000, 20, 20)
+
+
 def main(argv: list[str] | None = None) -> None:
+    gc.set_threshold(*GC_THRESHOLDS)
     _restore_library_path()
     if not sys.warnoptions:
         # Only our own `Warning:` lines reach stderr, never a library's (urllib3, kubernetes,

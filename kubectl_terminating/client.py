@@ -15,7 +15,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
@@ -284,17 +283,22 @@ class Client:
 
     def _ssl_context(self, cert: bytes | None, key: bytes | None) -> ssl.SSLContext:
         conn = self.connection
-        context = ssl.create_default_context()
-        if conn.insecure:
+        if conn.insecure:  # nothing is verified: no roots to load
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
         elif conn.ca_data:
+            # As client-go (transport.go, rootCertPool: "When caData is not empty, it will be
+            # the ONLY information used in the CertPool"): the cluster's CA alone is trusted,
+            # and the system's roots are not loaded (about 0.1 s of every run).
             try:
-                context.load_verify_locations(cadata=conn.ca_data.decode("ascii", "replace"))
+                context = ssl.create_default_context(cadata=conn.ca_data.decode("ascii", "replace"))
             except ssl.SSLError:
                 raise ConfigError(
                     f'context "{conn.context}": certificate-authority is not valid PEM'
                 ) from None
+        else:  # no CA given: the system's roots, as client-go's nil RootCAs
+            context = ssl.create_default_context()
         if cert and key:
             _load_client_cert(context, cert, key, conn.context)
         return context
@@ -676,13 +680,45 @@ class Client:
     items = _item_by_item(pages)  # the same arguments; each item of every page
 
     def map(self, function: Callable[[T], R], inputs: Iterable[T]) -> list[R]:
-        """function over inputs with bounded concurrency, results in input order."""
+        """function over inputs with bounded concurrency, results in input order; the first
+        failure in input order is raised once every input is done (as a pool's map that is
+        then shut down). Each worker takes the next input when it is done with one: no
+        future per input, whose bookkeeping cost a sixth of explaining 2,000 pods."""
         work = list(inputs)
         if len(work) <= 1 or self.workers == 1:
             return [function(x) for x in work]
         self._ensure_pool()  # build once, not once per thread
-        with ThreadPoolExecutor(max_workers=min(self.workers, len(work))) as executor:
-            return list(executor.map(function, work))
+        results: list[Any] = [None] * len(work)
+        failures: dict[int, BaseException] = {}
+        taken = iter(range(len(work)))
+        lock = threading.Lock()
+        stopped = threading.Event()  # an interrupted caller: the workers take no more
+
+        def worker() -> None:
+            while not stopped.is_set():
+                with lock:
+                    index = next(taken, None)
+                if index is None:
+                    return
+                try:
+                    results[index] = function(work[index])
+                except BaseException as error:  # the caller's to raise, in input order
+                    failures[index] = error
+
+        threads = [
+            threading.Thread(target=worker, daemon=True)
+            for _ in range(min(self.workers, len(work)))
+        ]
+        try:
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        finally:
+            stopped.set()
+        if failures:
+            raise failures[min(failures)]
+        return results
 
 
 def _skew_text(seconds: float) -> str:

@@ -69,11 +69,47 @@ def _kept(pod: JSON) -> JSON:
 _MANAGED_FIELDS = re.compile(rb',"managedFields":\[[^"\]]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^"\]]*)*\]')
 
 
+_MANAGED_FIELDS_KEY = b',"managedFields":['
+
+
 def drop_managed_fields(body: bytes) -> bytes:
     """A list or object without its managedFields, before it is decoded: they are about half
     of a pod's bytes and most of its decoding time (their many small objects), and no
-    explainer reads them. Client.get decodes the whole body if the cut leaves no JSON."""
-    return _MANAGED_FIELDS.sub(b"", body)
+    explainer reads them. Client.get decodes the whole body if the cut leaves no JSON.
+
+    The cut is the regular expression's (_MANAGED_FIELDS), found faster: each array ends at
+    its first `]` when an even number of unescaped quotes comes before it (it is outside
+    every string); only when that is not plain (a `]` inside a string, an escaped backslash)
+    does the expression walk the array. The metadata of 100 pods: 0.9 ms instead of 3.3."""
+    parts: list[bytes] = []
+    kept = 0  # where the text still to keep starts
+    start = body.find(_MANAGED_FIELDS_KEY)
+    while start >= 0:
+        end = _array_end(body, start)
+        if end > 0:
+            parts.append(body[kept:start])
+            kept = end
+        start = body.find(_MANAGED_FIELDS_KEY, max(end, start + 1))
+    if not parts:
+        return body
+    parts.append(body[kept:])
+    return b"".join(parts)
+
+
+def _array_end(body: bytes, start: int) -> int:
+    """Just past the `]` that ends the managedFields array whose key is at `start`, or -1
+    when the expression does not match there (then it is left in place)."""
+    inside = start + len(_MANAGED_FIELDS_KEY)
+    close = body.find(b"]", inside)
+    if close >= 0:
+        escaped = body.count(b'\\"', inside, close)
+        # each backslash escapes a quote (none is escaped itself): the rest of the quotes
+        # open and close strings
+        plain = body.count(b"\\", inside, close) == escaped
+        if plain and (body.count(b'"', inside, close) - escaped) % 2 == 0:
+            return close + 1
+    found = _MANAGED_FIELDS.match(body, start)
+    return found.end() if found else -1
 
 
 def _key(obj: JSON) -> tuple[str, str]:
@@ -369,19 +405,36 @@ def _pod_lookups(
     return lookups
 
 
+def _call(read: Callable[[], None]) -> None:
+    read()
+
+
 def find_pods(
-    client: Client, scope: Scope, node_down: Callable[[str], bool] | None = None
+    client: Client,
+    scope: Scope,
+    node_down: Callable[[str], bool] | None = None,
+    found_some: Callable[[list[JSON]], None] | None = None,
 ) -> Found:
     """The terminating pods in scope. With `node_down` (the table, --summary, -o name: what
     needs no pod's spec or status beyond its node), the pods of a node it shows down (gone,
     or NotReady without a live kubelet) are read metadata only: every pod there is held by
     its node, which its metadata and node name explain alone (the node, containers, volumes
     and hooks explainers ask nothing more of a pod on a dead node), at about half the bytes
-    (20,000 pods on 200 dead nodes: 135 MB instead of 240 MB)."""
+    (20,000 pods on 200 dead nodes: 135 MB instead of 240 MB). With `found_some`, each
+    read's terminating pods are given to it as that read ends, in its reading thread (the
+    explaining of a dead node's pods then overlaps the reads of the next nodes); the same
+    objects are in the answer, unless a pod was read twice (then one of the two)."""
     if scope.names:
         return _by_name(client, PODS, scope.namespace, scope.names)
-    candidates, pods_on = _candidate_pods(client, scope)
-    exact = _terminal_pods(client, scope)
+    # the Table scan and the terminal pods' list at once: neither needs the other
+    scanned: list[tuple[set[tuple[str, str | None]], dict[str, int]]] = []
+    terminal: list[list[tuple[str, str]]] = []
+    both: list[Callable[[], None]] = [
+        lambda: scanned.append(_candidate_pods(client, scope)),
+        lambda: terminal.append(_terminal_pods(client, scope)),
+    ]
+    client.map(_call, both)
+    (candidates, pods_on), exact = scanned[0], terminal[0]
     pods: dict[tuple[str, str], JSON] = {}
     if sum(node is None for _, node in candidates) > MAX_NAME_LOOKUPS:
         every = {"labelSelector": scope.selector}
@@ -402,7 +455,10 @@ def find_pods(
     def kept(lookup: Callable[[], Iterable[JSON]]) -> list[JSON]:
         # each page trimmed as it comes, in its reading thread: every stuck pod's managedFields
         # held until all are read would be half a gigabyte at 20,000 pods
-        return [_kept(pod) for pod in lookup() if _terminating(pod)]
+        batch = [_kept(pod) for pod in lookup() if _terminating(pod)]
+        if found_some is not None and batch:
+            found_some(batch)
+        return batch
 
     for batch in client.map(kept, lookups):
         for pod in batch:

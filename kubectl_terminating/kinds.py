@@ -44,7 +44,9 @@ class Targets:
 class Kind:
     command: str  # `kubectl terminating <command>` (options.KINDS)
     resource: Resource | None  # None: the generic entry, any kind
-    find: Callable[[Source, Request], Targets]
+    # (source, request, early): early, when given, may get objects before all are found
+    # (a batch as its read ends, in the reading thread), to explain them meanwhile
+    find: Callable[[Source, Request, Early | None], Targets]
     # (object, its resource, the view, every detail?) -> its finding
     explain: Callable[[JSON, Resource, ClusterView, bool], Finding]
     columns: Sequence[Column]  # of its table (render/table.py)
@@ -72,23 +74,26 @@ def _targets(found: Found, resource: Resource) -> Targets:
     return Targets([(resource, obj) for obj in found.objects], missing, found.warnings)
 
 
-def _find_pods(source: Source, request: Request) -> Targets:
+Early = Callable[[list["JSON"]], None]  # Kind.find's hand-over of objects found so far
+
+
+def _find_pods(source: Source, request: Request, early: Early | None = None) -> Targets:
     from kubectl_terminating.explain.pod_facts import node_down, read_ahead
     from kubectl_terminating.source import Scope
 
     o, view = request.options, source.view
     # only the table, --summary or names will be shown: pods of a dead node are read brief
     down = (lambda name: node_down(view, name)) if request.brief else None
-    found = source.find_pods(Scope(request.namespace, o.names, o.selector), down)
+    found = source.find_pods(Scope(request.namespace, o.names, o.selector), down, early)
     read_ahead(view, found.objects, source.map)
     return _targets(found, PODS)
 
 
-def _find_namespaces(source: Source, request: Request) -> Targets:
+def _find_namespaces(source: Source, request: Request, _early: Early | None = None) -> Targets:
     return _targets(source.find_namespaces(request.options.names), NAMESPACES)
 
 
-def _find_any(source: Source, request: Request) -> Targets:
+def _find_any(source: Source, request: Request, _early: Early | None = None) -> Targets:
     from kubectl_terminating.source import Scope
 
     objects, warnings = source.find_all(Scope(request.namespace, (), request.options.selector))

@@ -77,7 +77,19 @@ def collect(
     what each explanation reads)."""
     kind = kinds.by_command(request.options.kind)
     view, detailed = source.view, request.detailed
-    found = kind.find(source, request)
+    # Objects explained as the finder hands them over, in its reading threads: a dead node's
+    # pods are explained while the next nodes are read (the server's time). Not when each
+    # object is seen first (dump) or through its own view (--watch).
+    early: dict[int, tuple[JSON, Finding]] = {}
+    resource_of = kind.resource
+
+    def explain_early(objects: list[JSON]) -> None:
+        assert resource_of is not None
+        for obj in objects:  # by identity; the entry holds obj, so its id stays its own
+            early[id(obj)] = obj, explain_one(kind, obj, resource_of, view, detailed)
+
+    as_found = resource_of is not None and on_found is None and view_for is None
+    found = kind.find(source, request, explain_early if as_found else None)
     if on_found is not None:
         for pair in found.objects:
             on_found(pair)
@@ -85,8 +97,12 @@ def collect(
 
     def one(pair: tuple[Resource, JSON]) -> Finding:
         resource, obj = pair
-        seen = view_for(view, obj) if view_for else view
-        finding = explain_one(kind, obj, resource, seen, detailed)
+        made = early.pop(id(obj), None)
+        if made is not None and made[0] is obj and resource == resource_of:
+            finding = made[1]
+        else:
+            seen = view_for(view, obj) if view_for else view
+            finding = explain_one(kind, obj, resource, seen, detailed)
         progress.step()
         return finding
 

@@ -502,7 +502,13 @@ class SnapshotSource:
     def _of_kind(self, kind: str) -> list[JSON]:
         return [o for o in self.loaded.objects if o.get("kind") == kind]
 
-    def find_pods(self, scope: Scope, node_down: Callable[[str], bool] | None = None) -> Found:
+    def find_pods(
+        self,
+        scope: Scope,
+        node_down: Callable[[str], bool] | None = None,
+        found_some: Callable[[list[JSON]], None] | None = None,
+    ) -> Found:
+        # in memory already: nothing to hand over before the whole answer
         pods = [p for p in self._of_kind("Pod") if _in_scope(p, scope.namespace, scope.selector)]
         return self._by_names(pods, scope.names, "pods")
 

@@ -39,9 +39,15 @@ class Source(Protocol):
     @property
     def view(self) -> ClusterView: ...
 
-    def find_pods(self, scope: Scope, node_down: Callable[[str], bool] | None = None) -> Found:
+    def find_pods(
+        self,
+        scope: Scope,
+        node_down: Callable[[str], bool] | None = None,
+        found_some: Callable[[list[JSON]], None] | None = None,
+    ) -> Found:
         """node_down: a node whose pods it says are all held by it (the table, --summary and
-        names need no more of them: see find.find_pods)."""
+        names need no more of them: see find.find_pods); found_some: given the pods as they
+        are read, batch by batch, before all are (a source may never call it)."""
         ...
 
     def find_namespaces(self, names: tuple[str, ...]) -> Found: ...

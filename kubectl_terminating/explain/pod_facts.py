@@ -708,6 +708,7 @@ def node_down(view: ClusterView, name: str) -> bool:
 
 
 Work = tuple[str, str]  # (kind, name) of a read to make ahead
+WEBHOOKS = "Webhooks"  # the kind of the read of both webhook configuration kinds
 
 
 def read_ahead(
@@ -716,23 +717,30 @@ def read_ahead(
     map_: Callable[[Callable[[Work], None], Sequence[Work]], object],
 ) -> None:
     """Read concurrently, before the pods are explained, what their explainers will ask for
-    first: each pod's namespace, and the node of each pod whose kubelet has yet to confirm
-    (the same memoised reads, so no more of them). Explained in order, the threads would
-    otherwise all wait on each namespace's read in turn: 20,000 pods in 200 namespaces, 200
-    round trips one after the other."""
-    namespaces, nodes = set(), set()
+    first: each pod's namespace, the node of each pod whose kubelet has yet to confirm, and
+    the webhook configurations when a pod still needs a write (pending_writes: the webhooks
+    cause reads them then), the same memoised reads, so no more of them. Explained in order,
+    the threads would otherwise all wait on each namespace's read in turn (20,000 pods in 200
+    namespaces, 200 round trips one after the other), and on the webhooks' at the start."""
+    namespaces, nodes, writes = set(), set(), False
     for pod in pods:
         m, spec = as_dict(pod.get("metadata")), spec_of(pod)
         namespaces.add(str(m.get("namespace") or ""))
         if spec.get("nodeName") and m.get("deletionGracePeriodSeconds") != 0:
             nodes.add(str(spec["nodeName"]))
+            writes = True
+        writes = writes or any(isinstance(f, str) for f in list_of(m.get("finalizers")))
 
     def read(what: tuple[str, str]) -> None:
         kind, name = what
         if kind == "Node":
             node_check(view, name)  # failed reads stay in the memo, as warnings
-        elif name:
+        elif kind == WEBHOOKS:
             with contextlib.suppress(ReadFailed):  # remembered: the explainer reports it
+                reads.webhook_configurations_each(view)
+        elif name:
+            with contextlib.suppress(ReadFailed):
                 reads.namespace(view, name)
 
-    map_(read, sorted({("Namespace", ns) for ns in namespaces} | {("Node", n) for n in nodes}))
+    work = sorted({("Namespace", ns) for ns in namespaces} | {("Node", n) for n in nodes})
+    map_(read, ([(WEBHOOKS, "")] if writes else []) + work)  # webhooks first: all pods ask

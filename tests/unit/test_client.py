@@ -15,6 +15,7 @@ import io
 import json
 import re
 import socket
+import ssl
 import struct
 import subprocess
 import threading
@@ -27,6 +28,8 @@ from typing import Any
 
 import pytest
 import urllib3
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubectl_terminating import client as client_module
 from kubectl_terminating import find, reads
@@ -48,6 +51,7 @@ from kubectl_terminating.nodeanswers import NodeEvidenceRefused, Subject
 from kubectl_terminating.nodehttp import ThroughProxy
 from kubectl_terminating.nodeproxy import SSAR_PATH, NodeProxy
 from kubectl_terminating.view import ReadFailed
+from tests.profiles import examples
 
 TOKEN = "kt-fault-injector-secret-token-7f3a9c"
 OK: dict[str, Any] = {"kind": "Thing", "apiVersion": "v1", "metadata": {"name": "x"}}
@@ -733,6 +737,31 @@ def test_managed_fields_are_cut_before_decoding() -> None:
     assert listed["items"][1]["metadata"]["annotations"]["note"] == tricky
 
 
+# what fieldsV1 keys and managers may spell: brackets, quotes and backslashes in any order
+_TRICKY_TEXT = st.text(alphabet='ab]["\\}{:,', max_size=12)
+
+
+@settings(max_examples=examples(200))
+@given(
+    st.lists(
+        st.dictionaries(_TRICKY_TEXT, _TRICKY_TEXT | st.dictionaries(_TRICKY_TEXT, st.just({}))),
+        max_size=3,
+    ),
+    _TRICKY_TEXT,
+)
+def test_any_managed_fields_are_cut_whole(entries: list[dict[str, Any]], note: str) -> None:
+    """Whatever their strings hold, each item's managedFields are cut whole, and only they:
+    the rest decodes as the server sent it (a `]` or a `\\"` inside a string is not its end)."""
+    items = [
+        {"metadata": {"name": f"p{i}", "annotations": {"n": note}, "managedFields": entries}}
+        for i in range(2)
+    ]
+    cut = drop_managed_fields(_compact({"kind": "PodList", "items": items}))
+    for item in items:
+        del item["metadata"]["managedFields"]
+    assert json.loads(cut) == {"kind": "PodList", "items": items}
+
+
 def test_a_cut_that_leaves_no_json_falls_back_to_the_whole_body(server: FaultServer) -> None:
     """If an answer had another shape (an array inside managedFields), the cut would end
     early and leave broken JSON: the whole body is decoded instead, never an error."""
@@ -756,6 +785,22 @@ def self_signed(tmp_path: Path) -> tuple[bytes, bytes]:
         cwd=tmp_path, check=True, capture_output=True,
     )  # fmt: skip
     return (tmp_path / "client.crt").read_bytes(), (tmp_path / "client.key").read_bytes()
+
+
+def test_the_cluster_ca_is_the_only_root_trusted(tmp_path: Path) -> None:
+    """As client-go: a kubeconfig that names its cluster's CA trusts that CA alone, never
+    also every public root of this machine (any of which could then vouch for the server);
+    without one, the machine's roots."""
+    ca, _ = self_signed(tmp_path)
+
+    def cluster(ca_data: bytes | None) -> Connection:
+        return Connection("https://127.0.0.1:6443", "c", "default", ca_data=ca_data)
+
+    pinned = Client(cluster(ca))._ssl_context(None, None)
+    assert [str(c["subject"]) for c in pinned.get_ca_certs()] == ["((('commonName', 'alice'),),)"]
+    assert pinned.verify_mode == ssl.CERT_REQUIRED and pinned.check_hostname
+    system = ssl.create_default_context().get_ca_certs()
+    assert Client(cluster(None))._ssl_context(None, None).get_ca_certs() == system
 
 
 @pytest.mark.parametrize("given", ["nothing", "token", "certificate", "basic"])
@@ -803,3 +848,28 @@ def test_credentials_given_win_over_the_exec_plugin(
             "basic": "Basic " + base64.b64encode(b"alice:s3cr3t").decode(),
         }[given]
     )
+
+
+def test_map_answers_in_order_and_raises_the_first_failure_once_all_ran(
+    server: FaultServer,
+) -> None:
+    """Reads made concurrently come back in the order asked; when some fail, every read is
+    still made, and the error raised is the first one's in that order (the one a serial run
+    would have met), not whichever thread failed first."""
+    client = make_client(server, workers=2)
+    ran: list[int] = []
+    lock = threading.Lock()
+
+    def read(i: int) -> int:
+        with lock:
+            ran.append(i)
+        if i in (5, 2):  # at once, while the other worker is still busy
+            raise Forbidden(f"no {i}", 403, "Forbidden")
+        time.sleep(0.02)
+        return i * 10
+
+    assert client.map(read, [3, 1, 4, 0]) == [30, 10, 40, 0]
+    ran.clear()
+    with pytest.raises(Forbidden, match="^no 5$"):
+        client.map(read, [7, 5, 8, 2, 6, 9])
+    assert sorted(ran) == [2, 5, 6, 7, 8, 9]

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import copy
 import io
+from collections.abc import Callable, Sequence
+from typing import TypeVar, cast
 
 import pytest
 
 from kubectl_terminating import kinds, kubeconfig
 from kubectl_terminating.dump import run_dump
+from kubectl_terminating.explain import pods as pods_module
 from kubectl_terminating.kinds import json_extras
-from kubectl_terminating.model import Finding
+from kubectl_terminating.model import JSON, Finding
 from kubectl_terminating.options import Options, complete
+from kubectl_terminating.run import collect
+from kubectl_terminating.source import Found, Scope, Source
+from kubectl_terminating.staticview import StaticView
+from kubectl_terminating.view import ClusterView
+from tests.unit.builders import PODS_NOW, healthy_cluster, pod_fixture
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def finding(kind: str, api_version: str) -> Finding:
@@ -71,3 +83,52 @@ def test_dump_interrupted_exits_130_without_a_traceback(monkeypatch: pytest.Monk
     err = io.StringIO()
     assert run_dump(Options(kind="all"), "bundle.json", err) == 130
     assert err.getvalue() == ""
+
+
+class _HandingOver:
+    """A source whose finder hands its pods over before it answers, last first, and then
+    answers with a fresh copy of the last one (a pod read twice: the later read is kept)."""
+
+    def __init__(self, pods: list[JSON], fresh: JSON) -> None:
+        self.pods, self.fresh = pods, fresh
+        self.view = StaticView(healthy_cluster(), PODS_NOW)
+
+    def find_pods(
+        self,
+        scope: Scope,
+        node_down: Callable[[str], bool] | None = None,
+        found_some: Callable[[list[JSON]], None] | None = None,
+    ) -> Found:
+        if found_some is not None:
+            found_some(list(reversed(self.pods)))
+        return Found([*self.pods[:-1], self.fresh], [], [])
+
+    def map(self, function: Callable[[T], R], inputs: Sequence[T]) -> list[R]:
+        return [function(x) for x in inputs]
+
+
+def test_pods_handed_over_early_are_explained_once_each_in_the_answers_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Pods the finder hands over as it reads them are explained then, not again; the table
+    keeps the finder's order, and a pod read twice is explained as last read."""
+    pods = []
+    for name in ("a", "b", "c"):
+        pod = copy.deepcopy(pod_fixture("pod-web-0"))
+        pod["metadata"]["name"] = name
+        pods.append(pod)
+    fresh = copy.deepcopy(pods[-1])
+    fresh["metadata"]["deletionTimestamp"] = "2025-06-01T09:00:00Z"
+    explained: list[str] = []
+    real = pods_module.explain_pod
+
+    def counted(pod: JSON, view: ClusterView) -> Finding:
+        explained.append(pod["metadata"]["name"])
+        return real(pod, view)
+
+    monkeypatch.setattr(pods_module, "explain_pod", counted)
+    request = complete(Options(kind="pods", all_namespaces=True), None)
+    result = collect(request, cast(Source, _HandingOver(pods, fresh)), io.StringIO())
+    assert [f.name for f in result.findings] == ["a", "b", "c"]
+    assert result.findings[2].deletion_timestamp == "2025-06-01T09:00:00Z"
+    assert sorted(explained) == ["a", "b", "c", "c"]  # c again: its later read

@@ -5,9 +5,20 @@ only explain_pod filled: facts built anywhere else silently had no node."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Sequence
 
-from kubectl_terminating.explain.pod_facts import NODE_UNKNOWN, SPEC_UNKNOWN, PodFacts
+from kubectl_terminating.explain.pod_facts import (
+    NODE_UNKNOWN,
+    SPEC_UNKNOWN,
+    PodFacts,
+    Work,
+    read_ahead,
+)
+from kubectl_terminating.explain.pods import explain_pod
+from kubectl_terminating.model import JSON
+from kubectl_terminating.resources import Resource
 from kubectl_terminating.staticview import StaticView
+from kubectl_terminating.view import EVERYTHING, Selectors
 from tests.unit.builders import (
     PODS_NOW,
     healthy_cluster,
@@ -71,3 +82,42 @@ def test_a_terminal_phase_written_before_the_deletion_is_not_the_final_status() 
     pod["status"]["observedGeneration"] = 2  # twin: written after the deletion
     assert PodFacts(pod, StaticView(cluster, PODS_NOW)).final_status is True
     assert explain(pod, cluster).blockers[0].confidence == "likely"
+
+
+class _Recording(StaticView):
+    """A view that notes the kinds listed through it."""
+
+    def __init__(self, objects: list[JSON]) -> None:
+        super().__init__(objects, PODS_NOW)
+        self.listed: list[str] = []
+
+    def list(
+        self, resource: Resource, namespace: str | None = None, selectors: Selectors = EVERYTHING
+    ) -> list[JSON]:
+        self.listed.append(resource.plural)
+        return super().list(resource, namespace, selectors)
+
+
+def _serially(function: Callable[[Work], None], work: Sequence[Work]) -> None:
+    for item in work:
+        function(item)
+
+
+def test_the_webhooks_are_read_ahead_only_for_pods_that_still_need_a_write() -> None:
+    """Every pod still waiting for its kubelet (or a finalizer's removal) has the webhooks on
+    those writes checked, so their configurations are read before the pods are explained; a
+    pod whose kubelet already confirmed, with no finalizer, needs no write: nothing is read
+    for it that its explanation would not read."""
+    waiting = pod_fixture("pod-web-0")
+    view = _Recording(healthy_cluster())
+    read_ahead(view, [waiting], _serially)
+    webhooks = ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"]
+    assert [kind for kind in view.listed if kind in webhooks] == webhooks
+    confirmed = copy.deepcopy(waiting)
+    confirmed["metadata"]["deletionGracePeriodSeconds"] = 0
+    confirmed["metadata"].pop("finalizers", None)
+    view = _Recording(healthy_cluster())
+    read_ahead(view, [confirmed], _serially)
+    assert not set(view.listed) & set(webhooks)
+    explain_pod(confirmed, view)
+    assert not set(view.listed) & set(webhooks)  # what its explanation reads: none either

@@ -16,7 +16,7 @@ from kubectl_terminating.discovery import discover
 from kubectl_terminating.errors import ApiError, Forbidden, NotFound, NotServed, Unauthorized
 from kubectl_terminating.find import find_all, find_namespaces, find_pods
 from kubectl_terminating.model import JSON
-from kubectl_terminating.resources import EVENTS, NAMESPACES, Resource, typed
+from kubectl_terminating.resources import NAMESPACES, Resource, typed
 from kubectl_terminating.source import Found, Scope
 from kubectl_terminating.view import (
     ACCESS_REVIEWS,
@@ -37,11 +37,6 @@ SAR_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 # A type with at most this many objects in the whole cluster is listed once for every
 # namespace being explained; past it one list per namespace moves fewer bytes (pods, events).
 ACROSS_LIMIT = 100
-# Past this many reads of events by uid in one namespace, its events are listed once and the
-# others answered from that list, filtered as the server would: an outage's 2,000 pods each
-# ask for their own (2,000 requests); 20 namespaces' lists answer the same.
-EVENTS_BY_UID = 4
-_UID_FIELD = "involvedObject.uid="
 _UNREAD = object()  # a memo key not read yet
 
 
@@ -59,7 +54,6 @@ class LiveView:
         self._locks: dict[tuple[Any, ...], threading.Lock] = {}
         self._guard = threading.Lock()
         self._content_namespaces: frozenset[str] = frozenset()
-        self._events_asked: defaultdict[str | None, int] = defaultdict(int)
 
     def expect_content(self, namespaces: Collection[JSON]) -> None:
         """The namespaces whose content will be asked for in this run. With two or more, each
@@ -228,13 +222,6 @@ class LiveView:
     def list(
         self, resource: Resource, namespace: str | None = None, selectors: Selectors = EVERYTHING
     ) -> list[JSON]:
-        uid = _events_uid(resource, namespace, selectors)
-        if uid:
-            with self._guard:
-                asked = self._events_asked[namespace] = self._events_asked[namespace] + 1
-            if asked > EVENTS_BY_UID:  # the namespace's events, listed once, as the server would
-                listed = self._list(resource, namespace)
-                return [e for e in listed if (e.get("involvedObject") or {}).get("uid") == uid]
         return self._list(resource, namespace, selectors.params())
 
     def may(self, user: str, groups: tuple[str, ...], attributes: JSON) -> bool:
@@ -304,16 +291,6 @@ class LiveSource:
         evidence, warnings = NodeProxy(self.client).read_nodes(subjects)
         self.node_evidence_read.update(evidence)  # what `dump --node-evidence` saves
         return evidence, warnings
-
-
-def _events_uid(resource: Resource, namespace: str | None, selectors: Selectors) -> str:
-    """The uid of a read of one namespace's events by involvedObject.uid alone ("" for any
-    other read; a uid the selector had to escape is read as asked)."""
-    fields = selectors.fields
-    if resource != EVENTS or not namespace or selectors.labels or not fields.startswith(_UID_FIELD):
-        return ""
-    uid = fields[len(_UID_FIELD) :]
-    return "" if any(c in uid for c in ",=!\\") else uid
 
 
 def version_numbers(answer: JSON) -> tuple[int, int] | None:

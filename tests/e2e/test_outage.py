@@ -15,17 +15,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from kubectl_terminating.live import EVENTS_BY_UID
 from tests.harness import scenarios
-from tests.harness.api import (
-    condition,
-    create_event,
-    create_namespace,
-    delete,
-    get,
-    now,
-    unique_ns,
-)
+from tests.harness.api import condition, create_namespace, delete, get, now, unique_ns
 from tests.harness.cli import run_cli, run_json
 from tests.harness.controlplane import ControlPlane
 from tests.harness.kubelet import create_node, create_pod, renew_lease, set_pod_status, stale_lease
@@ -275,33 +266,3 @@ def test_table_and_summary_same_as_from_whole_pods(
     saved = sum(size(name, ("spec", "status")) for name in mixed.brief)
     reread = size("held-0") + size("confirmed-0")
     assert whole_bytes - (brief_bytes - reread) > 0.8 * saved, (whole_bytes, brief_bytes, saved)
-
-
-def test_each_pods_events_are_its_own_when_their_namespace_is_listed_once(
-    control_plane: ControlPlane,
-) -> None:
-    """The taint eviction controller's event on each of 12 pods of a dead node is evidence on
-    that pod's blocker, its own and no other's, though past the first few pods the namespace's
-    events are listed once instead of read pod by pod (2,000 pods: 2,000 requests)."""
-    cp = control_plane
-    ns = unique_ns("evicted")
-    create_namespace(cp, ns)
-    node = f"{ns}-dead"
-    dead_node(cp, node)
-    names = stuck_on(cp, ns, [node], 12)
-    for name in names:
-        pod = get(cp, scenarios.pod_path(ns, name))
-        said = f"Marking for deletion Pod {ns}/{name}"
-        create_event(cp, ns, pod, "TaintManagerEviction", said, "Normal", component="taint")
-    result = run_cli("pods", "-n", ns, "-o", "json", "-v", "6", kubeconfig=cp.kubeconfig_path)
-    assert result.returncode == 0, result.stderr
-    items = json.loads(result.stdout)["items"]
-    assert sorted(item["name"] for item in items) == sorted(names)
-    for item in items:
-        evidence = [e["message"] for b in item["blockers"] for e in b["evidence"]]
-        evicted = [m for m in evidence if "TaintManagerEviction" in m]
-        assert evicted == [
-            f"event TaintManagerEviction: Marking for deletion Pod {ns}/{item['name']}"
-        ]
-    reads = re.findall(rf"GET \S+/namespaces/{ns}/events\S*", result.stderr)
-    assert len(reads) == EVENTS_BY_UID + 1, reads

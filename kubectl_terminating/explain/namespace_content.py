@@ -165,7 +165,8 @@ def _type_named(listing: ContentListing) -> str:
 def content_summary(content: Content) -> str:
     """What is left, named: the finalizers they carry, the types and their objects, the types
     that could not be listed (never only a count). Too long a line gives each type's count
-    instead of its objects' names, then only the types, then is cut at its end (clip)."""
+    instead of its objects' names, then only the types, then their plurals with counts, then
+    is cut at its end (clip)."""
     left = content.left
     total = sum(len(c.items) for c in left)
     finalizers = sorted({f for c in left for i in c.items for f in finalizers_of(i)})
@@ -179,7 +180,7 @@ def content_summary(content: Content) -> str:
             parts.append(f"{said}: " + ", ".join(map(named, left)))
         return "; ".join([*parts, f"not listable: {unlisted}"] if unlisted else parts)
 
-    for named in (_type_named, _type_counted, _type_only):
+    for named in (_type_named, _type_counted, _type_only, _plural_counted):
         found = line(named)
         if len(found) <= CONTENT_WIDTH:
             return found
@@ -188,6 +189,11 @@ def content_summary(content: Content) -> str:
 
 def _type_counted(listing: ContentListing) -> str:
     return f"{listing.resource.qualified} ({len(listing.items)})"
+
+
+def _plural_counted(listing: ContentListing) -> str:
+    """`widgets (1)`: a long group's type by its plural alone (the evidence has it whole)."""
+    return f"{listing.resource.plural} ({len(listing.items)})"
 
 
 def _type_only(listing: ContentListing) -> str:

@@ -260,7 +260,7 @@ def test_custom_resource_without_its_operator(built: Built, explained: dict[str,
     assert gadget["finalizers"] == [f"{group}/cleanup"]
     assert gadget["owners"] == {f"{group}/cleanup": "unknown"}
     content = one(item, "content-remaining")
-    assert content["summary"] == "1 object left in 1 type, 1 with finalizers"
+    assert content["summary"] == f"finalizer {group}/cleanup; left: widgets (1)"
     assert f"widgets.{group}: 1 left, 1 with finalizers ({group}/cleanup)" in messages(content)
     assert "NamespaceFinalizersRemaining: Some content in the namespace has finalizers " in (
         messages(content)
@@ -594,7 +594,7 @@ def test_broken_conversion_webhook(own_control_plane: ControlPlane) -> None:
     # the type cannot be listed: shown as such, never as "nothing left"
     gizmos = remaining(item, crd)
     assert gizmos["count"] == 0 and "conversion webhook" in gizmos["error"]
-    assert one(item, "content-remaining")["summary"] == "1 type not listable"
+    assert one(item, "content-remaining")["summary"] == f"not listable: gizmos.{group}"
     condition = one(item, "namespace-condition")
     assert condition["summary"].startswith("deletes fail: conversion webhook of ")
     assert f"conversion webhook for {group}/v1, Kind=Gizmo failed" in messages(condition)

@@ -15,7 +15,7 @@ from kubectl_terminating.explain.node_evidence import (
     not_read,
     wants_evidence,
 )
-from kubectl_terminating.explain.pod_facts import node_check
+from kubectl_terminating.explain.node_health import node_check
 from kubectl_terminating.model import JSON, Finding
 from kubectl_terminating.nodeanswers import NodeEvidence, NodeEvidenceRefused, Subject, pod_keys
 from kubectl_terminating.timeutil import parse_time

@@ -19,6 +19,14 @@ AGE_UNKNOWN = f"age unknown: {NO_CAPTURE_TIME}"
 DELETION_TIME_UNKNOWN = "age unknown: the object has no deletionTimestamp (a partial paste)"
 
 
+def spec_of(obj: JSON) -> JSON:
+    return as_dict(obj.get("spec"))
+
+
+def status_of(obj: JSON) -> JSON:
+    return as_dict(obj.get("status"))
+
+
 def pods_on_node(node: str) -> str:
     """The command that lists a node's pods (what runs there: a driver, the CNI plugin)."""
     return f"kubectl get pods -A -o wide --field-selector spec.nodeName={shlex.quote(node)}"
@@ -163,5 +171,7 @@ __all__ = [
     "parse_time",
     "ref_of",
     "run_causes",
+    "spec_of",
+    "status_of",
     "text",
 ]

@@ -16,7 +16,8 @@ from kubectl_terminating.causes import (
     cause_of,
 )
 from kubectl_terminating.explain.common import pods_on_node
-from kubectl_terminating.explain.pod_facts import node_ref, unique_remedies
+from kubectl_terminating.explain.node_health import node_ref
+from kubectl_terminating.explain.pod_facts import unique_remedies
 from kubectl_terminating.model import Evidence, Finding, Remedy
 from kubectl_terminating.nodeanswers import (
     PERMISSION,

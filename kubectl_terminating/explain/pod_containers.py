@@ -10,16 +10,13 @@ from dataclasses import dataclass
 
 from kubectl_terminating.catalogue import evidence as catalogue
 from kubectl_terminating.causes import CERTAIN, CONTAINERS_RUNNING, LIKELY
-from kubectl_terminating.explain.common import as_dict, list_of, text
+from kubectl_terminating.explain.common import as_dict, list_of, spec_of, status_of, text
 from kubectl_terminating.explain.events import event_evidence, newest_event
+from kubectl_terminating.explain.node_health import condition_of, node_ref
 from kubectl_terminating.explain.pod_facts import (
     PodFacts,
-    condition_of,
-    node_ref,
     past_text,
     running_containers,
-    spec_of,
-    status_of,
     unique_remedies,
 )
 from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from kubectl_terminating.causes import cause_of
-from kubectl_terminating.explain.common import meta
-from kubectl_terminating.explain.pod_facts import TEARDOWN_PENDING, status_of
+from kubectl_terminating.explain.common import meta, status_of
+from kubectl_terminating.explain.pod_facts import TEARDOWN_PENDING
 from kubectl_terminating.explain.pod_teardown import STEP_UNKNOWN
 from kubectl_terminating.model import JSON, Blocker, Evidence, Finding, ObjectRef
 

@@ -8,9 +8,9 @@ import shlex
 from dataclasses import dataclass
 
 from kubectl_terminating.causes import LIFECYCLE_HOOK, LIKELY
-from kubectl_terminating.explain.common import as_dict, list_of, meta, text
+from kubectl_terminating.explain.common import as_dict, list_of, meta, spec_of, status_of, text
 from kubectl_terminating.explain.events import event_evidence, event_time
-from kubectl_terminating.explain.pod_facts import PodFacts, spec_of, status_of
+from kubectl_terminating.explain.pod_facts import PodFacts
 from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
 from kubectl_terminating.timeutil import seconds_since
 

@@ -6,15 +6,10 @@ import shlex
 
 from kubectl_terminating.catalogue import evidence as catalogue
 from kubectl_terminating.causes import CERTAIN, NODE_MISSING, NODE_NOT_READY, RUNTIME_UNAVAILABLE
-from kubectl_terminating.explain.common import as_dict, list_of, text
+from kubectl_terminating.explain.common import as_dict, list_of, spec_of, text
 from kubectl_terminating.explain.events import event_evidence, newest_event
-from kubectl_terminating.explain.pod_facts import (
-    NodeProblem,
-    PodFacts,
-    container_states,
-    node_ref,
-    spec_of,
-)
+from kubectl_terminating.explain.node_health import NodeProblem, node_ref
+from kubectl_terminating.explain.pod_facts import PodFacts, container_states
 from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
 
 OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"

@@ -10,9 +10,17 @@ from collections.abc import Iterator
 from kubectl_terminating import reads
 from kubectl_terminating.catalogue import evidence
 from kubectl_terminating.causes import DRA_DRIVER, LIKELY, POSSIBLE, RESOURCE_CLAIM, RESOURCES
-from kubectl_terminating.explain.common import as_dict, list_of, pods_on_node, text
+from kubectl_terminating.explain.common import (
+    as_dict,
+    list_of,
+    pods_on_node,
+    spec_of,
+    status_of,
+    text,
+)
 from kubectl_terminating.explain.events import event_evidence, newest_event
-from kubectl_terminating.explain.pod_facts import PodFacts, node_ref, spec_of, status_of
+from kubectl_terminating.explain.node_health import node_ref
+from kubectl_terminating.explain.pod_facts import PodFacts
 from kubectl_terminating.model import JSON, Blocker, Evidence, ObjectRef, Remedy, Subject
 
 TERMINAL = ("Succeeded", "Failed")  # written only once the claims are unprepared

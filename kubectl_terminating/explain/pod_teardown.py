@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 from kubectl_terminating.catalogue import evidence as catalogue
 from kubectl_terminating.causes import POSSIBLE, TEARDOWN_UNFINISHED
-from kubectl_terminating.explain.common import text
+from kubectl_terminating.explain.common import spec_of, text
 from kubectl_terminating.explain.events import event_evidence, newest_event
-from kubectl_terminating.explain.pod_facts import PodFacts, spec_of
+from kubectl_terminating.explain.pod_facts import PodFacts
 from kubectl_terminating.explain.pod_node import evicting_taints, taint_evidence, untaint
 from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
 

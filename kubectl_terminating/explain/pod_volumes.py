@@ -18,18 +18,24 @@ from kubectl_terminating.causes import (
     VOLUMES,
     VOLUMES_NOT_RECLAIMED,
 )
-from kubectl_terminating.explain.common import as_dict, list_of, meta, pods_on_node, text
+from kubectl_terminating.explain.common import (
+    as_dict,
+    list_of,
+    meta,
+    pods_on_node,
+    spec_of,
+    status_of,
+    text,
+)
 from kubectl_terminating.explain.events import event_evidence, event_time, newest_event
+from kubectl_terminating.explain.node_health import node_ref
 from kubectl_terminating.explain.pod_containers import busy_remedies
 from kubectl_terminating.explain.pod_facts import (
     BEFORE_FINAL_STATUS,
     TEARDOWN_PENDING,
     PodFacts,
-    node_ref,
     past_text,
     pending_writes,
-    spec_of,
-    status_of,
     unique_remedies,
 )
 from kubectl_terminating.explain.pod_node import (

@@ -21,18 +21,18 @@ from kubectl_terminating.explain.common import (
     grace_period,
     meta,
     run_causes,
+    status_of,
     text,
 )
 from kubectl_terminating.explain.finalizers import finalizer_blockers
+from kubectl_terminating.explain.node_health import node_ref
 from kubectl_terminating.explain.pod_containers import explain_containers
 from kubectl_terminating.explain.pod_facts import (
     PodFacts,
     container_states,
     duration_text,
-    node_ref,
     pending_writes,
     running_containers,
-    status_of,
 )
 from kubectl_terminating.explain.pod_generation import fork_on_generation
 from kubectl_terminating.explain.pod_hooks import explain_hooks

@@ -56,7 +56,8 @@ from kubectl_terminating.explain.leader import (
 from kubectl_terminating.explain.namespace_content import conversion_blocker, conversion_service
 from kubectl_terminating.explain.namespace_facts import KUBERNETES_FINALIZER
 from kubectl_terminating.explain.namespace_finalizers import foreign_spec_finalizer_blocker
-from kubectl_terminating.explain.pod_facts import PodFacts, node_check
+from kubectl_terminating.explain.node_health import node_check
+from kubectl_terminating.explain.pod_facts import PodFacts
 from kubectl_terminating.explain.pod_volumes import trace_volume
 from kubectl_terminating.explain.webhooks import (
     labels_of,

@@ -84,7 +84,7 @@ def test_rancher_finalizer_is_owned_by_rancher_judged_by_its_lease(
     assert live["type"] == "namespace-finalizer"
     assert live["summary"] == f"finalizer {RANCHER_FINALIZER} (owner: Rancher, not running)"
     said = "\n".join(e["message"] for e in live["evidence"])
-    assert "removed by Rancher (namespace-auth lifecycle handler)" in said
+    assert "removed by Rancher (namespace-auth handler)" in said
     assert "it runs as Deployment cattle-system/cattle-cluster-agent" in said
     assert "leader-election lease not renewed for 10m" in said
     assert live["remedy"][0]["description"].startswith("restore Rancher's agent")

@@ -104,7 +104,10 @@ def test_a_real_bundle_needs_no_more_than_the_whole_file_decoder(tmp_path: Path)
     streamed, new = peak_memory(lambda: read_json(path, 100 * MB).documents)
     whole, old = peak_memory(lambda: json_documents(read_file(path, 100 * MB), "x").documents)
     assert streamed == whole
-    assert new <= old, (new, old)
+    # the two peaks are within 0.1% of each other (~16 MB here): what else the worker's
+    # process holds moves either by a few kB, so "no more" allows 1%; a streaming read that
+    # kept the file whole besides its objects would be 2.7 MB (17%) over
+    assert new <= old * 1.01, (new, old)
 
 
 # VmHWM, not ru_maxrss: that one keeps the forking pytest's peak across exec

@@ -725,3 +725,8 @@ def test_a_pod_on_a_missing_node_reads_no_events() -> None:
     view = CountingView([pod(), *cluster("node-worker-1", "lease-worker-1")], NOW)
     assert types(explain_pod(pod(), view)) == ["node-missing"]
     assert view.event_lists == 0
+    # nor on a node whose kubelet stopped (Ready Unknown, its Lease gone)
+    down = node(Ready=("Unknown", "NodeStatusUnknown", "2026-01-01T11:00:00Z"))
+    view = CountingView([pod(), down, *cluster("node-worker-1", "lease-worker-1")], NOW)
+    assert types(explain_pod(pod(), view))[0] == "node-not-ready"
+    assert view.event_lists == 0

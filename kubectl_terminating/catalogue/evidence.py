@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -277,30 +277,37 @@ def _names_in(entry: Entry, message: str) -> dict[str, str]:
     return found
 
 
+def _fits(reasons: frozenset[str], phrases: tuple[str, ...], reason: str, message: str) -> bool:
+    """Reasons (any of; none: any reason) and phrases (any of; none: any message), both."""
+    if reasons and reason not in reasons:
+        return False
+    return not phrases or _said(phrases, message)
+
+
+Said = Callable[[Entry], tuple[frozenset[str], tuple[str, ...]]]
+
+
+def _read(kind: str, reason: str, message: str, part: Said) -> Reading | None:
+    """The first entry about a `kind` whose `part` (event or status) the words fit."""
+    for entry in entries():
+        reasons, phrases = part(entry)
+        if (
+            kind in entry.about
+            and (reasons or phrases)
+            and _fits(reasons, phrases, reason, message)
+        ):
+            return Reading(entry, reason, message, _names_in(entry, message))
+    return None
+
+
 def read_event(reason: str, message: str, kind: str) -> Reading | None:
     """The first entry an event about a `kind` matches (reason and message as pasted)."""
-    for entry in entries():
-        if kind not in entry.about or not entry.reads_events:
-            continue
-        if entry.event_reasons and reason not in entry.event_reasons:
-            continue
-        if entry.event_messages and not _said(entry.event_messages, message):
-            continue
-        return Reading(entry, reason, message, _names_in(entry, message))
-    return None
+    return _read(kind, reason, message, lambda e: (e.event_reasons, e.event_messages))
 
 
 def read_status(reason: str, message: str, kind: str) -> Reading | None:
     """The first entry an object's status.reason and message match."""
-    for entry in entries():
-        if kind not in entry.about or not entry.reads_status:
-            continue
-        if entry.status_reasons and reason not in entry.status_reasons:
-            continue
-        if entry.status_messages and not _said(entry.status_messages, message):
-            continue
-        return Reading(entry, reason, message, _names_in(entry, message))
-    return None
+    return _read(kind, reason, message, lambda e: (e.status_reasons, e.status_messages))
 
 
 def entry(key: str) -> Entry:
@@ -314,9 +321,7 @@ def entry(key: str) -> Entry:
 def matches(key: str, reason: str, message: str) -> bool:
     """Whether an event says what entry `key` reads (its reasons and phrases)."""
     found = entry(key)
-    if found.event_reasons and reason not in found.event_reasons:
-        return False
-    return not found.event_messages or _said(found.event_messages, message)
+    return _fits(found.event_reasons, found.event_messages, reason, message)
 
 
 def condition_said(key: str, message: str) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kubectl_terminating import reads
+from kubectl_terminating.catalogue import evidence as catalogue
 from kubectl_terminating.explain.common import as_dict, meta, text
 from kubectl_terminating.model import JSON, Evidence, ObjectRef
 from kubectl_terminating.view import ClusterView, in_memory
@@ -77,3 +78,14 @@ def newest_event(
         or any(p in text(e.get("message")).lower() for p in phrases)
     ]
     return max(found, key=event_time) if found else None
+
+
+def newest_saying(events: list[JSON], keys: Iterable[str]) -> JSON | None:
+    """The newest event that says what one of the catalogue's entries `keys` reads."""
+    keys = tuple(keys)
+    said = [
+        e
+        for e in events
+        if any(catalogue.matches(k, text(e.get("reason")), text(e.get("message"))) for k in keys)
+    ]
+    return max(said, key=event_time) if said else None

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from kubectl_terminating import reads
 from kubectl_terminating.catalogue import evidence as catalogue
-from kubectl_terminating.catalogue.evidence import condition_said, read_status
+from kubectl_terminating.catalogue.evidence import Reading, condition_said, read_status
 from kubectl_terminating.causes import CERTAIN, CONFIDENCES, LIKELY
 from kubectl_terminating.explain.common import as_dict, list_of, meta, spec_of, status_of, text
 from kubectl_terminating.explain.events import event_evidence, event_time
@@ -220,14 +220,20 @@ def event_problem(name: str, events: list[JSON]) -> NodeProblem | None:
     )
 
 
-def pod_lost(name: str, pod: JSON | None) -> NodeProblem | None:
-    """The pod's own status: the node controller marked it NodeLost."""
-    status = status_of(pod or {})
+def node_lost(pod: JSON) -> Reading | None:
+    """The pod's status as the catalogue's node-lost entry reads it (its node named), or None."""
+    status = status_of(pod)
     reason, message = text(status.get("reason")), text(status.get("message"))
     reading = read_status(reason, message, "Pod") if reason else None
-    if reading is None or reading.entry.key != NODE_LOST_ENTRY:
+    return reading if reading is not None and reading.entry.key == NODE_LOST_ENTRY else None
+
+
+def pod_lost(name: str, pod: JSON | None) -> NodeProblem | None:
+    """The pod's own status: the node controller marked it NodeLost."""
+    reading = node_lost(pod or {})
+    if reading is None:
         return None
-    message = message or f"Node {name} is unresponsive"
+    reason, message = reading.reason, reading.message or f"Node {name} is unresponsive"
     return NodeProblem(
         f"node {name} unresponsive (the pod is marked {reason})",
         Evidence(

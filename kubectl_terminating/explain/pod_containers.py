@@ -8,10 +8,9 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kubectl_terminating.catalogue import evidence as catalogue
 from kubectl_terminating.causes import CERTAIN, CONTAINERS_RUNNING, LIKELY
 from kubectl_terminating.explain.common import as_dict, list_of, spec_of, status_of, text
-from kubectl_terminating.explain.events import event_evidence, newest_event
+from kubectl_terminating.explain.events import event_evidence, newest_saying
 from kubectl_terminating.explain.node_health import condition_of, node_ref
 from kubectl_terminating.explain.pod_facts import (
     PodFacts,
@@ -151,13 +150,8 @@ class NodeSymptom:
     keys: tuple[str, ...] = ()  # catalogue evidence entries (catalogue/catalogue.yaml)
     node_condition: str = ""  # a node condition that shows the same cause when True
 
-    def said(self, event: JSON) -> bool:
-        reason, message = text(event.get("reason")), text(event.get("message"))
-        return any(catalogue.matches(key, reason, message) for key in self.keys)
-
     def hint(self, facts: PodFacts) -> Hint | None:
-        said = [e for e in facts.events if self.said(e)]
-        event = newest_event(said, {text(e.get("reason")) for e in said})
+        event = newest_saying(facts.events, self.keys)
         condition = (
             condition_of(facts.node.node or {}, self.node_condition)
             if self.node_condition

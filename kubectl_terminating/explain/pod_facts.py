@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 
 from kubectl_terminating import reads
-from kubectl_terminating.catalogue.evidence import read_status
 from kubectl_terminating.causes import HOOKS, TEARDOWN, cause_of
 from kubectl_terminating.explain.common import (
     AGE_UNKNOWN,
@@ -24,7 +23,7 @@ from kubectl_terminating.explain.common import (
     text,
 )
 from kubectl_terminating.explain.events import events_about
-from kubectl_terminating.explain.node_health import NODE_LOST_ENTRY, NodeCheck, node_check
+from kubectl_terminating.explain.node_health import NodeCheck, node_check, node_lost
 from kubectl_terminating.model import JSON, FailedCheck, Finding, ObjectRef, Remedy
 from kubectl_terminating.timeutil import human_duration
 from kubectl_terminating.view import ClusterView, ReadFailed
@@ -128,14 +127,8 @@ def kubelet_host(pod: JSON, view: ClusterView) -> str | None:
 def lost_on(pod: JSON) -> str | None:
     """The node the pod's status names (the node controller's NodeLost message: "Node X which
     was running pod Y is unresponsive"), read through the catalogue."""
-    status = status_of(pod)
-    reason, message = text(status.get("reason")), text(status.get("message"))
-    if not reason:
-        return None
-    reading = read_status(reason, message, "Pod")
-    if reading is None or reading.entry.key != NODE_LOST_ENTRY:
-        return None
-    return reading.names.get("node") or None
+    reading = node_lost(pod)
+    return (reading.names.get("node") or None) if reading is not None else None
 
 
 def status_known(pod: JSON) -> bool:

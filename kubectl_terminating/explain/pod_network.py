@@ -9,7 +9,7 @@ import shlex
 from kubectl_terminating.catalogue import evidence
 from kubectl_terminating.causes import CERTAIN, NETWORK_TEARDOWN
 from kubectl_terminating.explain.common import pods_on_node, text
-from kubectl_terminating.explain.events import event_evidence, newest_event
+from kubectl_terminating.explain.events import event_evidence, newest_saying
 from kubectl_terminating.explain.pod_facts import PodFacts
 from kubectl_terminating.explain.pod_node import evicting_taints, taint_evidence, untaint
 from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
@@ -21,12 +21,7 @@ TEARDOWN = "cni-teardown-failed"
 
 def teardown_event(facts: PodFacts) -> JSON | None:
     """The newest event saying the runtime could not tear down the pod's network."""
-    said = [
-        e
-        for e in facts.events
-        if evidence.matches(TEARDOWN, text(e.get("reason")), text(e.get("message")))
-    ]
-    return newest_event(said, reasons={text(e.get("reason")) for e in said})
+    return newest_saying(facts.events, (TEARDOWN,))
 
 
 def explain_network(facts: PodFacts) -> list[Blocker]:

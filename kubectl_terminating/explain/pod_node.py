@@ -7,7 +7,7 @@ import shlex
 from kubectl_terminating.catalogue import evidence as catalogue
 from kubectl_terminating.causes import CERTAIN, NODE_MISSING, NODE_NOT_READY, RUNTIME_UNAVAILABLE
 from kubectl_terminating.explain.common import as_dict, list_of, spec_of, text
-from kubectl_terminating.explain.events import event_evidence, newest_event
+from kubectl_terminating.explain.events import event_evidence, newest_event, newest_saying
 from kubectl_terminating.explain.node_health import NodeProblem, node_ref
 from kubectl_terminating.explain.pod_facts import PodFacts, container_states
 from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
@@ -146,15 +146,6 @@ def _node_not_ready(facts: PodFacts, problem: NodeProblem) -> Blocker:
 KILL_FAILED, RUNTIME_TIMEOUT = "kill-pod-failed", "runtime-deadline-exceeded"
 
 
-def _newest_saying(facts: PodFacts, key: str) -> JSON | None:
-    said = [
-        e
-        for e in facts.events
-        if catalogue.matches(key, text(e.get("reason")), text(e.get("message")))
-    ]
-    return newest_event(said, {text(e.get("reason")) for e in said})
-
-
 def _runtime_timed_out(facts: PodFacts) -> JSON | None:
     """The kubelet's kill timed out in the runtime, while the pod's status does not show its
     containers: one seen running is containers-running's (it names the same hung runtime), and
@@ -162,7 +153,7 @@ def _runtime_timed_out(facts: PodFacts) -> JSON | None:
     states = {c["state"] for c in container_states(facts.pod)}
     if "running" in states or states == {"terminated"}:
         return None
-    event = _newest_saying(facts, KILL_FAILED)
+    event = newest_saying(facts.events, (KILL_FAILED,))
     timed_out = event is not None and catalogue.matches(
         RUNTIME_TIMEOUT, text(event.get("reason")), text(event.get("message"))
     )
@@ -201,7 +192,7 @@ def _runtime_blocker(
 def _runtime_unavailable(facts: PodFacts, problem: NodeProblem, alive: Evidence) -> Blocker:
     """The kubelet is alive (it renews its Lease) but its node says the runtime is down."""
     evidence = [problem.evidence, alive]
-    event = _newest_saying(facts, KILL_FAILED) or newest_event(
+    event = newest_saying(facts.events, (KILL_FAILED,)) or newest_event(
         facts.events, catalogue.entry(RUNTIME_TIMEOUT).event_reasons
     )
     if event is not None:

@@ -12,13 +12,12 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from kubectl_terminating.catalogue import evidence as catalogue
 from kubectl_terminating.causes import POSSIBLE, TEARDOWN_UNFINISHED
 from kubectl_terminating.explain.common import spec_of, text
-from kubectl_terminating.explain.events import event_evidence, newest_event
+from kubectl_terminating.explain.events import event_evidence, newest_saying
 from kubectl_terminating.explain.pod_facts import PodFacts
 from kubectl_terminating.explain.pod_node import evicting_taints, taint_evidence, untaint
-from kubectl_terminating.model import JSON, Blocker, Evidence, Remedy
+from kubectl_terminating.model import Blocker, Evidence, Remedy
 
 # How the headline ends (pod_generation rewords it when the kubelet has not even seen the
 # deletion, as it does volumes-not-reclaimed's).
@@ -45,11 +44,6 @@ STEP_LOG_LINES = (
 
 # the kubelet's word that it could not kill the sandbox (or a container): catalogue entries
 KILL_FAILED = ("kill-pod-sandbox-failed", "kill-pod-failed")
-
-
-def _kill_failed(event: JSON) -> bool:
-    reason, message = text(event.get("reason")), text(event.get("message"))
-    return any(catalogue.matches(key, reason, message) for key in KILL_FAILED)
 
 
 def runtime_class(facts: PodFacts) -> str:
@@ -103,8 +97,7 @@ def teardown_blocker(
     basis = "containers down; no event, volume or claim says which teardown step"
     handler = runtime_class(facts)
     hint = ""
-    said = [e for e in facts.events if _kill_failed(e)]
-    killed = newest_event(said, {text(e.get("reason")) for e in said})
+    killed = newest_saying(facts.events, KILL_FAILED)
     if killed is not None:  # the kubelet's word on the sandbox (or a container) kill
         hint = " (the kubelet's FailedKillPod points at the sandbox)"
         basis = "containers down; the kubelet's FailedKillPod points at the sandbox step"

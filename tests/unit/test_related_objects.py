@@ -252,3 +252,22 @@ def test_a_sandbox_kill_that_timed_out_is_the_runtime_not_volume_teardown() -> N
     assert blocker["summary"] == (
         "container runtime on worker-1 timed out stopping the pod (FailedKillPod: DeadlineExceeded)"
     )
+
+
+# -- the service controller's own word (catalogue load-balancer-not-deleted) ---------------------
+
+
+def test_a_service_whose_load_balancer_cannot_be_deleted_names_it() -> None:
+    """A Service held by load-balancer-cleanup, its DeleteLoadBalancerFailed event pasted as
+    `kubectl describe` shows it (no uid): the headline names the finalizer and the failing
+    step; likely, not certain, in a file without Leases (whether its owner runs could not be
+    read: live, test_catalogue_readings.py sees it certain)."""
+    item = explained("service-load-balancer-delete-failed", "all")
+    blocker = main(item)
+    assert blocker["type"] == "finalizer"
+    assert blocker["summary"] == (
+        "finalizer service.kubernetes.io/load-balancer-cleanup: the cloud load balancer cannot "
+        "be deleted (DeleteLoadBalancerFailed)"
+    )
+    assert blocker["confidence"] == "likely"
+    assert "DependencyViolation" in json.dumps(blocker["evidence"])
